@@ -1,0 +1,142 @@
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+
+from apps.accounts import services
+from apps.accounts.models import (
+    ApiToken,
+    Organization,
+    OrganizationMembership,
+    SocialAccount,
+    User,
+    Workspace,
+    WorkspaceMembership,
+)
+
+
+@admin.register(User)
+class UserAdmin(BaseUserAdmin):
+    ordering = ["email"]
+    list_display = ["email", "name", "is_staff", "is_active", "created_at"]
+    list_filter = ["is_staff", "is_superuser", "is_active"]
+    search_fields = ["email", "name"]
+    readonly_fields = ["last_login", "created_at", "updated_at"]
+    fieldsets = [
+        (None, {"fields": ["email", "password"]}),
+        ("Profile", {"fields": ["name", "display_timezone"]}),
+        ("Permissions", {"fields": ["is_active", "is_staff", "is_superuser", "groups"]}),
+        ("Dates", {"fields": ["last_login", "created_at", "updated_at"]}),
+    ]
+    add_fieldsets = [(None, {"classes": ["wide"], "fields": ["email", "password1", "password2"]})]
+
+
+class WorkspaceInline(admin.TabularInline):
+    model = Workspace
+    extra = 0
+    fields = ["name", "slug", "default_timezone"]
+    show_change_link = True
+
+
+class OrganizationMembershipInline(admin.TabularInline):
+    model = OrganizationMembership
+    extra = 0
+    raw_id_fields = ["user"]
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "state", "monthly_post_quota", "inflight_cap", "seats"]
+    list_filter = ["state"]
+    search_fields = ["name", "slug"]
+    readonly_fields = ["created_at", "updated_at"]
+    inlines = [WorkspaceInline, OrganizationMembershipInline]
+    actions = ["suspend", "reactivate"]
+
+    @admin.action(description="Suspend (their jobs wait, nothing is failed)")
+    def suspend(self, request, queryset) -> None:
+        n = queryset.update(state=Organization.State.SUSPENDED)
+        self.message_user(request, f"Suspended {n} organization(s).", messages.SUCCESS)
+
+    @admin.action(description="Reactivate")
+    def reactivate(self, request, queryset) -> None:
+        n = queryset.update(state=Organization.State.ACTIVE)
+        self.message_user(request, f"Reactivated {n} organization(s).", messages.SUCCESS)
+
+
+class WorkspaceMembershipInline(admin.TabularInline):
+    model = WorkspaceMembership
+    extra = 0
+    raw_id_fields = ["user"]
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "organization", "default_timezone", "created_at"]
+    list_filter = ["organization__state"]
+    search_fields = ["name", "slug", "organization__name", "organization__slug"]
+    list_select_related = ["organization"]
+    raw_id_fields = ["organization"]
+    readonly_fields = ["created_at", "updated_at"]
+    inlines = [WorkspaceMembershipInline]
+
+
+@admin.register(OrganizationMembership)
+class OrganizationMembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "organization", "role", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["user__email", "organization__name", "organization__slug"]
+    list_select_related = ["user", "organization"]
+    raw_id_fields = ["user", "organization"]
+
+
+@admin.register(WorkspaceMembership)
+class WorkspaceMembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "workspace", "role", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["user__email", "workspace__name", "workspace__slug"]
+    list_select_related = ["user", "workspace"]
+    raw_id_fields = ["user", "workspace"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["name", "prefix", "workspace", "scopes", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["name", "prefix", "workspace__slug"]
+    list_select_related = ["workspace"]
+    # The hash is never shown; tokens are created through the app, API or command.
+    fields = ["name", "prefix", "workspace", "scopes", "created_by", "last_used_at", "revoked_at"]
+    readonly_fields = fields
+    actions = ["revoke"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.action(description="Revoke")
+    def revoke(self, request, queryset) -> None:
+        for token in queryset:
+            services.api_token_revoke(token=token)
+        self.message_user(request, f"Revoked {queryset.count()} token(s).", messages.SUCCESS)
+
+
+@admin.register(SocialAccount)
+class SocialAccountAdmin(admin.ModelAdmin):
+    list_display = ["handle", "platform", "workspace", "status", "token_expires_at"]
+    list_filter = ["platform", "status"]
+    search_fields = ["handle", "remote_id", "workspace__slug"]
+    list_select_related = ["workspace"]
+    raw_id_fields = ["workspace"]
+    # Credentials never appear here: only which key sealed them.
+    fields = [
+        "workspace",
+        "platform",
+        "remote_id",
+        "handle",
+        "display_name",
+        "status",
+        "token_expires_at",
+        "settings",
+        "credentials_key_id",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = ["credentials_key_id", "created_at", "updated_at"]

@@ -1,0 +1,294 @@
+"""Users, the tenants they work in (organizations and their workspaces), roles, API tokens and
+connected social accounts."""
+
+import hashlib
+import hmac
+import secrets
+import zoneinfo
+
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+
+def validate_timezone(value: str) -> None:
+    if value not in zoneinfo.available_timezones():
+        raise ValidationError(f"'{value}' is not an IANA time zone (e.g. Europe/Warsaw).")
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def create_user(self, email: str, password: str | None = None, **extra) -> "User":
+        if not email:
+            raise ValueError("An email address is required.")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email: str, password: str | None = None, **extra) -> "User":
+        extra.update(is_staff=True, is_superuser=True)
+        return self.create_user(email, password, **extra)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    """A person who signs in with an email address. May belong to many organizations."""
+
+    email = models.EmailField(unique=True)
+    name = models.CharField(max_length=150, blank=True)
+    display_timezone = models.CharField(
+        max_length=64,
+        default="UTC",
+        validators=[validate_timezone],
+        help_text="Zone used to show times; it never decides when a post fires.",
+    )
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Organization(models.Model):
+    """The paying tenant (an agency or a company). Quotas and the in-flight cap apply here.
+
+    States: active -> suspended -> active; any -> deleted. A suspended or deleted
+    organization's jobs are not claimed: they wait, and run if it comes back.
+    """
+
+    class State(models.TextChoices):
+        ACTIVE = "active"
+        SUSPENDED = "suspended"
+        DELETED = "deleted"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.ACTIVE)
+    monthly_post_quota = models.PositiveIntegerField(
+        default=1000, help_text="Publications that may be created per calendar month (UTC)."
+    )
+    inflight_cap = models.PositiveIntegerField(
+        default=10, help_text="Jobs of this organization that may run at the same time."
+    )
+    seats = models.PositiveIntegerField(default=10, help_text="Members allowed.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(inflight_cap__gte=1), name="organization_inflight_cap_positive"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_active(self) -> bool:
+        return self.state == self.State.ACTIVE
+
+
+class Workspace(models.Model):
+    """A team's or a client's space inside an organization; the unit of tenant isolation."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="workspaces"
+    )
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    default_timezone = models.CharField(
+        max_length=64, default="UTC", validators=[validate_timezone]
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.organization.slug}/{self.slug}"
+
+
+class OrganizationMembership(models.Model):
+    """A user's role in an organization. Owners and admins administer all its workspaces."""
+
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        ADMIN = "admin"
+        MEMBER = "member"
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="memberships"
+    )
+    user = models.ForeignKey(
+        User, on_delete=models.CASCADE, related_name="organization_memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "user"], name="organization_membership_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} of {self.organization}"
+
+
+class WorkspaceMembership(models.Model):
+    """A user's role in one workspace: admin (manage members, tokens, accounts), editor
+    (compose, schedule, publish), viewer (read only)."""
+
+    class Role(models.TextChoices):
+        ADMIN = "admin"
+        EDITOR = "editor"
+        VIEWER = "viewer"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="workspace_memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.EDITOR)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "user"], name="workspace_membership_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} in {self.workspace}"
+
+
+class ApiTokenQuerySet(models.QuerySet):
+    def for_workspace(self, workspace: Workspace) -> "ApiTokenQuerySet":
+        return self.filter(workspace=workspace)
+
+    def active(self) -> "ApiTokenQuerySet":
+        return self.filter(revoked_at__isnull=True)
+
+
+TOKEN_PREFIX_LEN = 12
+
+
+class ApiToken(models.Model):
+    """A workspace-scoped API token. The clear secret is shown once; only its SHA-256 hash
+    and a short visible prefix are stored, and lookups go by prefix then a constant-time
+    comparison of hashes."""
+
+    class Scope(models.TextChoices):
+        READ = "read"
+        WRITE = "write"
+        PUBLISH = "publish"
+        CLI = "cli"
+        MCP = "mcp"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=TOKEN_PREFIX_LEN, unique=True)
+    token_hash = models.CharField(max_length=64)
+    scopes = models.JSONField(default=list)
+    created_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def hash_secret(clear: str) -> str:
+        return hashlib.sha256(clear.encode()).hexdigest()
+
+    @staticmethod
+    def generate() -> tuple[str, str]:
+        """Return (clear token, prefix). The prefix is the token's first characters."""
+        prefix = "sp_" + secrets.token_hex((TOKEN_PREFIX_LEN - 3 + 1) // 2)[: TOKEN_PREFIX_LEN - 3]
+        return prefix + secrets.token_urlsafe(32), prefix
+
+    def matches(self, clear: str) -> bool:
+        return hmac.compare_digest(self.token_hash, self.hash_secret(clear))
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes
+
+
+class SocialAccountQuerySet(models.QuerySet):
+    def for_workspace(self, workspace: Workspace) -> "SocialAccountQuerySet":
+        return self.filter(workspace=workspace)
+
+
+class SocialAccount(models.Model):
+    """A connected destination (a Mastodon account, a Facebook Page, a sandbox account...).
+
+    Credentials are encrypted at rest with AES-256-GCM (see apps.accounts.crypto); the id of
+    the key that encrypted them is stored beside the ciphertext so keys can rotate.
+    Status: connected -> needs_reconnect (token expired or revoked) -> connected; any ->
+    disabled.
+    """
+
+    class Status(models.TextChoices):
+        CONNECTED = "connected"
+        NEEDS_RECONNECT = "needs_reconnect"
+        DISABLED = "disabled"
+
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="social_accounts"
+    )
+    platform = models.CharField(max_length=32)
+    remote_id = models.CharField(max_length=255)
+    handle = models.CharField(max_length=255)
+    display_name = models.CharField(max_length=255, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.CONNECTED)
+    token_expires_at = models.DateTimeField(null=True, blank=True)
+    settings = models.JSONField(
+        default=dict, blank=True, help_text="Non-secret per-account settings (instance URL…)."
+    )
+    credentials_key_id = models.CharField(max_length=32, blank=True)
+    credentials_ciphertext = models.BinaryField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SocialAccountQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "platform", "remote_id"], name="social_account_unique_remote"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.handle}"
+
+    def credentials_aad(self) -> bytes:
+        """Associated data binding a ciphertext to this row and tenant: copied elsewhere,
+        it fails to decrypt."""
+        if self.pk is None:
+            raise ValueError("Save the account before storing credentials.")
+        return f"social_account:{self.workspace_id}:{self.pk}".encode()
+
+    @property
+    def token_expired(self) -> bool:
+        return self.token_expires_at is not None and self.token_expires_at <= timezone.now()

@@ -1,0 +1,69 @@
+"""The one place that decides what a user may do in a workspace. Views, the API and the
+admin all ask here."""
+
+from enum import StrEnum
+
+from apps.accounts.models import OrganizationMembership, User, Workspace, WorkspaceMembership
+
+
+class Action(StrEnum):
+    VIEW = "view"  # read publications, accounts, status
+    EDIT = "edit"  # drafts and edits
+    PUBLISH = "publish"  # schedule, publish now, retry, resolve
+    ADMIN = "admin"  # members, tokens, social accounts, webhooks
+
+
+_ALLOWED: dict[str, set[Action]] = {
+    WorkspaceMembership.Role.ADMIN: set(Action),
+    WorkspaceMembership.Role.EDITOR: {Action.VIEW, Action.EDIT, Action.PUBLISH},
+    WorkspaceMembership.Role.VIEWER: {Action.VIEW},
+}
+
+
+def workspace_role(user: User, workspace: Workspace) -> str | None:
+    """The user's effective role in the workspace: organization owners and admins are
+    workspace admins everywhere in their organization; otherwise the workspace membership."""
+    if not user.is_authenticated or not user.is_active:
+        return None
+    org_role = (
+        OrganizationMembership.objects.filter(user=user, organization_id=workspace.organization_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+    if org_role in (OrganizationMembership.Role.OWNER, OrganizationMembership.Role.ADMIN):
+        return WorkspaceMembership.Role.ADMIN
+    return (
+        WorkspaceMembership.objects.filter(user=user, workspace=workspace)
+        .values_list("role", flat=True)
+        .first()
+    )
+
+
+def can(user: User, workspace: Workspace, action: Action | str) -> bool:
+    role = workspace_role(user, workspace)
+    return role is not None and Action(action) in _ALLOWED[role]
+
+
+def workspaces_for(user: User):
+    """Every workspace the user can see, directly or through an organization role."""
+    from django.db.models import Q
+
+    admin_orgs = OrganizationMembership.objects.filter(
+        user=user,
+        role__in=[OrganizationMembership.Role.OWNER, OrganizationMembership.Role.ADMIN],
+    ).values("organization_id")
+    return (
+        Workspace.objects.filter(Q(memberships__user=user) | Q(organization_id__in=admin_orgs))
+        .distinct()
+        .select_related("organization")
+        .order_by("organization__name", "name")
+    )
+
+
+# What each token scope lets an API client do.
+SCOPE_FOR_ACTION = {
+    Action.VIEW: "read",
+    Action.EDIT: "write",
+    Action.PUBLISH: "publish",
+    Action.ADMIN: "write",
+}

@@ -1,0 +1,225 @@
+"""Writes to users, tenants, tokens and social accounts. Every client (web, API, admin,
+commands) goes through these functions."""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from apps.accounts import crypto
+from apps.accounts.models import (
+    ApiToken,
+    Organization,
+    OrganizationMembership,
+    SocialAccount,
+    User,
+    Workspace,
+    WorkspaceMembership,
+)
+from apps.common.errors import DomainError
+
+# last_used_at is written at most this often per token, to keep writes off every request.
+TOKEN_TOUCH_INTERVAL = timedelta(seconds=60)
+
+
+def _unique_slug(model, base: str) -> str:
+    slug = slugify(base)[:60] or "space"
+    candidate, n = slug, 1
+    while model.objects.filter(slug=candidate).exists():
+        n += 1
+        candidate = f"{slug}-{n}"
+    return candidate
+
+
+def user_get_or_create(*, email: str, password: str | None = None, name: str = "") -> User:
+    user = User.objects.filter(email__iexact=email).first()
+    if user is None:
+        user = User.objects.create_user(email=email, password=password, name=name)
+    return user
+
+
+@transaction.atomic
+def organization_create(*, name: str, owner: User, slug: str | None = None) -> Organization:
+    org = Organization(name=name, slug=slug or _unique_slug(Organization, name))
+    org.full_clean()
+    org.save()
+    OrganizationMembership.objects.create(
+        organization=org, user=owner, role=OrganizationMembership.Role.OWNER
+    )
+    return org
+
+
+@transaction.atomic
+def workspace_create(
+    *,
+    organization: Organization,
+    name: str,
+    slug: str | None = None,
+    default_timezone: str = "UTC",
+    admin: User | None = None,
+) -> Workspace:
+    ws = Workspace(
+        organization=organization,
+        name=name,
+        slug=slug or _unique_slug(Workspace, name),
+        default_timezone=default_timezone,
+    )
+    ws.full_clean()
+    ws.save()
+    if admin is not None:
+        workspace_member_set(workspace=ws, user=admin, role=WorkspaceMembership.Role.ADMIN)
+    return ws
+
+
+def workspace_member_set(*, workspace: Workspace, user: User, role: str) -> WorkspaceMembership:
+    membership, _ = WorkspaceMembership.objects.update_or_create(
+        workspace=workspace, user=user, defaults={"role": role}
+    )
+    return membership
+
+
+def organization_member_set(
+    *, organization: Organization, user: User, role: str
+) -> OrganizationMembership:
+    membership, _ = OrganizationMembership.objects.update_or_create(
+        organization=organization, user=user, defaults={"role": role}
+    )
+    return membership
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: ApiToken
+    clear: str  # shown once, never stored
+
+
+def api_token_create(
+    *, workspace: Workspace, name: str, scopes: list[str], created_by: User | None = None
+) -> IssuedToken:
+    """Create a token and return its clear secret, which is not kept anywhere."""
+    valid = set(ApiToken.Scope.values)
+    unknown = sorted(set(scopes) - valid)
+    if unknown or not scopes:
+        raise DomainError(
+            f"Unknown or missing scopes: {', '.join(unknown) or '(none)'}. "
+            f"Choose from {', '.join(ApiToken.Scope.values)}.",
+            code="INVALID_SCOPES",
+            details={"scopes": unknown},
+        )
+    clear, prefix = ApiToken.generate()
+    token = ApiToken.objects.create(
+        workspace=workspace,
+        name=name,
+        prefix=prefix,
+        token_hash=ApiToken.hash_secret(clear),
+        scopes=sorted(set(scopes), key=ApiToken.Scope.values.index),
+        created_by=created_by,
+    )
+    return IssuedToken(token=token, clear=clear)
+
+
+def api_token_revoke(*, token: ApiToken) -> ApiToken:
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at", "updated_at"])
+    return token
+
+
+def api_token_authenticate(clear: str) -> ApiToken | None:
+    """Return the live token for a clear secret, or None. Revoked tokens and tokens of
+    suspended or deleted organizations do not authenticate."""
+    from apps.accounts.models import TOKEN_PREFIX_LEN
+
+    token = (
+        ApiToken.objects.select_related("workspace__organization")
+        .filter(prefix=clear[:TOKEN_PREFIX_LEN])
+        .first()
+    )
+    if token is None or not token.matches(clear) or token.is_revoked:
+        return None
+    if token.workspace.organization.state == Organization.State.DELETED:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > TOKEN_TOUCH_INTERVAL:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token
+
+
+@transaction.atomic
+def social_account_connect(
+    *,
+    workspace: Workspace,
+    platform: str,
+    remote_id: str,
+    handle: str,
+    credentials: dict,
+    display_name: str = "",
+    token_expires_at: datetime | None = None,
+    settings: dict | None = None,
+) -> SocialAccount:
+    """Create or reconnect an account, storing its credentials encrypted."""
+    account, _ = SocialAccount.objects.select_for_update().get_or_create(
+        workspace=workspace,
+        platform=platform,
+        remote_id=remote_id,
+        defaults={"handle": handle},
+    )
+    account.handle = handle
+    account.display_name = display_name
+    account.token_expires_at = token_expires_at
+    account.settings = settings or account.settings or {}
+    account.status = SocialAccount.Status.CONNECTED
+    account.full_clean(exclude=["credentials_ciphertext"])
+    social_account_store_credentials(account=account, credentials=credentials, save=False)
+    account.save()
+    return account
+
+
+def social_account_store_credentials(
+    *, account: SocialAccount, credentials: dict, save: bool = True
+) -> None:
+    sealed = crypto.seal(credentials, aad=account.credentials_aad())
+    account.credentials_key_id = sealed.key_id
+    account.credentials_ciphertext = sealed.ciphertext
+    if save:
+        account.save(update_fields=["credentials_key_id", "credentials_ciphertext", "updated_at"])
+
+
+def social_account_credentials(account: SocialAccount) -> dict:
+    """Decrypt the account's credentials; raises crypto.CredentialsError on a wrong key."""
+    if not account.credentials_ciphertext:
+        return {}
+    sealed = crypto.Sealed(account.credentials_key_id, bytes(account.credentials_ciphertext))
+    return crypto.unseal(sealed, aad=account.credentials_aad())
+
+
+def social_account_mark_needs_reconnect(*, account: SocialAccount) -> None:
+    SocialAccount.objects.filter(pk=account.pk).update(
+        status=SocialAccount.Status.NEEDS_RECONNECT, updated_at=timezone.now()
+    )
+    account.status = SocialAccount.Status.NEEDS_RECONNECT
+
+
+def encryption_keys_rotate() -> int:
+    """Re-encrypt every account whose credentials are not under the newest key.
+    Returns how many rows changed. Each row is re-read and rewritten under a row lock."""
+    newest = crypto.current_key_id()
+    changed = 0
+    pending = (
+        SocialAccount.objects.exclude(credentials_key_id=newest)
+        .exclude(credentials_ciphertext__isnull=True)
+        .values_list("pk", flat=True)
+    )
+    for pk in list(pending):
+        with transaction.atomic():
+            account = SocialAccount.objects.select_for_update().get(pk=pk)
+            if account.credentials_key_id == newest or not account.credentials_ciphertext:
+                continue
+            social_account_store_credentials(
+                account=account, credentials=social_account_credentials(account)
+            )
+            changed += 1
+    return changed

@@ -1,0 +1,108 @@
+"""`python manage.py serve [--demo]`: the one command to try the product.
+
+Migrates, optionally creates a demo workspace, then runs the web server (gunicorn) and
+the worker as child processes until interrupted.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from apps.web.demo import DemoSetup, demo_setup
+
+
+class Command(BaseCommand):
+    help = "Migrate, optionally create a demo workspace, and run web + worker."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--demo", action="store_true", help="Create a demo workspace.")
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--web-workers", type=int, default=2)
+        parser.add_argument("--no-worker", action="store_true", help="Serve web only.")
+
+    def handle(self, *args, **opts) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        base_url = f"http://{opts['host']}:{opts['port']}"
+        env = {**os.environ, "SITE_URL": os.environ.get("SITE_URL", base_url)}
+        env.setdefault("SANDBOX_BASE_URL", env["SITE_URL"])
+        if opts["demo"]:
+            self._print_demo(demo_setup(), base_url)
+
+        children = [
+            subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "config.wsgi:application",
+                    "--bind",
+                    f"{opts['host']}:{opts['port']}",
+                    "--workers",
+                    str(opts["web_workers"]),
+                    "--threads",
+                    "4",
+                    "--access-logfile",
+                    "-",
+                ],
+                env=env,
+                cwd=settings.BASE_DIR,
+            )
+        ]
+        if not opts["no_worker"] and _worker_available():
+            children.append(
+                subprocess.Popen(  # noqa: S603
+                    [sys.executable, "manage.py", "run_worker"], env=env, cwd=settings.BASE_DIR
+                )
+            )
+        self.stdout.write(f"Serving on {base_url}/ (Ctrl+C to stop)")
+        self._wait(children)
+
+    def _print_demo(self, demo: DemoSetup, base_url: str) -> None:
+        w = self.stdout.write
+        w("")
+        w("Demo workspace ready")
+        w(f"  log in:    {base_url}/login/")
+        w(f"  email:     {demo.email}")
+        w(f"  password:  {demo.password}")
+        w(f"  workspace: {demo.workspace.slug}")
+        w(f"  API docs:  {base_url}/api/docs/")
+        w(f"  try:       curl -H 'Authorization: Bearer {demo.token}' {base_url}/api/v1/me")
+        w(f"  API token: {demo.token}")
+        w("")
+
+    def _wait(self, children: list[subprocess.Popen]) -> None:
+        stopping = False
+
+        def stop(signum, frame) -> None:
+            nonlocal stopping
+            stopping = True
+            for child in children:
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        while not stopping:
+            if any(child.poll() is not None for child in children):
+                stop(None, None)
+                break
+            time.sleep(0.5)
+        for child in children:
+            try:
+                child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+def _worker_available() -> bool:
+    from django.core.management import get_commands
+
+    return "run_worker" in get_commands()
