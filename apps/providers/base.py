@@ -1,0 +1,126 @@
+"""The adapter interface every platform implements.
+
+The core is small: refresh credentials, look up the profile, upload media, publish one
+segment. Platforms with more implement the optional capability interfaces below (lookup for
+reconciliation, status polling for asynchronous platforms). The publish pipeline owns the
+loop over a rendition's segments and persists each segment's provider id as soon as it
+exists, so an adapter only ever publishes one segment per call.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from apps.accounts.models import SocialAccount
+
+
+@dataclass(frozen=True)
+class MediaPayload:
+    """One media file to attach, readable through Django's storage API."""
+
+    media_id: int
+    kind: str  # image, video, gif
+    mime_type: str
+    size_bytes: int
+    alt_text: str
+    open: callable  # () -> binary file object
+    width: int | None = None
+    height: int | None = None
+    public_url: str | None = None  # signed URL for platforms that fetch media
+
+
+@dataclass(frozen=True)
+class SegmentPayload:
+    position: int
+    text: str
+    media: list[MediaPayload] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PublishContext:
+    """Everything an adapter needs for one rendition: the account, its decrypted
+    credentials, the rendition's settings, and a stable idempotency base."""
+
+    account: SocialAccount
+    credentials: dict
+    settings: dict
+    rendition_id: int
+    idempotency_base: str  # stable across attempts; adapters derive per-segment handles
+
+    def idempotency_key(self, position: int) -> str:
+        return f"{self.idempotency_base}-s{position}"
+
+
+@dataclass(frozen=True)
+class PublishedSegment:
+    provider_post_id: str
+    provider_url: str = ""
+    published_at: datetime | None = None
+    # An asynchronous platform accepted the segment but is still processing it.
+    pending: bool = False
+
+
+@dataclass(frozen=True)
+class ReplyTarget:
+    """The thread root and the segment to reply to, for platforms with native threads."""
+
+    root: PublishedSegment
+    parent: PublishedSegment
+
+
+class Adapter(ABC):
+    """A platform. Methods raise apps.providers.errors.ProviderError on failure."""
+
+    platform: str
+    # True when re-sending a create after an unknown outcome cannot make a second post
+    # (an idempotency key the server honours, a client-chosen record key).
+    retry_safe_after_unknown: bool = False
+
+    def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
+        """Return fresh credentials when the token is near expiry, else None."""
+        return None
+
+    def is_retry_safe(self, account: SocialAccount) -> bool:
+        return self.retry_safe_after_unknown
+
+    @abstractmethod
+    def publish_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
+    ) -> PublishedSegment:
+        """Publish one segment (a post, or one reply of a thread)."""
+
+
+@runtime_checkable
+class SupportsLookup(Protocol):
+    """Find out whether our post exists after an unknown outcome."""
+
+    def lookup_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
+    ) -> PublishedSegment | None: ...
+
+
+@runtime_checkable
+class SupportsStatusPoll(Protocol):
+    """Asynchronous platforms: poll a pending segment until it is published or fails."""
+
+    def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment: ...
+
+
+_ADAPTERS: dict[str, Adapter] = {}
+
+
+def register_adapter(adapter: Adapter) -> Adapter:
+    _ADAPTERS[adapter.platform] = adapter
+    return adapter
+
+
+def get_adapter(platform: str) -> Adapter:
+    from apps.providers import adapters  # noqa: F401 - imports register every adapter
+
+    try:
+        return _ADAPTERS[platform]
+    except KeyError:
+        raise LookupError(f"No adapter for platform '{platform}'.") from None

@@ -1,0 +1,73 @@
+"""The sandbox platform's own storage: what a fake social network keeps.
+
+These rows are the platform's side of the world, not ours: the sandbox stores every post
+it accepts, so tests and the soak count duplicates in its store, never in our rows.
+"""
+
+import secrets
+
+from django.db import models
+
+
+def _token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class SandboxAccount(models.Model):
+    """An account on the sandbox platform, with the behaviour it was told to show.
+
+    `counters` holds how many more times each counted misbehaviour (rate_limit_times,
+    server_error_times, hang_after_accept_times) will happen; each use decrements it.
+    """
+
+    handle = models.CharField(max_length=100, unique=True)
+    behaviour = models.JSONField(default=dict, blank=True)
+    counters = models.JSONField(default=dict, blank=True)
+    access_token = models.CharField(max_length=64, default=_token)
+    refresh_token = models.CharField(max_length=64, default=_token)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "providers"
+
+    def __str__(self) -> str:
+        return f"sandbox:{self.handle}"
+
+
+class SandboxMedia(models.Model):
+    """Media uploaded to the sandbox (its bytes are counted, not kept)."""
+
+    account = models.ForeignKey(SandboxAccount, on_delete=models.CASCADE, related_name="media")
+    size_bytes = models.PositiveBigIntegerField()
+    mime_type = models.CharField(max_length=100, blank=True)
+    alt_text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "providers"
+
+    def __str__(self) -> str:
+        return f"sandbox media {self.pk}"
+
+
+class SandboxPost(models.Model):
+    """A post the sandbox accepted. Several rows with one idempotency key are duplicates."""
+
+    account = models.ForeignKey(SandboxAccount, on_delete=models.CASCADE, related_name="posts")
+    text = models.TextField(blank=True)
+    idempotency_key = models.CharField(max_length=200, blank=True, db_index=True)
+    reply_to = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
+    )
+    media = models.ManyToManyField(SandboxMedia, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "providers"
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"sandbox post {self.pk}"

@@ -1,0 +1,219 @@
+"""The sandbox platform's HTTP API, served by the project itself over real HTTP.
+
+Adapters reach it at SANDBOX_BASE_URL exactly as they would reach a real platform, so the
+real HTTP path (timeouts included) is exercised. Plain Django views: this is a stand-in for
+somebody else's API, not part of ours.
+"""
+
+import json
+import time
+from datetime import timedelta
+
+import regex
+from django.conf import settings
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from apps.providers.sandbox.models import SandboxAccount, SandboxMedia, SandboxPost
+
+ACCESS_TOKEN_TTL = timedelta(hours=24)
+
+
+def _error(status: int, code: str, message: str, **headers) -> JsonResponse:
+    response = JsonResponse({"error": code, "message": message}, status=status)
+    for name, value in headers.items():
+        response[name.replace("_", "-")] = value
+    return response
+
+
+def _enabled() -> None:
+    if not settings.SANDBOX_ENABLED:
+        raise Http404("The sandbox is disabled.")
+
+
+def _authenticated(request: HttpRequest) -> SandboxAccount | None:
+    keyword, _, token = request.headers.get("Authorization", "").partition(" ")
+    if keyword.lower() != "bearer" or not token:
+        return None
+    return SandboxAccount.objects.filter(access_token=token.strip()).first()
+
+
+def _delay(account: SandboxAccount) -> None:
+    latency_ms = account.behaviour.get("latency_ms") or 0
+    if latency_ms:
+        time.sleep(latency_ms / 1000)
+
+
+def _use_counter(account: SandboxAccount, name: str) -> bool:
+    """Spend one of the account's counted misbehaviours; the row is locked by the caller."""
+    left = account.counters.get(name, 0)
+    if left <= 0:
+        return False
+    account.counters[name] = left - 1
+    account.save(update_fields=["counters", "updated_at"])
+    return True
+
+
+def _post_json(post: SandboxPost) -> dict:
+    return {
+        "id": str(post.pk),
+        "url": f"{settings.SANDBOX_BASE_URL.rstrip('/')}/sandbox/@{post.account.handle}/{post.pk}",
+        "text": post.text,
+        "idempotency_key": post.idempotency_key or None,
+        "reply_to": str(post.reply_to_id) if post.reply_to_id else None,
+        "media": [m.pk for m in post.media.all()],
+        "created_at": post.created_at.isoformat(),
+    }
+
+
+@csrf_exempt
+def posts_endpoint(request: HttpRequest) -> HttpResponse:
+    """/sandbox/api/v1/posts: POST creates, GET lists the caller's posts."""
+    if request.method == "POST":
+        return create_post(request)
+    if request.method == "GET":
+        return list_own_posts(request)
+    return _error(405, "method_not_allowed", "Use GET or POST.")
+
+
+def create_post(request: HttpRequest) -> HttpResponse:
+    """POST /sandbox/api/v1/posts {text, reply_to?, media_ids?} with Idempotency-Key."""
+    _enabled()
+    account = _authenticated(request)
+    if account is None:
+        return _error(401, "invalid_token", "The access token is invalid.")
+    _delay(account)
+    try:
+        body = json.loads(request.body or b"{}")
+        text = str(body.get("text", ""))
+    except (ValueError, AttributeError):
+        return _error(400, "bad_request", "The body must be a JSON object.")
+    key = request.headers.get("Idempotency-Key", "")[:200]
+    hang = False
+    with transaction.atomic():
+        account = SandboxAccount.objects.select_for_update().get(pk=account.pk)
+        behaviour = account.behaviour
+        if behaviour.get("expired_token"):
+            return _error(401, "token_expired", "The access token has expired.")
+        if _use_counter(account, "rate_limit_times"):
+            retry_after = str(behaviour.get("retry_after_s", 1))
+            return _error(429, "rate_limited", "Too many requests.", Retry_After=retry_after)
+        if _use_counter(account, "server_error_times"):
+            return _error(503, "unavailable", "The sandbox is unavailable; nothing was stored.")
+        if behaviour.get("reject_content"):
+            return _error(422, "content_rejected", "This content is not allowed here.")
+        limit = behaviour.get("text_limit") or 500
+        if len(regex.findall(r"\X", text)) > limit:  # grapheme clusters
+            return _error(422, "text_too_long", f"Text character limit of {limit} exceeded.")
+        if key and behaviour.get("honours_idempotency_key", True):
+            existing = account.posts.filter(idempotency_key=key).first()
+            if existing is not None:
+                return JsonResponse(_post_json(existing))
+        reply_to = None
+        if body.get("reply_to"):
+            reply_to = account.posts.filter(pk=str(body["reply_to"])).first()
+            if reply_to is None:
+                return _error(422, "reply_not_found", "The post to reply to does not exist.")
+        media_ids = body.get("media_ids") or []
+        media = list(account.media.filter(pk__in=[str(m) for m in media_ids]))
+        if len(media) != len(media_ids):
+            return _error(422, "media_not_found", "Unknown media id.")
+        post = SandboxPost.objects.create(
+            account=account, text=text, idempotency_key=key, reply_to=reply_to
+        )
+        post.media.set(media)
+        hang = _use_counter(account, "hang_after_accept_times")
+    if hang:
+        # The post is stored and committed; the answer comes too late for the client.
+        hang_s = behaviour.get("hang_s") or settings.PROVIDER_TIMEOUT_S + 2
+        time.sleep(min(hang_s, 120))
+    return JsonResponse(_post_json(post))
+
+
+@csrf_exempt
+@require_POST
+def upload_media(request: HttpRequest) -> HttpResponse:
+    """POST /sandbox/api/v1/media, multipart with `file` and `alt_text`."""
+    _enabled()
+    account = _authenticated(request)
+    if account is None:
+        return _error(401, "invalid_token", "The access token is invalid.")
+    if account.behaviour.get("expired_token"):
+        return _error(401, "token_expired", "The access token has expired.")
+    upload = request.FILES.get("file")
+    if upload is None:
+        return _error(422, "file_missing", "Send the media as multipart field 'file'.")
+    media = SandboxMedia.objects.create(
+        account=account,
+        size_bytes=upload.size,
+        mime_type=upload.content_type or "",
+        alt_text=request.POST.get("alt_text", "")[:1500],
+    )
+    return JsonResponse({"id": str(media.pk), "size": media.size_bytes, "alt_text": media.alt_text})
+
+
+def list_own_posts(request: HttpRequest) -> HttpResponse:
+    """GET /sandbox/api/v1/posts?idempotency_key=&since= : the account's posts (reconciliation)."""
+    _enabled()
+    account = _authenticated(request)
+    if account is None:
+        return _error(401, "invalid_token", "The access token is invalid.")
+    posts = account.posts.select_related("account").prefetch_related("media")
+    if request.GET.get("idempotency_key"):
+        posts = posts.filter(idempotency_key=request.GET["idempotency_key"])
+    since = parse_datetime(request.GET.get("since", "") or "")
+    if since is not None:
+        posts = posts.filter(created_at__gte=since)
+    return JsonResponse({"posts": [_post_json(p) for p in posts[:100]]})
+
+
+@csrf_exempt
+@require_POST
+def oauth_token(request: HttpRequest) -> HttpResponse:
+    """POST /sandbox/api/v1/oauth/token grant_type=refresh_token&refresh_token=..."""
+    _enabled()
+    data = request.POST or json.loads(request.body or b"{}")
+    if data.get("grant_type") != "refresh_token":
+        return _error(400, "unsupported_grant_type", "Only refresh_token is supported.")
+    with transaction.atomic():
+        account = (
+            SandboxAccount.objects.select_for_update()
+            .filter(refresh_token=data.get("refresh_token", ""))
+            .first()
+        )
+        if account is None or account.behaviour.get("expired_token"):
+            return _error(400, "invalid_grant", "The refresh token is invalid or revoked.")
+        account.access_token = SandboxAccount._meta.get_field("access_token").default()
+        account.refresh_token = SandboxAccount._meta.get_field("refresh_token").default()
+        account.save(update_fields=["access_token", "refresh_token", "updated_at"])
+    return JsonResponse(
+        {
+            "access_token": account.access_token,
+            "refresh_token": account.refresh_token,
+            "expires_in": int(ACCESS_TOKEN_TTL.total_seconds()),
+        }
+    )
+
+
+@require_GET
+def witness(request: HttpRequest) -> HttpResponse:
+    """GET /sandbox/posts?handle=... : everything the sandbox holds for that account."""
+    _enabled()
+    handle = request.GET.get("handle", "")
+    account = get_object_or_404(SandboxAccount, handle=handle)
+    posts = account.posts.select_related("account").prefetch_related("media")
+    return JsonResponse(
+        {"handle": account.handle, "count": posts.count(), "posts": [_post_json(p) for p in posts]}
+    )
+
+
+@require_GET
+def post_page(request: HttpRequest, handle: str, post_id: int) -> HttpResponse:
+    """The public page a provider URL points at."""
+    _enabled()
+    post = get_object_or_404(SandboxPost, pk=post_id, account__handle=handle)
+    return JsonResponse(_post_json(post))

@@ -1,0 +1,58 @@
+"""Creating sandbox accounts: the platform-side account and our connected SocialAccount."""
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.accounts import services as account_services
+from apps.accounts.models import SocialAccount, Workspace
+from apps.common.errors import Conflict, ValidationFailed
+from apps.providers.sandbox.behaviour import COUNTED, behaviour_clean
+from apps.providers.sandbox.models import SandboxAccount
+from apps.providers.sandbox.server import ACCESS_TOKEN_TTL
+
+PLATFORM = "sandbox"
+
+
+@transaction.atomic
+def sandbox_account_create(
+    *, workspace: Workspace, handle: str, behaviour: dict | None = None
+) -> SocialAccount:
+    """Open an account on the sandbox platform and connect it to the workspace.
+
+    The account's behaviour decides how the sandbox answers it (see behaviour.py); the
+    parts a client would know about a platform (whether it honours idempotency keys, its
+    text limit) are copied onto the SocialAccount's settings.
+    """
+    handle = (handle or "").strip().lstrip("@")
+    if not handle or len(handle) > 100 or any(c.isspace() or c == "/" for c in handle):
+        raise ValidationFailed(
+            "A sandbox handle is 1-100 characters with no spaces or slashes.",
+            details={"handle": ["Invalid handle."]},
+        )
+    clean = behaviour_clean(behaviour)
+    try:
+        with transaction.atomic():
+            remote = SandboxAccount.objects.create(
+                handle=handle,
+                behaviour=clean,
+                counters={name: clean[name] for name in COUNTED},
+            )
+    except IntegrityError:
+        raise Conflict(
+            f"The sandbox handle '{handle}' is taken.",
+            code="HANDLE_TAKEN",
+            details={"handle": [f"'{handle}' is taken."]},
+        ) from None
+    return account_services.social_account_connect(
+        workspace=workspace,
+        platform=PLATFORM,
+        remote_id=str(remote.pk),
+        handle=handle,
+        display_name=f"Sandbox @{handle}",
+        credentials={"access_token": remote.access_token, "refresh_token": remote.refresh_token},
+        token_expires_at=timezone.now() + ACCESS_TOKEN_TTL,
+        settings={
+            "honours_idempotency_key": clean["honours_idempotency_key"],
+            "text_limit": clean["text_limit"],
+        },
+    )

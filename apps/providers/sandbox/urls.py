@@ -1,0 +1,11 @@
+from django.urls import path
+
+from apps.providers.sandbox import server
+
+urlpatterns = [
+    path("api/v1/posts", server.posts_endpoint, name="sandbox-posts"),
+    path("api/v1/media", server.upload_media, name="sandbox-media"),
+    path("api/v1/oauth/token", server.oauth_token, name="sandbox-token"),
+    path("posts", server.witness, name="sandbox-witness"),
+    path("@<str:handle>/<int:post_id>", server.post_page, name="sandbox-post"),
+]
