@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from apps.accounts.models import SocialAccount
@@ -78,6 +78,9 @@ class Adapter(ABC):
     # True when re-sending a create after an unknown outcome cannot make a second post
     # (an idempotency key the server honours, a client-chosen record key).
     retry_safe_after_unknown: bool = False
+    # How long the platform remembers an idempotency handle (Mastodon: about an hour).
+    # Past it a resend is no longer safe and only a lookup may settle an unknown outcome.
+    idempotency_window: timedelta | None = None
 
     def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
         """Return fresh credentials when the token is near expiry, else None."""

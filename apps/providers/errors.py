@@ -76,6 +76,9 @@ class ProviderError(Exception):
     retry_at: datetime | None = None
     action: Action | None = None
     retryable: bool | None = None
+    # The existing post a duplicate rejection names (LinkedIn), so an ambiguous attempt can
+    # be settled as published.
+    existing_post_id: str | None = None
 
     def __post_init__(self) -> None:
         self.kind = ErrorKind(self.kind)
@@ -97,6 +100,7 @@ class ProviderError(Exception):
             "retryable": self.retryable,
             "action": str(self.action),
             "retry_at": self.retry_at.isoformat() if self.retry_at else None,
+            "existing_post_id": self.existing_post_id,
         }
 
 
