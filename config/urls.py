@@ -1,9 +1,13 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from apps.common import media_urls
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("apps.api.urls")),
     path("sandbox/", include("apps.providers.sandbox.urls")),
+    path("media/signed/<str:token>", media_urls.serve_signed_media, name="signed-media"),
+    path("", include("apps.ops.urls")),
     path("", include("apps.web.urls")),
 ]

@@ -1,0 +1,131 @@
+"""Liveness (`/healthz`) and readiness (`/readyz`) for Docker, load balancers and Kubernetes.
+
+`/healthz` says the process answers; it never touches the database, so a database outage
+doesn't get every web process restarted. `/readyz` says this process can serve traffic: the
+database answers and every migration on disk is applied (so a new release's pods stay out of
+the load balancer until the migration job has run).
+
+Both are answered by `HealthCheckMiddleware`, first in MIDDLEWARE, because probes reach a pod
+by its IP (not in ALLOWED_HOSTS) and over plain HTTP (SECURE_SSL_REDIRECT): further down the
+chain they would get a 400 or a redirect instead of an answer.
+"""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+logger = logging.getLogger(__name__)
+
+_MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One readiness check. A failed non-critical check is reported but keeps the pod ready."""
+
+    name: str
+    ok: bool
+    details: dict = field(default_factory=dict)
+    is_critical: bool = True
+
+
+def check_database() -> CheckResult:
+    try:
+        connection.ensure_connection()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:
+        # The body is public: name the failure's class, keep hosts and credentials in the log.
+        logger.warning("readiness: database unreachable", exc_info=True)
+        return CheckResult("database", False, {"error": type(exc).__name__})
+    return CheckResult("database", True)
+
+
+def check_migrations() -> CheckResult:
+    try:
+        executor = MigrationExecutor(connection)
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except Exception as exc:
+        logger.warning("readiness: migration state unknown", exc_info=True)
+        return CheckResult("migrations", False, {"error": type(exc).__name__})
+    unapplied = [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
+    if unapplied:
+        details = {"unapplied_count": len(unapplied), "unapplied": unapplied[:_MAX_LISTED]}
+        return CheckResult("migrations", False, details)
+    return CheckResult("migrations", True)
+
+
+def check_workers_polling() -> CheckResult | None:
+    """Whether `run_worker` processes are polling the queue; None means "not checked".
+
+    Not wired yet: it needs the jobs app's worker registry (one heartbeat row per worker).
+    Until that exists this reports nothing rather than a guess. When it does, return
+    `CheckResult("workers", ok=<some worker polled recently>, details={...},
+    is_critical=False)`: web pods should stay in the load balancer when workers are down,
+    since accepting posts for later delivery is still right, so the failure is reported in
+    the body (for monitoring) without turning `/readyz` into a 503.
+    """
+    return None
+
+
+READINESS_CHECKS: tuple[Callable[[], CheckResult | None], ...] = (
+    check_database,
+    check_migrations,
+    check_workers_polling,
+)
+
+
+def run_readiness_checks() -> tuple[bool, list[CheckResult]]:
+    """All checks in order; migrations are not asked about when the database is down."""
+    results: list[CheckResult] = []
+    for check in READINESS_CHECKS:
+        if check is check_migrations and results and not results[0].ok:
+            results.append(CheckResult("migrations", False, {"error": "database unreachable"}))
+            continue
+        result = check()
+        if result is not None:
+            results.append(result)
+    ready = all(result.ok for result in results if result.is_critical)
+    return ready, results
+
+
+def healthz(request: HttpRequest) -> HttpResponse:
+    return _no_store(JsonResponse({"status": "ok"}))
+
+
+def readyz(request: HttpRequest) -> HttpResponse:
+    ready, results = run_readiness_checks()
+    body = {
+        "status": "ok" if ready else "unavailable",
+        "checks": {r.name: {"ok": r.ok, **r.details} for r in results},
+        "failed": [r.name for r in results if not r.ok],
+    }
+    return _no_store(JsonResponse(body, status=200 if ready else 503))
+
+
+def _no_store(response: HttpResponse) -> HttpResponse:
+    response["Cache-Control"] = "no-store"
+    # A failing check already logged why; skip django.request's error line on every probe.
+    response._has_been_logged = True
+    return response
+
+
+_PROBES = {"/healthz": healthz, "/readyz": readyz}
+
+
+class HealthCheckMiddleware:
+    """Answers GET/HEAD `/healthz` and `/readyz` before host validation and HTTPS redirects."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        view = _PROBES.get(request.path_info.rstrip("/"))
+        if view is not None and request.method in ("GET", "HEAD"):
+            return view(request)
+        return self.get_response(request)
