@@ -1,0 +1,293 @@
+"""The deployment files: manifests parse and say what the docs promise, the Dockerfile copies
+only what the repository has, gunicorn's config is driven by the environment and serves."""
+
+import json
+import os
+import re
+import runpy
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+
+
+def _k8s_documents() -> list[dict]:
+    docs = []
+    for path in sorted(K8S.glob("*.yaml")):
+        docs.extend(doc for doc in yaml.safe_load_all(path.read_text()) if doc)
+    return docs
+
+
+def _one(kind: str, name: str) -> dict:
+    found = [d for d in _k8s_documents() if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(found) == 1, f"{kind}/{name}"
+    return found[0]
+
+
+def _env_example_keys() -> set[str]:
+    text = (DEPLOY / ".env.example").read_text()
+    return set(re.findall(r"^([A-Z][A-Z0-9_]*)=", text, re.MULTILINE))
+
+
+def test_every_manifest_parses_and_names_its_kind():
+    docs = _k8s_documents()
+    assert {d["kind"] for d in docs} >= {
+        "ConfigMap",
+        "Secret",
+        "Job",
+        "Deployment",
+        "Service",
+        "PodDisruptionBudget",
+        "Kustomization",
+    }
+    for doc in docs:
+        assert doc["apiVersion"] and doc["kind"]
+
+
+def test_kustomization_lists_existing_files_but_not_the_secret_example():
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    for resource in kustomization["resources"]:
+        assert (K8S / resource).is_file(), resource
+    assert "secret.example.yaml" not in kustomization["resources"]
+
+
+def test_web_pods_are_probed_on_readyz_and_healthz():
+    container = _one("Deployment", "socialpost-web")["spec"]["template"]["spec"]["containers"][0]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert "gunicorn" in container["command"]
+    port_names = {p["name"] for p in container["ports"]}
+    assert container["readinessProbe"]["httpGet"]["port"] in port_names
+
+
+def test_the_service_reaches_the_web_pods():
+    service = _one("Service", "socialpost-web")
+    pod = _one("Deployment", "socialpost-web")["spec"]["template"]
+    assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    port_names = {p["name"] for p in pod["spec"]["containers"][0]["ports"]}
+    assert service["spec"]["ports"][0]["targetPort"] in port_names
+
+
+def test_workers_get_a_grace_period_and_a_disruption_budget():
+    worker = _one("Deployment", "socialpost-worker")
+    pod = worker["spec"]["template"]
+    assert pod["spec"]["terminationGracePeriodSeconds"] >= 60
+    assert pod["spec"]["containers"][0]["command"][-1] == "run_worker"
+    assert worker["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+
+    budget = _one("PodDisruptionBudget", "socialpost-worker")
+    assert budget["spec"]["minAvailable"] >= 1
+    assert budget["spec"]["selector"]["matchLabels"] == worker["spec"]["selector"]["matchLabels"]
+    web_labels = _one("Deployment", "socialpost-web")["spec"]["template"]["metadata"]["labels"]
+    assert not budget["spec"]["selector"]["matchLabels"].items() <= web_labels.items()
+
+
+def test_every_pod_runs_as_non_root_without_privilege_escalation():
+    pods = [
+        d["spec"]["template"]["spec"]
+        for d in _k8s_documents()
+        if d["kind"] in ("Deployment", "Job")
+    ]
+    assert len(pods) == 3
+    for pod in pods:
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] != 0
+        for container in pod["containers"]:
+            assert container["securityContext"]["allowPrivilegeEscalation"] is False
+            assert container["securityContext"]["readOnlyRootFilesystem"] is True
+            refs = {next(iter(ref.values()))["name"] for ref in container["envFrom"]}
+            assert refs == {"socialpost-config", "socialpost-secrets"}
+
+
+def test_the_migration_job_migrates_once():
+    job = _one("Job", "socialpost-migrate")
+    pod = job["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"
+    assert pod["containers"][0]["command"] == ["python", "manage.py", "migrate", "--noinput"]
+
+
+def test_config_and_secret_keys_are_documented_settings():
+    documented = _env_example_keys()
+    config = _one("ConfigMap", "socialpost-config")["data"]
+    secret = _one("Secret", "socialpost-secrets")["stringData"]
+    assert set(config) - documented == set()
+    assert set(secret) - documented == set()
+    assert {"SECRET_KEY", "ENCRYPTION_KEYS", "DATABASE_URL"} <= set(secret)
+    assert not {"SECRET_KEY", "ENCRYPTION_KEYS", "DATABASE_URL"} & set(config)
+
+
+def test_compose_runs_postgres_a_migration_web_and_two_workers():
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert services["db"]["image"].startswith("postgres")
+    assert "healthcheck" in services["db"]
+    assert services["migrate"]["command"][-2:] == ["migrate", "--noinput"]
+    assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
+    migrated = {"condition": "service_completed_successfully"}
+    assert services["web"]["depends_on"]["migrate"] == migrated
+    assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
+    worker = services["worker"]
+    assert worker["command"] == ["python", "manage.py", "run_worker"]
+    assert worker["deploy"]["replicas"] == 2
+    assert worker["depends_on"]["migrate"] == migrated
+    assert worker["stop_grace_period"]
+    assert services["minio"]["profiles"] == ["s3"]
+    assert services["minio-bucket"]["profiles"] == ["s3"]
+    for name in ("migrate", "web", "worker"):
+        assert services[name]["build"]["dockerfile"] == "deploy/Dockerfile"
+        assert (DEPLOY / services[name]["build"]["context"] / "deploy/Dockerfile").is_file()
+        assert services[name]["env_file"][0]["path"] == ".env"
+
+
+def _dockerfile_instructions() -> list[tuple[str, str]]:
+    text = (DEPLOY / "Dockerfile").read_text().replace("\\\n", " ")
+    instructions = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            keyword, _, rest = line.partition(" ")
+            instructions.append((keyword.upper(), rest.strip()))
+    return instructions
+
+
+def test_the_dockerfile_copies_only_paths_that_exist_in_the_repository():
+    copies = [rest for keyword, rest in _dockerfile_instructions() if keyword in ("COPY", "ADD")]
+    assert copies
+    for rest in copies:
+        args = [a for a in rest.split() if not a.startswith("--")]
+        assert not rest.startswith("--from"), rest
+        for source in args[:-1]:
+            assert (ROOT / source).exists(), f"COPY {source}: not in the repository"
+            assert not source.startswith(("..", "/")), source
+
+
+def test_the_dockerfile_builds_a_non_root_gunicorn_image_with_a_healthcheck():
+    instructions = _dockerfile_instructions()
+    keywords = [k for k, _ in instructions]
+    assert instructions[0] == ("FROM", "python:3.11-slim")
+    user = [rest for k, rest in instructions if k == "USER"]
+    assert user and user[-1] not in ("root", "0")
+    # Running as that user comes after every step that needs root.
+    assert keywords.index("USER") > max(i for i, k in enumerate(keywords) if k == "RUN")
+    assert "/healthz" in dict(instructions)["HEALTHCHECK"]
+    assert "gunicorn" in dict(instructions)["CMD"]
+    runs = " ".join(rest for k, rest in instructions if k == "RUN")
+    assert "pyproject.toml" in runs
+    assert "collectstatic" in runs
+
+
+def _docker_compose() -> list[str] | None:
+    docker = shutil.which("docker")
+    if docker is None:
+        return None
+    if subprocess.run([docker, "info"], capture_output=True, timeout=30).returncode != 0:
+        return None  # a client without a running engine
+    if subprocess.run([docker, "compose", "version"], capture_output=True).returncode != 0:
+        return None
+    return [docker, "compose"]
+
+
+def test_docker_compose_accepts_the_compose_file():
+    command = _docker_compose()
+    if command is None:
+        pytest.skip("docker with a running engine and the compose plugin is not available")
+    result = subprocess.run(
+        [
+            *command,
+            "--env-file",
+            str(DEPLOY / ".env.example"),
+            "-f",
+            str(DEPLOY / "compose.yaml"),
+            "config",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def _gunicorn_config(monkeypatch, **env: str) -> dict:
+    for name in ("GUNICORN_BIND", "PORT", "WEB_CONCURRENCY", "GUNICORN_THREADS", "LOG_FORMAT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(DEPLOY / "gunicorn.conf.py"))
+
+
+def test_gunicorn_is_configured_from_the_environment(monkeypatch):
+    defaults = _gunicorn_config(monkeypatch)
+    assert defaults["bind"] == "0.0.0.0:8000"
+    assert (defaults["workers"], defaults["threads"]) == (2, 4)
+    assert defaults["accesslog"] == "-"
+    assert "logconfig_dict" not in defaults
+
+    tuned = _gunicorn_config(
+        monkeypatch,
+        PORT="9000",
+        WEB_CONCURRENCY="5",
+        GUNICORN_THREADS="8",
+        GUNICORN_TIMEOUT="60",
+        LOG_FORMAT="json",
+    )
+    assert tuned["bind"] == "0.0.0.0:9000"
+    assert (tuned["workers"], tuned["threads"], tuned["timeout"]) == (5, 8, 60)
+    assert "JsonFormatter" in str(tuned["logconfig_dict"]["formatters"])
+
+
+def test_gunicorn_rejects_a_malformed_number(monkeypatch):
+    with pytest.raises(SystemExit, match="WEB_CONCURRENCY must be an integer"):
+        _gunicorn_config(monkeypatch, WEB_CONCURRENCY="many")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_gunicorn_serves_healthz_with_json_access_logs(tmp_path):
+    port = _free_port()
+    env = {
+        **os.environ,
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": "1",
+        "LOG_FORMAT": "json",
+    }
+    log = tmp_path / "access.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "config.wsgi"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            response = None
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                try:
+                    response = httpx.get(f"http://127.0.0.1:{port}/healthz", trust_env=False)
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            assert response is not None and response.status_code == 200
+            assert response.json() == {"status": "ok"}
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    access = [e for e in lines if e["logger"] == "gunicorn.access"]
+    assert access and '"GET /healthz HTTP/1.1" 200' in access[0]["message"]
