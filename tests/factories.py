@@ -11,6 +11,8 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
+from apps.publications.models import MediaAsset, Publication, PublicationSegment, SegmentMedia
+from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
 
 
 class UserFactory(DjangoModelFactory):
@@ -69,3 +71,93 @@ class SocialAccountFactory(DjangoModelFactory):
     remote_id = factory.Sequence(lambda n: f"remote-{n}")
     handle = factory.Sequence(lambda n: f"account{n}")
     status = SocialAccount.Status.CONNECTED
+
+
+# --- publications and renditions --------------------------------------------------------
+
+
+class MediaAssetFactory(DjangoModelFactory):
+    """A small PNG. Tests about media limits set kind, mime_type and size_bytes."""
+
+    class Meta:
+        model = MediaAsset
+
+    workspace = factory.SubFactory(WorkspaceFactory)
+    file = factory.django.ImageField(filename="picture.png", format="PNG", width=8, height=6)
+    original_name = "picture.png"
+    kind = MediaAsset.Kind.IMAGE
+    mime_type = "image/png"
+    size_bytes = 1024
+    width = 8
+    height = 6
+    sha256 = factory.Sequence(lambda n: f"{n:064x}")
+    alt_text = ""
+
+
+class PublicationFactory(DjangoModelFactory):
+    class Meta:
+        model = Publication
+
+    workspace = factory.SubFactory(WorkspaceFactory)
+    author = None
+    status = Publication.Status.DRAFT
+    scheduled_at = None
+    timezone = "UTC"
+
+
+class PublicationSegmentFactory(DjangoModelFactory):
+    class Meta:
+        model = PublicationSegment
+
+    publication = factory.SubFactory(PublicationFactory)
+    position = 0
+    text = factory.Faker("sentence")
+
+
+class SegmentMediaFactory(DjangoModelFactory):
+    class Meta:
+        model = SegmentMedia
+
+    segment = factory.SubFactory(PublicationSegmentFactory)
+    media = factory.SubFactory(
+        MediaAssetFactory, workspace=factory.SelfAttribute("..segment.publication.workspace")
+    )
+    position = 0
+
+
+class RenditionFactory(DjangoModelFactory):
+    """A rendition in any status; statuses are set directly here (arranging state), never
+    through this factory in code under test."""
+
+    class Meta:
+        model = Rendition
+
+    publication = factory.SubFactory(PublicationFactory)
+    workspace = factory.SelfAttribute("publication.workspace")
+    social_account = factory.SubFactory(
+        SocialAccountFactory, workspace=factory.SelfAttribute("..publication.workspace")
+    )
+    platform = factory.SelfAttribute("social_account.platform")
+    status = Rendition.Status.DRAFT
+    settings = factory.LazyFunction(dict)
+
+
+class RenditionSegmentFactory(DjangoModelFactory):
+    class Meta:
+        model = RenditionSegment
+
+    rendition = factory.SubFactory(RenditionFactory)
+    position = 0
+    text = factory.Faker("sentence")
+
+
+class RenditionMediaFactory(DjangoModelFactory):
+    class Meta:
+        model = RenditionMedia
+
+    rendition_segment = factory.SubFactory(RenditionSegmentFactory)
+    media = factory.SubFactory(
+        MediaAssetFactory,
+        workspace=factory.SelfAttribute("..rendition_segment.rendition.workspace"),
+    )
+    position = 0

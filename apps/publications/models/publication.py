@@ -1,0 +1,150 @@
+"""The publication: what a team wants to say, once, before it is adapted per destination."""
+
+from django.conf import settings
+from django.db import models
+
+from apps.accounts.models import Workspace, validate_timezone
+
+
+class PublicationQuerySet(models.QuerySet):
+    def for_workspace(self, workspace: Workspace) -> "PublicationQuerySet":
+        return self.filter(workspace=workspace)
+
+
+class Publication(models.Model):
+    """The source intent: ordered segments (several make a thread), a schedule, and one
+    Rendition per destination account (apps.renditions).
+
+    ``status`` is never set by hand: it is the aggregate of the renditions, recomputed by
+    ``apps.publications.services.publication_refresh_status`` (see there for the rule):
+
+        draft -> scheduled -> publishing -> published | partially_published | failed
+        draft | scheduled -> cancelled;  scheduled -> draft (unscheduled)
+        publishing -> cancelled never happens while anything is in flight.
+
+    ``scheduled_at`` is a UTC instant; ``timezone`` is the IANA zone it was chosen in (for
+    showing it back and for recurrence), which never changes when it fires. ``revision``
+    starts at 1 and grows by one on every edit, in the edit's transaction: an edit names
+    the revision it was made against and a stale one is refused (optimistic concurrency).
+    """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        SCHEDULED = "scheduled"
+        PUBLISHING = "publishing"
+        PUBLISHED = "published"
+        PARTIALLY_PUBLISHED = "partially_published"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="publications")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="publications",
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
+    scheduled_at = models.DateTimeField(null=True, blank=True)
+    timezone = models.CharField(max_length=64, default="UTC", validators=[validate_timezone])
+    revision = models.PositiveIntegerField(default=1)
+    reference_key = models.CharField(
+        max_length=200,
+        null=True,
+        blank=True,
+        help_text="Client-chosen key, unique in the workspace (a series occurrence, an import).",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PublicationQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "reference_key"],
+                condition=models.Q(reference_key__isnull=False),
+                name="publication_reference_key_unique",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(revision__gte=1), name="publication_revision_positive"
+            ),
+        ]
+        indexes = [
+            # Lists filtered by state, and the calendar (by time range).
+            models.Index(fields=["workspace", "status"], name="publication_ws_status"),
+            models.Index(fields=["workspace", "scheduled_at"], name="publication_ws_scheduled"),
+            # The monthly quota counts an organization's creations in a UTC month.
+            models.Index(fields=["workspace", "created_at"], name="publication_ws_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Publication {self.pk} ({self.status})"
+
+
+class PublicationSegmentQuerySet(models.QuerySet):
+    def for_workspace(self, workspace: Workspace) -> "PublicationSegmentQuerySet":
+        return self.filter(publication__workspace=workspace)
+
+
+class PublicationSegment(models.Model):
+    """One post of a publication; a thread has several, in ``position`` order (0 first)."""
+
+    publication = models.ForeignKey(Publication, on_delete=models.CASCADE, related_name="segments")
+    position = models.PositiveSmallIntegerField()
+    text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PublicationSegmentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["publication_id", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["publication", "position"], name="publication_segment_position_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Segment {self.position} of publication {self.publication_id}"
+
+
+class SegmentMediaQuerySet(models.QuerySet):
+    def for_workspace(self, workspace: Workspace) -> "SegmentMediaQuerySet":
+        return self.filter(segment__publication__workspace=workspace)
+
+
+class SegmentMedia(models.Model):
+    """A media file attached to a segment, in order. ``alt_text`` overrides the asset's own
+    alt text for this use when it is not blank."""
+
+    segment = models.ForeignKey(
+        PublicationSegment, on_delete=models.CASCADE, related_name="media_links"
+    )
+    # RESTRICT: an asset in use cannot be deleted, unless its publication goes with it.
+    media = models.ForeignKey(
+        "publications.MediaAsset", on_delete=models.RESTRICT, related_name="segment_links"
+    )
+    position = models.PositiveSmallIntegerField()
+    alt_text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SegmentMediaQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["segment_id", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["segment", "position"], name="segment_media_position_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Media {self.media_id} at {self.position} of segment {self.segment_id}"
+
+    @property
+    def effective_alt_text(self) -> str:
+        return self.alt_text or self.media.alt_text

@@ -1,0 +1,172 @@
+"""Writing a publication's segments and copying them into its renditions.
+
+Module-private to the publication services: callers hold the publication's row lock and
+have already checked the inputs and that every referenced media asset and account belongs
+to the workspace.
+"""
+
+from __future__ import annotations
+
+from apps.accounts.models import SocialAccount, Workspace
+from apps.common.errors import NotFound
+from apps.publications.inputs import DestinationInput, SegmentInput
+from apps.publications.models import MediaAsset, Publication, PublicationSegment, SegmentMedia
+from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
+
+# (text, ((media id, alt text), ...)) per segment: what a rendition says, for comparisons.
+Content = tuple[tuple[str, tuple[tuple[int, str], ...]], ...]
+
+
+def resolve_references(
+    *,
+    workspace: Workspace,
+    segments: list[SegmentInput],
+    destinations: list[DestinationInput],
+) -> tuple[dict[int, SocialAccount], dict[int, MediaAsset]]:
+    """Load the accounts and media the input names, from this workspace only.
+
+    Another workspace's id is reported exactly like an id that does not exist: NotFound,
+    with every offending field path in details.
+    """
+    refs = [ref for seg in segments for ref in seg.media]
+    for dest in destinations:
+        refs += [ref for seg in dest.segments or [] for ref in seg.media]
+    media = {
+        asset.pk: asset
+        for asset in MediaAsset.objects.for_workspace(workspace).filter(
+            pk__in={ref.media_id for ref in refs}
+        )
+    }
+    accounts = {
+        account.pk: account
+        for account in SocialAccount.objects.for_workspace(workspace).filter(
+            pk__in={dest.account_id for dest in destinations}
+        )
+    }
+    missing: dict[str, list[str]] = {}
+    for ref in refs:
+        if ref.media_id not in media:
+            missing[f"{ref.path}.id"] = ["No such media in this workspace."]
+    for dest in destinations:
+        if dest.account_id not in accounts:
+            missing[f"{dest.path}.account"] = ["No such account in this workspace."]
+    if missing:
+        raise NotFound(
+            "Some referenced accounts or media do not exist in this workspace.",
+            details=missing,
+        )
+    return accounts, media
+
+
+def write_source_segments(
+    publication: Publication, segments: list[SegmentInput], media: dict[int, MediaAsset]
+) -> list[PublicationSegment]:
+    """Make the publication's segments exactly ``segments``: rows are updated in place by
+    position (so renditions keep their source links), extra rows are deleted, and media
+    links are rewritten."""
+    existing = {s.position: s for s in publication.segments.all()}
+    result = []
+    for position, seg in enumerate(segments):
+        row = existing.pop(position, None) or PublicationSegment(
+            publication=publication, position=position
+        )
+        row.text = seg.text
+        row.full_clean(exclude=["publication"], validate_unique=False, validate_constraints=False)
+        row.save()
+        result.append(row)
+    PublicationSegment.objects.filter(pk__in=[s.pk for s in existing.values()]).delete()
+    SegmentMedia.objects.filter(segment__in=result).delete()
+    links = [
+        SegmentMedia(segment=row, media=media[ref.media_id], position=j, alt_text=ref.alt_text)
+        for row, seg in zip(result, segments, strict=True)
+        for j, ref in enumerate(seg.media)
+    ]
+    SegmentMedia.objects.bulk_create(links)
+    return result
+
+
+def source_content(publication: Publication) -> Content:
+    return tuple(
+        (
+            seg.text,
+            tuple(
+                (link.media_id, link.alt_text or link.media.alt_text)
+                for link in seg.media_links.all()
+            ),
+        )
+        for seg in publication.segments.order_by("position").prefetch_related("media_links__media")
+    )
+
+
+def input_content(segments: list[SegmentInput], media: dict[int, MediaAsset]) -> Content:
+    return tuple(
+        (
+            seg.text,
+            tuple(
+                (ref.media_id, ref.alt_text or media[ref.media_id].alt_text) for ref in seg.media
+            ),
+        )
+        for seg in segments
+    )
+
+
+def rendition_content(rendition: Rendition) -> Content:
+    return tuple(
+        (seg.text, tuple((link.media_id, link.alt_text) for link in seg.media.all()))
+        for seg in rendition.segments.order_by("position").prefetch_related("media")
+    )
+
+
+def write_rendition_content(
+    rendition: Rendition, content: Content, sources: list[PublicationSegment]
+) -> None:
+    """Replace the rendition's segments with content; segment i links to source i."""
+    rendition.segments.all().delete()
+    rows = RenditionSegment.objects.bulk_create(
+        [
+            RenditionSegment(
+                rendition=rendition,
+                source_segment=sources[i] if i < len(sources) else None,
+                position=i,
+                text=text,
+            )
+            for i, (text, _media) in enumerate(content)
+        ]
+    )
+    RenditionMedia.objects.bulk_create(
+        [
+            RenditionMedia(rendition_segment=row, media_id=media_id, position=j, alt_text=alt)
+            for row, (_text, items) in zip(rows, content, strict=True)
+            for j, (media_id, alt) in enumerate(items)
+        ]
+    )
+
+
+def create_rendition(
+    *,
+    publication: Publication,
+    account: SocialAccount,
+    destination: DestinationInput,
+    content: Content,
+    sources: list[PublicationSegment],
+    scheduled_at,
+) -> Rendition:
+    """A new draft rendition for account, with its content copied in."""
+    rendition = Rendition(
+        publication=publication,
+        workspace_id=publication.workspace_id,
+        social_account=account,
+        platform=account.platform,
+        settings=destination.settings,
+        overrides_content=destination.segments is not None,
+        scheduled_at=scheduled_at,
+        status=Rendition.Status.DRAFT,
+    )
+    rendition.full_clean(
+        exclude=["publication", "workspace", "social_account"],
+        validate_unique=False,
+        validate_constraints=False,
+    )
+    rendition.save()
+    write_rendition_content(rendition, content, sources)
+    return rendition

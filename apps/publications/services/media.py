@@ -1,0 +1,88 @@
+"""Storing uploaded media through Django's storage API (local disk or S3)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from django.conf import settings
+from django.core.files import File
+from django.db import transaction
+
+from apps.accounts.models import User, Workspace
+from apps.common.errors import ValidationFailed
+from apps.publications import constants
+from apps.publications.media_probe import probe
+from apps.publications.models import MediaAsset
+
+CHUNK = 1024 * 1024
+
+
+def _size(file: File) -> int:
+    size = getattr(file, "size", None)
+    if size is None:
+        file.seek(0, os.SEEK_END)
+        size = file.tell()
+        file.seek(0)
+    return size
+
+
+@transaction.atomic
+def media_asset_create(
+    *,
+    workspace: Workspace,
+    file: File,
+    created_by: User | None = None,
+    alt_text: str = "",
+    original_name: str = "",
+) -> MediaAsset:
+    """Store an uploaded file as a media asset of the workspace.
+
+    The type is sniffed from the content (MEDIA_TYPE_UNSUPPORTED otherwise); files over
+    MEDIA_MAX_UPLOAD_BYTES are refused (MEDIA_TOO_LARGE). The bytes go to the default
+    storage under a random name; if the row cannot be written, the stored file is removed.
+    """
+    limit = settings.MEDIA_MAX_UPLOAD_BYTES
+    size = _size(file)
+    if size == 0:
+        raise ValidationFailed("The file is empty.", details={"file": ["The file is empty."]})
+    if size > limit:
+        raise ValidationFailed(
+            f"The file is {size} bytes; uploads are limited to {limit} bytes.",
+            code="MEDIA_TOO_LARGE",
+            details={"file": [f"Larger than {limit} bytes."]},
+        )
+    if not isinstance(alt_text, str) or len(alt_text) > constants.MAX_ALT_TEXT_LENGTH:
+        raise ValidationFailed(
+            "The alt text is too long.",
+            details={"alt_text": [f"At most {constants.MAX_ALT_TEXT_LENGTH} characters."]},
+        )
+    found = probe(file)
+    digest = hashlib.sha256()
+    file.seek(0)
+    for chunk in iter(lambda: file.read(CHUNK), b""):
+        digest.update(chunk)
+    file.seek(0)
+
+    name = original_name or os.path.basename(getattr(file, "name", "") or "")
+    asset = MediaAsset(
+        workspace=workspace,
+        original_name=name[:255],
+        kind=found.kind,
+        mime_type=found.mime_type,
+        size_bytes=size,
+        width=found.width,
+        height=found.height,
+        duration_s=found.duration_s,
+        sha256=digest.hexdigest(),
+        alt_text=alt_text,
+        created_by=created_by,
+    )
+    asset.file.save("upload", file, save=False)
+    try:
+        asset.full_clean(exclude=["workspace", "created_by"])
+        asset.save()
+    except Exception:
+        asset.file.storage.delete(asset.file.name)
+        raise
+    return asset
