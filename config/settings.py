@@ -198,6 +198,17 @@ WORKER_STALE_AFTER_S = env.float("WORKER_STALE_AFTER_S", default=900.0)
 PROVIDER_TIMEOUT_S = env.float("PROVIDER_TIMEOUT_S", default=30.0)
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default="") or SITE_URL
+
+# Platform apps for X and LinkedIn (Mastodon registers itself per instance; Bluesky uses
+# app passwords). An empty id leaves that platform unconnectable.
+X_CLIENT_ID = env.str("X_CLIENT_ID", default="")
+X_CLIENT_SECRET = env.str("X_CLIENT_SECRET", default="")
+LINKEDIN_CLIENT_ID = env.str("LINKEDIN_CLIENT_ID", default="")
+LINKEDIN_CLIENT_SECRET = env.str("LINKEDIN_CLIENT_SECRET", default="")
+# LinkedIn-Version header (YYYYMM). LinkedIn retires versions after about a year.
+LINKEDIN_API_VERSION = env.str("LINKEDIN_API_VERSION", default="202609")
+if not (len(LINKEDIN_API_VERSION) == 6 and LINKEDIN_API_VERSION.isdigit()):
+    raise ImproperlyConfigured("LINKEDIN_API_VERSION looks like 202609 (YYYYMM).")
 MAINTENANCE_MODE = env.bool("MAINTENANCE_MODE", default=False)
 # How long each process trusts its last read of the admin's maintenance switch.
 MAINTENANCE_CACHE_S = env.float("MAINTENANCE_CACHE_S", default=5.0)

@@ -127,3 +127,38 @@ def get_adapter(platform: str) -> Adapter:
         return _ADAPTERS[platform]
     except KeyError:
         raise LookupError(f"No adapter for platform '{platform}'.") from None
+
+
+@dataclass(frozen=True)
+class ConnectedIdentity:
+    """Who a connect flow authorised, and what to store for them (SocialAccount fields)."""
+
+    remote_id: str
+    handle: str
+    display_name: str = ""
+    credentials: dict = field(default_factory=dict)
+    token_expires_at: datetime | None = None
+    settings: dict = field(default_factory=dict)
+
+
+@runtime_checkable
+class SupportsOAuthConnect(Protocol):
+    """Platforms connected through an OAuth 2 authorization code flow (with PKCE where the
+    platform takes it). `instance` names the server for federated platforms (Mastodon)."""
+
+    def authorization_url(
+        self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None
+    ) -> str: ...
+
+    def complete_connect(
+        self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
+    ) -> ConnectedIdentity: ...
+
+
+@runtime_checkable
+class SupportsPasswordConnect(Protocol):
+    """Platforms connected with an identifier and an app-specific password (Bluesky)."""
+
+    def connect_with_password(
+        self, *, identifier: str, password: str, service: str | None = None
+    ) -> ConnectedIdentity: ...

@@ -1,0 +1,282 @@
+"""The Bluesky adapter: posts, images, link cards, reply threads, reconciliation, connect."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import httpx
+
+from apps.accounts.models import SocialAccount
+from apps.common.errors import ValidationFailed
+from apps.providers import httpcall, oauth
+from apps.providers.base import (
+    Adapter,
+    ConnectedIdentity,
+    MediaPayload,
+    PublishContext,
+    PublishedSegment,
+    ReplyTarget,
+    SegmentPayload,
+    register_adapter,
+)
+from apps.providers.bluesky import cards, session
+from apps.providers.bluesky.errors import classify, error_name, is_expired_token
+from apps.providers.bluesky.facets import build_facets, first_link, mention_handles
+from apps.providers.bluesky.tid import segment_rkey
+from apps.providers.errors import ErrorKind, ProviderError
+
+POST = "app.bsky.feed.post"
+MAX_IMAGES = 4
+REFRESH_MARGIN = timedelta(minutes=5)
+
+
+class BlueskyAdapter(Adapter):
+    platform = "bluesky"
+    # Each segment's record key is fixed before the first attempt; the repository refuses a
+    # second record under it, so resending after an unknown outcome cannot post twice.
+    retry_safe_after_unknown = True
+
+    # Credentials
+
+    def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
+        expiry = oauth.parse_expires_at(credentials.get("expires_at")) or account.token_expires_at
+        if expiry is not None and not oauth.is_near_expiry(expiry, REFRESH_MARGIN):
+            return None
+        return session.refresh_session(credentials)
+
+    def connect_with_password(
+        self, *, identifier: str, password: str, service: str | None = None
+    ) -> ConnectedIdentity:
+        service_url = (service or session.DEFAULT_SERVICE).strip().rstrip("/")
+        if "://" not in service_url:
+            service_url = f"https://{service_url}"
+        try:
+            httpcall.require_public_https(service_url)
+        except httpcall.UnsafeURL as exc:
+            raise ValidationFailed(str(exc), code="INVALID_SERVICE") from exc
+        body, pds = session.create_session(
+            service=service_url, identifier=identifier.strip().lstrip("@"), password=password
+        )
+        credentials = session.credentials_from(body, pds)
+        return ConnectedIdentity(
+            remote_id=body["did"],
+            handle=body["handle"],
+            display_name=body["handle"],
+            credentials=credentials,
+            token_expires_at=oauth.parse_expires_at(credentials["expires_at"]),
+            settings={"did": body["did"], "pds": pds},
+        )
+
+    # Publishing
+
+    def publish_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
+    ) -> PublishedSegment:
+        xrpc = _Xrpc(ctx)
+        rkey = segment_rkey(ctx.rendition_id, segment.position)
+        created_at = datetime.now(UTC)
+        record: dict = {
+            "$type": POST,
+            "text": segment.text,
+            "createdAt": created_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        langs = ctx.settings.get("langs") or (
+            [ctx.settings["language"]] if ctx.settings.get("language") else []
+        )
+        if langs:
+            record["langs"] = list(langs)[:3]
+        facets = build_facets(segment.text, xrpc.resolve_handles(mention_handles(segment.text)))
+        if facets:
+            record["facets"] = facets
+        if reply_to is not None:
+            record["reply"] = {
+                "root": xrpc.strong_ref(reply_to.root.provider_post_id),
+                "parent": xrpc.strong_ref(reply_to.parent.provider_post_id),
+            }
+        embed = self._embed(ctx, xrpc, segment)
+        if embed:
+            record["embed"] = embed
+        try:
+            response = xrpc.call(
+                "POST",
+                "com.atproto.repo.createRecord",
+                is_create=True,
+                json={"repo": xrpc.did, "collection": POST, "rkey": rkey, "record": record},
+            )
+        except ProviderError as exc:
+            if exc.kind != ErrorKind.OUTCOME_UNKNOWN:
+                raise
+            return self._settle(xrpc, rkey, exc)
+        if response.status_code == 200:
+            return PublishedSegment(
+                provider_post_id=response.json()["uri"],
+                provider_url=_post_url(xrpc.did, rkey),
+                published_at=created_at,
+            )
+        error = classify(response, is_create=True)
+        if error.kind == ErrorKind.OUTCOME_UNKNOWN:
+            # A create under an existing rkey currently fails with 500 InternalServerError,
+            # so a 5xx is answered by looking the key up.
+            return self._settle(xrpc, rkey, error)
+        raise error
+
+    def _settle(self, xrpc: _Xrpc, rkey: str, error: ProviderError) -> PublishedSegment:
+        """After a 5xx or a lost answer: the record under our key exists (published) or not."""
+        try:
+            found = xrpc.get_post(rkey)
+        except ProviderError:
+            raise error from None
+        if found is not None:
+            return found
+        if error.http_status is not None:
+            # The server answered and holds nothing under the key: nothing was written.
+            raise ProviderError(
+                ErrorKind.PROVIDER_UNAVAILABLE,
+                error.message,
+                code=error.code,
+                http_status=error.http_status,
+            )
+        raise error  # no answer at all; the write may still land, the same rkey stays safe
+
+    def _embed(self, ctx: PublishContext, xrpc: _Xrpc, segment: SegmentPayload) -> dict | None:
+        if segment.media:
+            if any(m.kind == "video" for m in segment.media):
+                raise ProviderError(
+                    ErrorKind.CONTENT_REJECTED,
+                    "Video posts to Bluesky are not supported yet; attach images instead.",
+                    code="video_unsupported",
+                )
+            if len(segment.media) > MAX_IMAGES:
+                raise ProviderError(
+                    ErrorKind.CONTENT_REJECTED,
+                    f"Bluesky takes at most {MAX_IMAGES} images per post.",
+                    code="too_many_images",
+                )
+            return {
+                "$type": "app.bsky.embed.images",
+                "images": [self._image(xrpc, media) for media in segment.media],
+            }
+        link = first_link(segment.text)
+        if link and ctx.settings.get("link_card", True):
+            return cards.link_card(link, xrpc.upload_blob)
+        return None
+
+    def _image(self, xrpc: _Xrpc, media: MediaPayload) -> dict:
+        with media.open() as fh:
+            blob = xrpc.upload_blob(fh.read(), media.mime_type)
+        image: dict = {"image": blob, "alt": media.alt_text or ""}
+        if media.width and media.height:
+            image["aspectRatio"] = {"width": media.width, "height": media.height}
+        return image
+
+    # Reconciliation
+
+    def lookup_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
+    ) -> PublishedSegment | None:
+        """Strong: the segment's record key either holds our post or nothing."""
+        return _Xrpc(ctx).get_post(segment_rkey(ctx.rendition_id, segment.position))
+
+
+class _Xrpc:
+    """Authenticated XRPC calls to the account's PDS. A stale access JWT (400 ExpiredToken)
+    is refreshed once, stored at once (refreshSession revokes the old refresh JWT), and the
+    call repeated: the refusal happened before anything was written."""
+
+    def __init__(self, ctx: PublishContext) -> None:
+        self.ctx = ctx
+        self.pds = ctx.credentials.get("pds") or ctx.account.settings["pds"]
+        self.did = ctx.credentials.get("did") or ctx.account.remote_id
+        self._refs: dict[str, dict] = {}
+
+    def call(self, method: str, nsid: str, *, is_create: bool, **kwargs) -> httpx.Response:
+        for attempt in range(2):
+            headers = {"Authorization": f"Bearer {self.ctx.credentials['access_jwt']}"}
+            with httpcall.client(headers=headers) as http:
+                response = httpcall.send(
+                    http, method, f"{self.pds}/xrpc/{nsid}", is_create=is_create, **kwargs
+                )
+            if attempt == 0 and is_expired_token(response):
+                fresh = session.refresh_session(self.ctx.credentials)
+                oauth.credentials_store_refreshed(self.ctx.account, fresh)
+                self.ctx.credentials.update(fresh)
+                continue
+            return response
+        return response
+
+    def upload_blob(self, data: bytes, mime_type: str) -> dict:
+        response = self.call(
+            "POST",
+            "com.atproto.repo.uploadBlob",
+            is_create=False,  # an unreferenced blob is garbage-collected
+            content=data,
+            headers={"Content-Type": mime_type},
+        )
+        if response.status_code != 200:
+            raise classify(response, is_create=False)
+        return response.json()["blob"]
+
+    def resolve_handles(self, handles: list[str]) -> dict[str, str]:
+        """Handle -> DID for each mention; one that does not resolve stays plain text."""
+        dids = {}
+        for handle in handles:
+            try:
+                response = self.call(
+                    "GET",
+                    "com.atproto.identity.resolveHandle",
+                    is_create=False,
+                    params={"handle": handle},
+                )
+            except ProviderError:
+                continue
+            if response.status_code == 200 and response.json().get("did"):
+                dids[handle] = response.json()["did"]
+        return dids
+
+    def get_record(self, repo: str, collection: str, rkey: str) -> dict | None:
+        response = self.call(
+            "GET",
+            "com.atproto.repo.getRecord",
+            is_create=False,
+            params={"repo": repo, "collection": collection, "rkey": rkey},
+        )
+        if response.status_code == 200:
+            return response.json()
+        if response.status_code == 400 and error_name(response) == "RecordNotFound":
+            return None
+        raise classify(response, is_create=False)
+
+    def get_post(self, rkey: str) -> PublishedSegment | None:
+        found = self.get_record(self.did, POST, rkey)
+        if found is None:
+            return None
+        created = (found.get("value") or {}).get("createdAt")
+        return PublishedSegment(
+            provider_post_id=found["uri"],
+            provider_url=_post_url(self.did, rkey),
+            published_at=datetime.fromisoformat(created.replace("Z", "+00:00"))
+            if created
+            else None,
+        )
+
+    def strong_ref(self, uri: str) -> dict:
+        """{uri, cid} of a published post: replies must name the exact version they answer."""
+        if uri in self._refs:
+            return self._refs[uri]
+        repo, collection, rkey = uri.removeprefix("at://").split("/", 2)
+        found = self.get_record(repo, collection, rkey)
+        if found is None:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "The post this reply answers no longer exists on Bluesky.",
+                code="reply_parent_missing",
+            )
+        self._refs[uri] = {"uri": found["uri"], "cid": found["cid"]}
+        return self._refs[uri]
+
+
+def _post_url(did: str, rkey: str) -> str:
+    return f"https://bsky.app/profile/{did}/post/{rkey}"
+
+
+register_adapter(BlueskyAdapter())

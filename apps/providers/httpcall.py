@@ -1,0 +1,72 @@
+"""HTTP plumbing for the platform adapters.
+
+Every call goes through `send`, so a transport failure is always classified (before the
+request left, or after it on a create). Hosts a user chooses (a Mastodon instance, a
+Bluesky PDS named by a DID document, a page fetched for a link card) must be public HTTPS
+addresses: the worker must not be steered at the private network.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import time
+from urllib.parse import urlsplit
+
+import httpx
+from django.conf import settings
+
+from apps.providers.errors import classify_transport
+
+
+def client(*, headers: dict | None = None, timeout: float | None = None) -> httpx.Client:
+    return httpx.Client(
+        headers=headers or {},
+        timeout=settings.PROVIDER_TIMEOUT_S if timeout is None else timeout,
+    )
+
+
+def send(http: httpx.Client, method: str, url: str, *, is_create: bool, **kwargs) -> httpx.Response:
+    """One request; transport failures become a ProviderError (see classify_transport)."""
+    try:
+        return http.request(method, url, **kwargs)
+    except httpx.HTTPError as exc:
+        raise classify_transport(exc, is_create=is_create) from exc
+
+
+def json_body(response: httpx.Response) -> dict:
+    """The response's JSON object, or {} when the body is empty, not JSON, or not an object."""
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def sleep(seconds: float) -> None:
+    """Waits between polls; tests replace it to keep polling instant."""
+    time.sleep(seconds)
+
+
+class UnsafeURL(ValueError):
+    """A URL that is not HTTPS or that resolves to a private, loopback or reserved address."""
+
+
+def resolve_host(host: str) -> list[str]:
+    return [info[4][0] for info in socket.getaddrinfo(host, 443, proto=socket.IPPROTO_TCP)]
+
+
+def require_public_https(url: str) -> str:
+    """Return `url` when it is HTTPS on a host whose every address is public; else raise."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname or parts.username or parts.password:
+        raise UnsafeURL(f"{url!r} is not a plain https:// address.")
+    try:
+        addresses = resolve_host(parts.hostname)
+    except (OSError, UnicodeError) as exc:
+        raise UnsafeURL(f"{parts.hostname} could not be found.") from exc
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        if not ip.is_global:
+            raise UnsafeURL(f"{parts.hostname} points at a private or reserved address.")
+    return url

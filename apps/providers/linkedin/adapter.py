@@ -1,0 +1,299 @@
+"""The LinkedIn adapter: posts as a member or an organization, images, refresh, connect.
+
+LinkedIn has no threads (a reply would be a comment, which is not a post) and no
+idempotency handle. Member posts cannot be listed without a restricted scope, so there is
+no lookup: an unknown outcome is a single attempt. A later resend of the same text is
+refused as DUPLICATE_POST naming the existing post, which settles the attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from urllib.parse import quote, urlencode
+
+import httpx
+from django.conf import settings as django_settings
+from django.utils import timezone
+
+from apps.accounts.models import SocialAccount
+from apps.common.errors import ValidationFailed
+from apps.providers import httpcall, oauth
+from apps.providers.base import (
+    Adapter,
+    ConnectedIdentity,
+    MediaPayload,
+    PublishContext,
+    PublishedSegment,
+    ReplyTarget,
+    SegmentPayload,
+    register_adapter,
+)
+from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.linkedin.errors import classify
+from apps.providers.linkedin.text import commentary
+
+API = "https://api.linkedin.com"
+OAUTH = "https://www.linkedin.com/oauth/v2"
+# Posting as the member. Organization pages also need w_organization_social, which LinkedIn
+# grants only to apps approved for its Community Management API.
+SCOPES = "openid profile w_member_social"
+VISIBILITIES = ("PUBLIC", "CONNECTIONS")
+MAX_IMAGES = 20
+# Access tokens live 60 days; refresh tokens exist only for approved partners.
+REFRESH_MARGIN = timedelta(days=7)
+IMAGE_POLL_S = 2.0
+IMAGE_POLLS = 5
+_AUTHOR = re.compile(r"^urn:li:(person|organization):[A-Za-z0-9_-]+$")
+
+
+class LinkedInAdapter(Adapter):
+    platform = "linkedin"
+    retry_safe_after_unknown = False
+
+    # Credentials
+
+    def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
+        expiry = oauth.parse_expires_at(credentials.get("expires_at")) or account.token_expires_at
+        if not oauth.is_near_expiry(expiry, REFRESH_MARGIN):
+            return None
+        if not credentials.get("refresh_token"):
+            if expiry is not None and expiry <= timezone.now():
+                raise ProviderError(
+                    ErrorKind.AUTH_EXPIRED,
+                    "The LinkedIn token expired (they last 60 days); reconnect the account.",
+                    code="EXPIRED_ACCESS_TOKEN",
+                )
+            return None  # still valid; this app cannot refresh, the person will reconnect
+        client_id, client_secret = _client_credentials()
+        token = oauth.token_request(
+            f"{OAUTH}/accessToken",
+            {
+                "grant_type": "refresh_token",
+                "refresh_token": credentials["refresh_token"],
+                "client_id": client_id,
+                "client_secret": client_secret,
+            },
+        )
+        return _credentials(token, previous=credentials)
+
+    # Publishing
+
+    def publish_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
+    ) -> PublishedSegment:
+        if reply_to is not None:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "LinkedIn has no threads; publish a single post.",
+                code="threads_unsupported",
+            )
+        author = _author(ctx)
+        visibility = str(ctx.settings.get("visibility") or "PUBLIC").upper()
+        if visibility not in VISIBILITIES or (
+            visibility == "CONNECTIONS" and ":organization:" in author
+        ):
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "LinkedIn visibility is PUBLIC, or CONNECTIONS for a member's own posts.",
+                code="invalid_visibility",
+            )
+        post: dict = {
+            "author": author,
+            "commentary": commentary(segment.text),
+            "visibility": visibility,
+            "distribution": {
+                "feedDistribution": "MAIN_FEED",
+                "targetEntities": [],
+                "thirdPartyDistributionChannels": [],
+            },
+            "lifecycleState": "PUBLISHED",
+            "isReshareDisabledByAuthor": False,
+        }
+        with _client(ctx.credentials) as http:
+            content = self._content(http, author, segment.media)
+            if content:
+                post["content"] = content
+            response = httpcall.send(http, "POST", f"{API}/rest/posts", is_create=True, json=post)
+        if response.status_code != 201:
+            raise classify(response, is_create=True)
+        # 201 with an empty body; the new post's URN is in a header.
+        urn = response.headers["x-restli-id"]
+        return PublishedSegment(
+            provider_post_id=urn,
+            provider_url=f"https://www.linkedin.com/feed/update/{urn}",
+            published_at=timezone.now(),
+        )
+
+    def _content(self, http: httpx.Client, author: str, media: list[MediaPayload]) -> dict | None:
+        if not media:
+            return None
+        if any(m.kind == "video" for m in media):
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "Video posts to LinkedIn are not supported yet; attach images instead.",
+                code="video_unsupported",
+            )
+        if len(media) > MAX_IMAGES:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                f"LinkedIn takes at most {MAX_IMAGES} images per post.",
+                code="too_many_images",
+            )
+        images = [{"id": self._upload_image(http, author, m), "altText": m.alt_text} for m in media]
+        if len(images) == 1:
+            return {"media": images[0]}
+        return {"multiImage": {"images": images}}
+
+    def _upload_image(self, http: httpx.Client, owner: str, media: MediaPayload) -> str:
+        """initializeUpload, one PUT of the bytes, then wait for AVAILABLE where readable."""
+        response = httpcall.send(
+            http,
+            "POST",
+            f"{API}/rest/images",
+            is_create=False,  # an unused image never becomes a post
+            params={"action": "initializeUpload"},
+            json={"initializeUploadRequest": {"owner": owner}},
+        )
+        if response.status_code != 200:
+            raise classify(response, is_create=False)
+        value = response.json()["value"]
+        with media.open() as fh:
+            put = httpcall.send(http, "PUT", value["uploadUrl"], is_create=False, content=fh.read())
+        if put.status_code not in (200, 201):
+            raise classify(put, is_create=False)
+        self._wait_available(http, value["image"])
+        return value["image"]
+
+    def _wait_available(self, http: httpx.Client, urn: str) -> None:
+        # Member tokens (w_member_social) may not read image status: a 403 here means
+        # "cannot tell", and images are normally ready by the time the post is created.
+        for poll in range(IMAGE_POLLS):
+            response = httpcall.send(
+                http, "GET", f"{API}/rest/images/{quote(urn, safe='')}", is_create=False
+            )
+            if response.status_code in (403, 404):
+                return
+            if response.status_code != 200:
+                raise classify(response, is_create=False)
+            status = response.json().get("status")
+            if status == "AVAILABLE":
+                return
+            if status == "PROCESSING_FAILED":
+                raise ProviderError(
+                    ErrorKind.CONTENT_REJECTED,
+                    "LinkedIn could not process this image.",
+                    code="PROCESSING_FAILED",
+                )
+            if poll < IMAGE_POLLS - 1:
+                httpcall.sleep(IMAGE_POLL_S)
+        raise ProviderError(
+            ErrorKind.MEDIA_PROCESSING,
+            "LinkedIn is still processing the image.",
+            code="PROCESSING",
+        )
+
+    # Connect
+
+    def authorization_url(
+        self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None
+    ) -> str:
+        # LinkedIn's web-app code flow takes no PKCE; the state alone binds the callback.
+        client_id, _ = _client_credentials()
+        query = urlencode(
+            {
+                "response_type": "code",
+                "client_id": client_id,
+                "redirect_uri": redirect_uri,
+                "state": state,
+                "scope": SCOPES,
+            }
+        )
+        return f"{OAUTH}/authorization?{query}"
+
+    def complete_connect(
+        self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
+    ) -> ConnectedIdentity:
+        client_id, client_secret = _client_credentials()
+        token = oauth.token_request(
+            f"{OAUTH}/accessToken",
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": redirect_uri,
+                "client_id": client_id,
+                "client_secret": client_secret,
+            },
+        )
+        credentials = _credentials(token)
+        with _client(credentials) as http:
+            response = httpcall.send(http, "GET", f"{API}/v2/userinfo", is_create=False)
+        if response.status_code != 200:
+            raise classify(response, is_create=False)
+        me = response.json()
+        name = me.get("name") or " ".join(
+            filter(None, [me.get("given_name"), me.get("family_name")])
+        )
+        return ConnectedIdentity(
+            remote_id=me["sub"],
+            handle=name or me["sub"],
+            display_name=name,
+            credentials=credentials,
+            token_expires_at=oauth.parse_expires_at(credentials.get("expires_at")),
+            settings={"author_urn": f"urn:li:person:{me['sub']}"},
+        )
+
+
+def _author(ctx: PublishContext) -> str:
+    """Who posts: the rendition may name an organization the member administers; otherwise
+    the account's author (the member, or a page it was configured for)."""
+    author = (
+        ctx.settings.get("author")
+        or ctx.account.settings.get("author_urn")
+        or f"urn:li:person:{ctx.account.remote_id}"
+    )
+    if not _AUTHOR.match(author):
+        raise ProviderError(
+            ErrorKind.CONTENT_REJECTED,
+            "A LinkedIn author is urn:li:person:… or urn:li:organization:….",
+            code="invalid_author",
+        )
+    return author
+
+
+def _credentials(token: dict, previous: dict | None = None) -> dict:
+    credentials = dict(previous or {})
+    credentials["access_token"] = token["access_token"]
+    credentials["expires_at"] = oauth.expires_at(token.get("expires_in")).isoformat()
+    if token.get("refresh_token"):
+        credentials["refresh_token"] = token["refresh_token"]
+        if token.get("refresh_token_expires_in"):
+            # The refresh token's life counts from the first authorization, not this refresh.
+            credentials["refresh_token_expires_at"] = oauth.expires_at(
+                token["refresh_token_expires_in"]
+            ).isoformat()
+    return credentials
+
+
+def _client(credentials: dict) -> httpx.Client:
+    return httpcall.client(
+        headers={
+            "Authorization": f"Bearer {credentials['access_token']}",
+            "LinkedIn-Version": django_settings.LINKEDIN_API_VERSION,
+            "X-Restli-Protocol-Version": "2.0.0",
+        }
+    )
+
+
+def _client_credentials() -> tuple[str, str]:
+    client_id = django_settings.LINKEDIN_CLIENT_ID
+    client_secret = django_settings.LINKEDIN_CLIENT_SECRET
+    if not client_id or not client_secret:
+        raise ValidationFailed(
+            "LinkedIn is not configured on this site (LINKEDIN_CLIENT_ID/SECRET).",
+            code="NOT_CONFIGURED",
+        )
+    return client_id, client_secret
+
+
+register_adapter(LinkedInAdapter())

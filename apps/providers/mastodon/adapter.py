@@ -1,0 +1,339 @@
+"""The Mastodon adapter: statuses, media, reply-chain threads, reconciliation and connect."""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import datetime, timedelta
+from urllib.parse import urlencode
+
+import httpx
+
+from apps.accounts.models import SocialAccount
+from apps.common.errors import ValidationFailed
+from apps.providers import httpcall, oauth
+from apps.providers.base import (
+    Adapter,
+    ConnectedIdentity,
+    MediaPayload,
+    PublishContext,
+    PublishedSegment,
+    ReplyTarget,
+    SegmentPayload,
+    register_adapter,
+)
+from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.mastodon.errors import classify
+from apps.providers.mastodon.models import MastodonApp
+from apps.providers.mastodon.services import (
+    SCOPES,
+    mastodon_app_get_or_register,
+    normalize_instance,
+)
+
+VISIBILITIES = ("public", "unlisted", "private", "direct")
+# Media processing: poll 1 s doubling to 10 s. Past the in-call budget the attempt ends as
+# media_processing (retryable) and the next attempt resumes polling the same upload.
+MEDIA_POLL_FIRST_S = 1.0
+MEDIA_POLL_MAX_S = 10.0
+MEDIA_WAIT_BUDGET_S = 60.0
+# Reconciliation pages through the account's newest statuses, at most this many pages.
+LOOKUP_PAGE_SIZE = 40
+LOOKUP_MAX_PAGES = 3
+# Tolerated clock difference between this host and the instance when matching created_at.
+CLOCK_SKEW = timedelta(minutes=2)
+
+
+class MastodonAdapter(Adapter):
+    platform = "mastodon"
+    # Every create carries Idempotency-Key; Mastodon returns the original status for a
+    # repeated key during the hour after it was stored.
+    retry_safe_after_unknown = True
+    idempotency_window = timedelta(hours=1)
+    connect_asks_instance = True
+
+    def is_retry_safe(self, account: SocialAccount) -> bool:
+        # Other Fediverse servers speak the same API but may ignore the header (found at connect).
+        return bool(account.settings.get("honours_idempotency_key", True))
+
+    def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
+        return None  # Mastodon tokens do not expire and there is no refresh grant.
+
+    # Publishing
+
+    def publish_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
+    ) -> PublishedSegment:
+        instance = _instance(ctx.account)
+        payload = self._status_payload(ctx, segment)
+        with _client(ctx.credentials) as http:
+            media_ids = [
+                self._media_id(http, instance, ctx, segment.position, media)
+                for media in segment.media
+            ]
+            if media_ids:
+                payload["media_ids"] = media_ids
+            if reply_to is not None:
+                payload["in_reply_to_id"] = reply_to.parent.provider_post_id
+            response = httpcall.send(
+                http,
+                "POST",
+                f"{instance}/api/v1/statuses",
+                is_create=True,
+                json=payload,
+                headers={"Idempotency-Key": ctx.idempotency_key(segment.position)},
+            )
+        if response.status_code != 200:
+            raise classify(response, is_create=True)
+        return _published(response.json())
+
+    def _status_payload(self, ctx: PublishContext, segment: SegmentPayload) -> dict:
+        settings = ctx.settings
+        payload: dict = {"status": segment.text}
+        visibility = settings.get("visibility")
+        if visibility:
+            if visibility not in VISIBILITIES:
+                raise ProviderError(
+                    ErrorKind.CONTENT_REJECTED,
+                    f"Mastodon visibility must be one of {', '.join(VISIBILITIES)}.",
+                    code="invalid_visibility",
+                )
+            payload["visibility"] = visibility
+        if settings.get("spoiler_text"):
+            # A content warning hides the text behind it; Mastodon marks such posts sensitive.
+            payload["spoiler_text"] = settings["spoiler_text"]
+            payload["sensitive"] = True
+        elif settings.get("sensitive"):
+            payload["sensitive"] = True
+        if settings.get("language"):
+            payload["language"] = settings["language"]
+        return payload
+
+    def _media_id(
+        self,
+        http: httpx.Client,
+        instance: str,
+        ctx: PublishContext,
+        position: int,
+        media: MediaPayload,
+    ) -> str:
+        """Upload one file with its alt text and wait until Mastodon has processed it.
+
+        The remote id is kept in the checkpoint before waiting, so an attempt that ran out
+        of patience resumes on the same upload instead of sending the file again.
+        """
+        uploads = ctx.checkpoint.setdefault(f"mastodon_media_s{position}", {})
+        remote_id = uploads.get(str(media.media_id))
+        if remote_id is not None:
+            response = httpcall.send(
+                http, "GET", f"{instance}/api/v1/media/{remote_id}", is_create=False
+            )
+            if response.status_code == 404:  # unattached uploads expire; send it again
+                remote_id = None
+            elif response.status_code == 200:
+                return remote_id
+            elif response.status_code != 206:
+                raise classify(response, is_create=False)
+        if remote_id is None:
+            with media.open() as fh:
+                response = httpcall.send(
+                    http,
+                    "POST",
+                    f"{instance}/api/v2/media",
+                    is_create=False,  # an orphan upload never becomes a post
+                    files={"file": (f"media-{media.media_id}", fh, media.mime_type)},
+                    data={"description": media.alt_text},
+                )
+            if response.status_code not in (200, 202):
+                raise classify(response, is_create=False)
+            remote_id = str(response.json()["id"])
+            uploads[str(media.media_id)] = remote_id
+            if response.status_code == 200:
+                return remote_id
+        self._wait_processed(http, instance, remote_id)
+        return remote_id
+
+    def _wait_processed(self, http: httpx.Client, instance: str, remote_id: str) -> None:
+        """202 on upload means processing: GET answers 206 until ready (200) or 422."""
+        delay, waited = MEDIA_POLL_FIRST_S, 0.0
+        while waited + delay <= MEDIA_WAIT_BUDGET_S:
+            httpcall.sleep(delay)
+            waited += delay
+            response = httpcall.send(
+                http, "GET", f"{instance}/api/v1/media/{remote_id}", is_create=False
+            )
+            if response.status_code == 200:
+                return
+            if response.status_code == 422:
+                raise ProviderError(
+                    ErrorKind.CONTENT_REJECTED,
+                    "Mastodon could not process this media file.",
+                    code="media_processing_failed",
+                    http_status=422,
+                )
+            if response.status_code != 206:
+                raise classify(response, is_create=False)
+            delay = min(delay * 2, MEDIA_POLL_MAX_S)
+        raise ProviderError(
+            ErrorKind.MEDIA_PROCESSING,
+            "Mastodon is still processing the media; the next attempt continues waiting.",
+            code="media_processing",
+        )
+
+    # Reconciliation
+
+    def lookup_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
+    ) -> PublishedSegment | None:
+        """Best effort past the key's hour: the account's newest statuses, matched on
+        normalized text and created_at >= not_before."""
+        instance = _instance(ctx.account)
+        account_id = ctx.account.settings.get("account_id") or ctx.account.remote_id.split("@")[0]
+        wanted = _normalize(segment.text, mentions=True)
+        params: dict = {"limit": LOOKUP_PAGE_SIZE, "exclude_reblogs": "true"}
+        with _client(ctx.credentials) as http:
+            for _ in range(LOOKUP_MAX_PAGES):
+                response = httpcall.send(
+                    http,
+                    "GET",
+                    f"{instance}/api/v1/accounts/{account_id}/statuses",
+                    is_create=False,
+                    params=params,
+                )
+                if response.status_code != 200:
+                    raise classify(response, is_create=False)
+                statuses = response.json()
+                for status in statuses:
+                    created = _parse_time(status["created_at"])
+                    if created >= not_before - CLOCK_SKEW and (
+                        _normalize(_html_text(status.get("content", ""))) == wanted
+                    ):
+                        return _published(status)
+                if (
+                    not statuses
+                    or _parse_time(statuses[-1]["created_at"]) < not_before - CLOCK_SKEW
+                ):
+                    return None
+                params["max_id"] = statuses[-1]["id"]
+        return None
+
+    # Connect
+
+    def authorization_url(
+        self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None
+    ) -> str:
+        instance_url = normalize_instance(instance or "")
+        app = mastodon_app_get_or_register(instance_url=instance_url, redirect_uri=redirect_uri)
+        # PKCE is honoured from Mastodon 4.3; older servers ignore the extra parameters.
+        query = urlencode(
+            {
+                "response_type": "code",
+                "client_id": app.client_id,
+                "redirect_uri": redirect_uri,
+                "scope": SCOPES,
+                "state": state,
+                "code_challenge": code_challenge,
+                "code_challenge_method": "S256",
+            }
+        )
+        return f"{instance_url}/oauth/authorize?{query}"
+
+    def complete_connect(
+        self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
+    ) -> ConnectedIdentity:
+        instance_url = normalize_instance(instance or "")
+        app = MastodonApp.objects.filter(instance_url=instance_url).first()
+        if app is None:
+            raise ValidationFailed("Start connecting from this site again.", code="NO_APP")
+        token = oauth.token_request(
+            f"{instance_url}/oauth/token",
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "client_id": app.client_id,
+                "client_secret": app.client_secret,
+                "redirect_uri": redirect_uri,
+                "code_verifier": code_verifier,
+                "scope": SCOPES,
+            },
+        )
+        credentials = {"access_token": token["access_token"]}
+        with _client(credentials) as http:
+            response = httpcall.send(
+                http, "GET", f"{instance_url}/api/v1/accounts/verify_credentials", is_create=False
+            )
+            if response.status_code != 200:
+                raise classify(response, is_create=False)
+            me = response.json()
+            server = _server_info(http, instance_url)
+        host = instance_url.removeprefix("https://")
+        return ConnectedIdentity(
+            remote_id=f"{me['id']}@{host}",
+            handle=f"{me['username']}@{host}",
+            display_name=me.get("display_name") or me["username"],
+            credentials=credentials,
+            token_expires_at=None,
+            settings={"instance": instance_url, "account_id": str(me["id"]), **server},
+        )
+
+
+def _server_info(http: httpx.Client, instance_url: str) -> dict:
+    """What the instance says about itself; optional, so failures are ignored."""
+    try:
+        response = httpcall.send(http, "GET", f"{instance_url}/api/v2/instance", is_create=False)
+    except ProviderError:
+        return {}
+    if response.status_code != 200:
+        return {}
+    body = httpcall.json_body(response)
+    version = str(body.get("version", ""))
+    info: dict = {
+        "server_version": version,
+        # Pleroma-family servers report "x.y.z (compatible; ...)" and may ignore the key.
+        "honours_idempotency_key": bool(version) and "compatible" not in version,
+    }
+    limit = body.get("configuration", {}).get("statuses", {}).get("max_characters")
+    if isinstance(limit, int):
+        info["max_characters"] = limit
+    return info
+
+
+def _client(credentials: dict) -> httpx.Client:
+    return httpcall.client(headers={"Authorization": f"Bearer {credentials['access_token']}"})
+
+
+def _instance(account: SocialAccount) -> str:
+    return account.settings["instance"].rstrip("/")
+
+
+def _published(status: dict) -> PublishedSegment:
+    return PublishedSegment(
+        provider_post_id=str(status["id"]),
+        provider_url=status.get("url") or status.get("uri") or "",
+        published_at=_parse_time(status["created_at"]),
+    )
+
+
+def _parse_time(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+_BREAK = re.compile(r"<br\s*/?>|</p>\s*<p[^>]*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]+>")
+_REMOTE_MENTION = re.compile(r"(?<![\w@])(@[\w.]+)@[\w.-]+\w")
+_SPACE = re.compile(r"\s+")
+
+
+def _html_text(content: str) -> str:
+    """A status's HTML back to plain text: Mastodon wraps paragraphs, links and mentions in
+    tags but keeps every character of the original text inside them."""
+    return html.unescape(_TAG.sub("", _BREAK.sub("\n", content)))
+
+
+def _normalize(text: str, *, mentions: bool = False) -> str:
+    if mentions:  # a remote @user@domain is rendered as @user
+        text = _REMOTE_MENTION.sub(r"\1", text)
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+register_adapter(MastodonAdapter())

@@ -1,0 +1,83 @@
+"""Registering this site as an OAuth app on a Mastodon instance, once per instance."""
+
+from __future__ import annotations
+
+import re
+
+from django.conf import settings
+from django.db import transaction
+
+from apps.common.errors import ValidationFailed
+from apps.providers import httpcall
+from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.mastodon.errors import classify
+from apps.providers.mastodon.models import MastodonApp
+
+CLIENT_NAME = "Socialpost"
+# Publishing needs the write scopes; reconciliation lists the account's own statuses and
+# connecting reads the profile (verify_credentials).
+SCOPES = "read:accounts read:statuses write:statuses write:media"
+
+_HOST = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$")
+
+
+def normalize_instance(raw: str) -> str:
+    """'Mastodon.Social', 'https://mastodon.social/' and '@me@mastodon.social' all become
+    'https://mastodon.social'. Only public HTTPS hosts are accepted."""
+    value = (raw or "").strip().lower()
+    if value.startswith("@") or ("@" in value and "://" not in value):
+        value = value.rsplit("@", 1)[-1]
+    value = value.removeprefix("https://").split("/", 1)[0]
+    if not _HOST.match(value):
+        raise ValidationFailed(
+            "Enter the instance's domain, for example mastodon.social.",
+            code="INVALID_INSTANCE",
+            details={"instance": raw},
+        )
+    url = f"https://{value}"
+    try:
+        return httpcall.require_public_https(url)
+    except httpcall.UnsafeURL as exc:
+        raise ValidationFailed(str(exc), code="INVALID_INSTANCE") from exc
+
+
+def mastodon_app_get_or_register(*, instance_url: str, redirect_uri: str) -> MastodonApp:
+    """The cached app for the instance, registering it (`POST /api/v1/apps`) when missing or
+    when it was registered for another redirect URI or scope set."""
+    app = MastodonApp.objects.filter(instance_url=instance_url).first()
+    if app is not None and app.redirect_uri == redirect_uri and app.scopes == SCOPES:
+        return app
+    with httpcall.client() as http:
+        response = httpcall.send(
+            http,
+            "POST",
+            f"{instance_url}/api/v1/apps",
+            is_create=False,  # an extra app registration is harmless
+            data={
+                "client_name": CLIENT_NAME,
+                "redirect_uris": redirect_uri,
+                "scopes": SCOPES,
+                "website": settings.SITE_URL,
+            },
+        )
+    if response.status_code != 200:
+        raise classify(response, is_create=False)
+    body = httpcall.json_body(response)
+    if not body.get("client_id") or not body.get("client_secret"):
+        raise ProviderError(
+            ErrorKind.UNKNOWN, f"{instance_url} did not return app credentials.", http_status=200
+        )
+    return _store(instance_url, redirect_uri, body["client_id"], body["client_secret"])
+
+
+@transaction.atomic
+def _store(instance_url: str, redirect_uri: str, client_id: str, secret: str) -> MastodonApp:
+    app = MastodonApp.objects.select_for_update().filter(instance_url=instance_url).first()
+    app = app or MastodonApp(instance_url=instance_url)
+    app.client_id = client_id
+    app.redirect_uri = redirect_uri
+    app.scopes = SCOPES
+    app.set_client_secret(secret)
+    app.full_clean(exclude=["client_secret_ciphertext"])
+    app.save()
+    return app

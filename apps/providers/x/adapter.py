@@ -1,0 +1,247 @@
+"""The X adapter (API v2): posts, chunked media with alt text, reply threads, OAuth 2 with
+PKCE and rotating refresh tokens, reconciliation by reading the user's timeline.
+
+X has no idempotency handle and refuses an identical resend as duplicate content without
+naming the existing post, so an unknown outcome is a single attempt settled by lookup.
+Weighted character counting belongs to the capability catalog, not here.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
+
+import httpx
+from django.conf import settings as django_settings
+from django.utils import timezone
+
+from apps.accounts.models import SocialAccount
+from apps.common.errors import ValidationFailed
+from apps.providers import httpcall, oauth
+from apps.providers.base import (
+    Adapter,
+    ConnectedIdentity,
+    PublishContext,
+    PublishedSegment,
+    ReplyTarget,
+    SegmentPayload,
+    register_adapter,
+)
+from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.x import media as x_media
+from apps.providers.x.errors import classify
+
+API = "https://api.x.com/2"
+AUTHORIZE = "https://x.com/i/oauth2/authorize"
+TOKEN = "https://api.x.com/2/oauth2/token"
+SCOPES = "tweet.read tweet.write users.read offline.access media.write"
+# Access tokens live 2 hours.
+REFRESH_MARGIN = timedelta(minutes=5)
+CLOCK_SKEW = timedelta(minutes=2)
+
+
+class XAdapter(Adapter):
+    platform = "x"
+    retry_safe_after_unknown = False
+
+    # Credentials
+
+    def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
+        expiry = oauth.parse_expires_at(credentials.get("expires_at")) or account.token_expires_at
+        if not oauth.is_near_expiry(expiry, REFRESH_MARGIN):
+            return None
+        return self.refresh(credentials)
+
+    def refresh(self, credentials: dict) -> dict:
+        """A new token pair. X refresh tokens are single-use: the returned one replaces the
+        stored one, and reusing the old one fails (AUTH_EXPIRED, reconnect)."""
+        if not credentials.get("refresh_token"):
+            raise ProviderError(
+                ErrorKind.AUTH_EXPIRED,
+                "The X token expired and there is no refresh token; reconnect the account.",
+                code="no_refresh_token",
+            )
+        client_id, auth = _client_auth()
+        token = oauth.token_request(
+            TOKEN,
+            {
+                "grant_type": "refresh_token",
+                "refresh_token": credentials["refresh_token"],
+                "client_id": client_id,
+            },
+            auth=auth,
+        )
+        return _credentials(token, previous=credentials)
+
+    # Publishing
+
+    def publish_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
+    ) -> PublishedSegment:
+        api = _Api(ctx, self)
+        checkpoint = ctx.checkpoint.setdefault(f"x_media_s{segment.position}", {})
+        media_ids = [x_media.upload(api.send, m, checkpoint) for m in segment.media]
+        payload: dict = {"text": segment.text}
+        if media_ids:
+            payload["media"] = {"media_ids": media_ids}
+        if reply_to is not None:
+            payload["reply"] = {"in_reply_to_tweet_id": reply_to.parent.provider_post_id}
+        response = api.send("POST", f"{API}/tweets", is_create=True, json=payload)
+        if response.status_code != 201:
+            raise classify(response, is_create=True)
+        post_id = str(response.json()["data"]["id"])
+        return PublishedSegment(
+            provider_post_id=post_id,
+            provider_url=_post_url(ctx.account, post_id),
+            published_at=timezone.now(),
+        )
+
+    # Reconciliation
+
+    def lookup_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
+    ) -> PublishedSegment | None:
+        """Best effort: the user's posts since the attempt began, matched on normalized text
+        (X rewrites links to t.co and escapes &, < and >). Reads are billed."""
+        start = (not_before - CLOCK_SKEW).astimezone(UTC)
+        response = _Api(ctx, self).send(
+            "GET",
+            f"{API}/users/{ctx.account.remote_id}/tweets",
+            params={
+                "start_time": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "max_results": 100,
+                "tweet.fields": "created_at",
+            },
+        )
+        if response.status_code != 200:
+            raise classify(response, is_create=False)
+        wanted = _normalize(segment.text)
+        for post in response.json().get("data", []):
+            if _normalize(post.get("text", "")) == wanted:
+                created = post.get("created_at")
+                return PublishedSegment(
+                    provider_post_id=str(post["id"]),
+                    provider_url=_post_url(ctx.account, str(post["id"])),
+                    published_at=datetime.fromisoformat(created.replace("Z", "+00:00"))
+                    if created
+                    else None,
+                )
+        return None
+
+    # Connect
+
+    def authorization_url(
+        self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None
+    ) -> str:
+        client_id, _ = _client_auth()
+        query = urlencode(
+            {
+                "response_type": "code",
+                "client_id": client_id,
+                "redirect_uri": redirect_uri,
+                "scope": SCOPES,
+                "state": state,
+                "code_challenge": code_challenge,
+                "code_challenge_method": "S256",
+            }
+        )
+        return f"{AUTHORIZE}?{query}"
+
+    def complete_connect(
+        self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
+    ) -> ConnectedIdentity:
+        client_id, auth = _client_auth()
+        token = oauth.token_request(
+            TOKEN,
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": redirect_uri,
+                "code_verifier": code_verifier,
+                "client_id": client_id,
+            },
+            auth=auth,
+        )
+        credentials = _credentials(token)
+        with httpcall.client(headers=_bearer(credentials)) as http:
+            response = httpcall.send(http, "GET", f"{API}/users/me", is_create=False)
+        if response.status_code != 200:
+            raise classify(response, is_create=False)
+        me = response.json()["data"]
+        return ConnectedIdentity(
+            remote_id=str(me["id"]),
+            handle=me["username"],
+            display_name=me.get("name", ""),
+            credentials=credentials,
+            token_expires_at=oauth.parse_expires_at(credentials.get("expires_at")),
+            settings={"username": me["username"]},
+        )
+
+
+class _Api:
+    """Calls with the account's bearer token. A 401 is answered once by refreshing the
+    token (stored at once: the old refresh token is spent) and repeating the call, which X
+    refused before doing anything."""
+
+    def __init__(self, ctx: PublishContext, adapter: XAdapter) -> None:
+        self.ctx = ctx
+        self.adapter = adapter
+        self.refreshed = False
+
+    def send(self, method: str, url: str, *, is_create: bool = False, **kwargs) -> httpx.Response:
+        while True:
+            with httpcall.client(headers=_bearer(self.ctx.credentials)) as http:
+                response = httpcall.send(http, method, url, is_create=is_create, **kwargs)
+            if response.status_code != 401 or self.refreshed:
+                return response
+            self.refreshed = True
+            fresh = self.adapter.refresh(self.ctx.credentials)
+            oauth.credentials_store_refreshed(self.ctx.account, fresh)
+            self.ctx.credentials.update(fresh)
+
+
+def _credentials(token: dict, previous: dict | None = None) -> dict:
+    credentials = dict(previous or {})
+    credentials["access_token"] = token["access_token"]
+    expiry = oauth.expires_at(token.get("expires_in"))
+    credentials["expires_at"] = expiry.isoformat() if expiry else None
+    if token.get("refresh_token"):
+        credentials["refresh_token"] = token["refresh_token"]
+    return credentials
+
+
+def _bearer(credentials: dict) -> dict:
+    return {"Authorization": f"Bearer {credentials['access_token']}"}
+
+
+def _client_auth() -> tuple[str, tuple[str, str] | None]:
+    """(client id, HTTP Basic auth): confidential clients authenticate with their secret;
+    a public client sends only its id."""
+    client_id = django_settings.X_CLIENT_ID
+    if not client_id:
+        raise ValidationFailed(
+            "X is not configured on this site (X_CLIENT_ID).", code="NOT_CONFIGURED"
+        )
+    secret = django_settings.X_CLIENT_SECRET
+    return client_id, (client_id, secret) if secret else None
+
+
+def _post_url(account: SocialAccount, post_id: str) -> str:
+    return f"https://x.com/{account.handle}/status/{post_id}"
+
+
+_URL = re.compile(r"https?://\S+")
+_LEADING_MENTIONS = re.compile(r"^(?:@\w+\s+)+")
+_SPACE = re.compile(r"\s+")
+
+
+def _normalize(text: str) -> str:
+    text = unicodedata.normalize("NFC", html.unescape(text))
+    text = _LEADING_MENTIONS.sub("", _URL.sub(" ", text))
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+register_adapter(XAdapter())

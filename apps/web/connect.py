@@ -1,0 +1,238 @@
+"""Connecting social accounts: the OAuth start and callback, and the app-password form.
+
+The start stores a random state and a PKCE verifier in the session, keyed by the state, and
+sends the person to the platform. The callback accepts only a state this session started,
+exchanges the code, and stores the account through the accounts service (credentials are
+encrypted there). Only workspace admins connect accounts; a workspace the user cannot see
+is a 404.
+"""
+
+from __future__ import annotations
+
+import time
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from apps.accounts.models import Workspace
+from apps.accounts.permissions import Action, can, workspaces_for
+from apps.accounts.services import social_account_connect
+from apps.common.errors import DomainError
+from apps.providers import oauth
+from apps.providers.base import (
+    Adapter,
+    ConnectedIdentity,
+    SupportsOAuthConnect,
+    SupportsPasswordConnect,
+    get_adapter,
+)
+from apps.providers.errors import ProviderError
+
+SESSION_KEY = "connect_flows"
+FLOW_TTL_S = 600  # a person has ten minutes at the platform's consent screen
+MAX_FLOWS = 5
+
+
+class AppPasswordForm(forms.Form):
+    identifier = forms.CharField(label="Handle or e-mail", max_length=253)
+    password = forms.CharField(
+        label="App password",
+        max_length=128,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"aria-describedby": "password_help"}),
+    )
+    service = forms.CharField(
+        label="Server (leave empty for bsky.social)", max_length=253, required=False
+    )
+
+
+def _admin_workspace(request: HttpRequest, slug: str) -> Workspace:
+    workspace = get_object_or_404(workspaces_for(request.user), slug=slug)
+    if not can(request.user, workspace, Action.ADMIN):
+        raise PermissionDenied("Only workspace admins connect accounts.")
+    return workspace
+
+
+def _adapter(platform: str) -> Adapter:
+    try:
+        return get_adapter(platform)
+    except LookupError:
+        raise Http404("Unknown platform.") from None
+
+
+def _redirect_uri(platform: str) -> str:
+    return settings.SITE_URL.rstrip("/") + reverse("connect-callback", args=[platform])
+
+
+def _accounts_url(workspace: Workspace) -> str:
+    try:
+        return reverse("workspace-accounts", kwargs={"workspace_slug": workspace.slug})
+    except NoReverseMatch:  # the accounts page arrives with the full web app
+        return reverse("home")
+
+
+def _remember_flow(request: HttpRequest, state: str, flow: dict) -> None:
+    now = time.time()
+    flows = {
+        key: value
+        for key, value in request.session.get(SESSION_KEY, {}).items()
+        if now - value["started"] < FLOW_TTL_S
+    }
+    flows[state] = {**flow, "started": now}
+    # Keep the newest few: abandoned attempts must not grow the session forever.
+    newest = sorted(flows.items(), key=lambda item: item[1]["started"])[-MAX_FLOWS:]
+    request.session[SESSION_KEY] = dict(newest)
+
+
+def _take_flow(request: HttpRequest, state: str) -> dict | None:
+    """The flow this session started with `state`, removed so a callback works once."""
+    flows = request.session.get(SESSION_KEY, {})
+    flow = flows.pop(state, None) if state else None
+    request.session[SESSION_KEY] = flows
+    if flow is None or time.time() - flow["started"] >= FLOW_TTL_S:
+        return None
+    return flow
+
+
+def _failed(
+    request: HttpRequest, message: str, *, status: int, workspace: Workspace | None = None
+) -> HttpResponse:
+    context = {"message": message, "workspace": workspace}
+    return render(request, "web/connect_error.html", context, status=status)
+
+
+def _connected(
+    request: HttpRequest, workspace: Workspace, platform: str, identity: ConnectedIdentity
+) -> HttpResponse:
+    social_account_connect(
+        workspace=workspace,
+        platform=platform,
+        remote_id=identity.remote_id,
+        handle=identity.handle,
+        display_name=identity.display_name,
+        credentials=identity.credentials,
+        token_expires_at=identity.token_expires_at,
+        settings=identity.settings,
+    )
+    messages.success(request, f"Connected {identity.handle} on {platform}.")
+    return redirect(_accounts_url(workspace))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def connect_start(request: HttpRequest, workspace_slug: str, platform: str) -> HttpResponse:
+    """GET: a page with the connect button (and the instance field where the platform is
+    federated). POST: remember state + PKCE verifier, redirect to the platform."""
+    workspace = _admin_workspace(request, workspace_slug)
+    adapter = _adapter(platform)
+    if not isinstance(adapter, SupportsOAuthConnect):
+        if isinstance(adapter, SupportsPasswordConnect):
+            return redirect("connect-password", workspace_slug=workspace.slug, platform=platform)
+        raise Http404("This platform cannot be connected from the web app.")
+    asks_instance = getattr(adapter, "connect_asks_instance", False)
+    context = {"workspace": workspace, "platform": platform, "asks_instance": asks_instance}
+    if request.method == "GET":
+        return render(request, "web/connect_start.html", context)
+    instance = request.POST.get("instance", "").strip() or None
+    if asks_instance and not instance:
+        context["error"] = "Enter your server's domain, for example mastodon.social."
+        return render(request, "web/connect_start.html", context, status=400)
+    state, verifier = oauth.new_state(), oauth.new_code_verifier()
+    redirect_uri = _redirect_uri(platform)
+    try:
+        url = adapter.authorization_url(
+            state=state,
+            code_challenge=oauth.code_challenge(verifier),
+            redirect_uri=redirect_uri,
+            instance=instance,
+        )
+    except (ProviderError, DomainError) as exc:
+        context["error"] = exc.message
+        return render(request, "web/connect_start.html", context, status=400)
+    _remember_flow(
+        request,
+        state,
+        {
+            "platform": platform,
+            "workspace_id": workspace.pk,
+            "verifier": verifier,
+            "redirect_uri": redirect_uri,
+            "instance": instance,
+        },
+    )
+    return HttpResponseRedirect(url)
+
+
+@login_required
+@require_GET
+def connect_callback(request: HttpRequest, platform: str) -> HttpResponse:
+    """Where the platform sends the person back, with `code` and `state` or an `error`."""
+    flow = _take_flow(request, request.GET.get("state", ""))
+    if flow is None or flow["platform"] != platform:
+        return _failed(
+            request,
+            "This connection attempt was not started here or has expired. Start again.",
+            status=400,
+        )
+    workspace = get_object_or_404(workspaces_for(request.user), pk=flow["workspace_id"])
+    if not can(request.user, workspace, Action.ADMIN):
+        raise PermissionDenied("Only workspace admins connect accounts.")
+    error = request.GET.get("error")
+    if error:
+        # access_denied (OAuth 2), user_cancelled_login / user_cancelled_authorize (LinkedIn)
+        denied = error == "access_denied" or error.startswith("user_cancelled")
+        message = (
+            "The connection was cancelled at the platform; nothing was connected."
+            if denied
+            else f"The platform refused the connection ({error})."
+        )
+        return _failed(request, message, status=400, workspace=workspace)
+    code = request.GET.get("code")
+    if not code:
+        return _failed(request, "The platform sent no authorization code.", status=400)
+    adapter = _adapter(platform)
+    try:
+        identity = adapter.complete_connect(
+            code=code,
+            code_verifier=flow["verifier"],
+            redirect_uri=flow["redirect_uri"],
+            instance=flow.get("instance"),
+        )
+    except (ProviderError, DomainError) as exc:
+        return _failed(
+            request, f"Connecting failed: {exc.message}", status=502, workspace=workspace
+        )
+    return _connected(request, workspace, platform, identity)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def connect_password(request: HttpRequest, workspace_slug: str, platform: str) -> HttpResponse:
+    """Platforms connected with an app password (Bluesky): a form, then a session login."""
+    workspace = _admin_workspace(request, workspace_slug)
+    adapter = _adapter(platform)
+    if not isinstance(adapter, SupportsPasswordConnect):
+        raise Http404("This platform does not connect with an app password.")
+    form = AppPasswordForm(request.POST or None)
+    context = {"workspace": workspace, "platform": platform, "form": form}
+    if request.method == "GET" or not form.is_valid():
+        return render(
+            request, "web/connect_password.html", context, status=400 if form.errors else 200
+        )
+    try:
+        identity = adapter.connect_with_password(
+            identifier=form.cleaned_data["identifier"],
+            password=form.cleaned_data["password"],
+            service=form.cleaned_data["service"] or None,
+        )
+    except (ProviderError, DomainError) as exc:
+        context["error"] = exc.message
+        return render(request, "web/connect_password.html", context, status=400)
+    return _connected(request, workspace, platform, identity)
