@@ -209,6 +209,28 @@ LINKEDIN_CLIENT_SECRET = env.str("LINKEDIN_CLIENT_SECRET", default="")
 LINKEDIN_API_VERSION = env.str("LINKEDIN_API_VERSION", default="202609")
 if not (len(LINKEDIN_API_VERSION) == 6 and LINKEDIN_API_VERSION.isdigit()):
     raise ImproperlyConfigured("LINKEDIN_API_VERSION looks like 202609 (YYYYMM).")
+
+# Platform apps for Threads, Instagram, Facebook Pages, TikTok, YouTube, Pinterest and
+# Reddit. An empty id leaves that platform unconnectable; nothing else depends on them.
+META_APP_ID = env.str("META_APP_ID", default="")
+META_APP_SECRET = env.str("META_APP_SECRET", default="")
+# Threads and Instagram Login have their own app id/secret in Meta's dashboard (default: META_*).
+THREADS_APP_ID = env.str("THREADS_APP_ID", default="")
+THREADS_APP_SECRET = env.str("THREADS_APP_SECRET", default="")
+INSTAGRAM_APP_ID = env.str("INSTAGRAM_APP_ID", default="")
+INSTAGRAM_APP_SECRET = env.str("INSTAGRAM_APP_SECRET", default="")
+TIKTOK_CLIENT_KEY = env.str("TIKTOK_CLIENT_KEY", default="")
+TIKTOK_CLIENT_SECRET = env.str("TIKTOK_CLIENT_SECRET", default="")
+GOOGLE_CLIENT_ID = env.str("GOOGLE_CLIENT_ID", default="")
+GOOGLE_CLIENT_SECRET = env.str("GOOGLE_CLIENT_SECRET", default="")
+PINTEREST_APP_ID = env.str("PINTEREST_APP_ID", default="")
+PINTEREST_APP_SECRET = env.str("PINTEREST_APP_SECRET", default="")
+REDDIT_CLIENT_ID = env.str("REDDIT_CLIENT_ID", default="")
+REDDIT_CLIENT_SECRET = env.str("REDDIT_CLIENT_SECRET", default="")
+# Reddit throttles generic agents; name the deployment and a contact.
+REDDIT_USER_AGENT = env.str(
+    "REDDIT_USER_AGENT", default="web:socialpost:0.1 (self-hosted social publishing)"
+)
 MAINTENANCE_MODE = env.bool("MAINTENANCE_MODE", default=False)
 # How long each process trusts its last read of the admin's maintenance switch.
 MAINTENANCE_CACHE_S = env.float("MAINTENANCE_CACHE_S", default=5.0)

@@ -49,6 +49,10 @@ class PublishContext:
     settings: dict
     rendition_id: int
     idempotency_base: str  # stable across attempts; adapters derive per-segment handles
+    # Server-issued handles an adapter must find again on the next attempt (a YouTube upload
+    # session, a Meta container). Adapters write into it before the step the handle guards;
+    # the pipeline persists it on the rendition segment between attempts.
+    checkpoint: dict = field(default_factory=dict)
 
     def idempotency_key(self, position: int) -> str:
         return f"{self.idempotency_base}-s{position}"
@@ -127,6 +131,37 @@ def get_adapter(platform: str) -> Adapter:
         return _ADAPTERS[platform]
     except KeyError:
         raise LookupError(f"No adapter for platform '{platform}'.") from None
+
+
+@dataclass(frozen=True)
+class PollSchedule:
+    """How an asynchronous platform wants a pending segment polled: the first poll after
+    `initial_delay_s`, then every `interval_s` (multiplied by `factor` after each poll, up to
+    `max_interval_s`), every `slow_interval_s` once `slow_after_s` have passed, and no more
+    polls once `max_wait_s` have passed since the segment was accepted (the time budget)."""
+
+    initial_delay_s: float
+    interval_s: float
+    max_wait_s: float
+    factor: float = 1.0
+    max_interval_s: float | None = None
+    slow_after_s: float | None = None
+    slow_interval_s: float | None = None
+
+    def next_delay(self, *, polls_done: int, elapsed_s: float) -> float | None:
+        """Seconds to wait before the next poll, or None when the budget is spent."""
+        if polls_done == 0:
+            delay = self.initial_delay_s
+        elif self.slow_after_s is not None and elapsed_s >= self.slow_after_s:
+            delay = self.slow_interval_s or self.interval_s
+        else:
+            delay = self.interval_s * self.factor ** (polls_done - 1)
+            if self.max_interval_s is not None:
+                delay = min(delay, self.max_interval_s)
+        if elapsed_s + delay > self.max_wait_s:
+            remaining = self.max_wait_s - elapsed_s
+            return remaining if remaining > 0 else None
+        return delay
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,325 @@
+"""Facebook Pages: text and link posts, photos (one, or several attached to a feed post),
+and videos (pending until processed), published with the Page's access token.
+
+Connecting goes through the person who manages the Page: their token is exchanged for a
+long-lived one, their Pages are listed, and `page_select` turns the chosen Page into the
+account to store (a Page token derived from a long-lived user token does not expire).
+Facebook offers no idempotency handle; a lost answer is reconciled by listing the Page's
+published posts.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from datetime import datetime, timedelta
+from urllib.parse import urlencode
+
+import httpx
+from django.conf import settings
+from django.utils import timezone
+
+from apps.providers.base import (
+    Adapter,
+    ConnectedIdentity,
+    MediaPayload,
+    PollSchedule,
+    PublishContext,
+    PublishedSegment,
+    ReplyTarget,
+    SegmentPayload,
+    register_adapter,
+)
+from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.meta_graph import (
+    FACEBOOK_GRAPH,
+    GRAPH_VERSION,
+    exchange_token,
+    graph_call,
+    graph_client,
+    normalize_text,
+    parse_graph_time,
+    token_call,
+)
+from apps.providers.oauth import parse_expires_at
+
+FACEBOOK_AUTHORIZE = f"https://www.facebook.com/{GRAPH_VERSION}/dialog/oauth"
+SCOPES = ["pages_manage_posts", "pages_read_engagement", "pages_show_list", "publish_video"]
+# A Page role that may publish (`tasks` of /me/accounts).
+PUBLISH_TASK = "CREATE_CONTENT"
+
+# Video processing: first check after 5 s, then every 10 s growing to a minute, 30 min budget.
+POLL_SCHEDULE = PollSchedule(
+    initial_delay_s=5, interval_s=10, factor=1.5, max_interval_s=60, max_wait_s=1800
+)
+VIDEO_PENDING = ("processing", "uploading")
+VIDEO_READY = ("ready", "upload_complete")
+
+
+class FacebookPagesAdapter(Adapter):
+    platform = "facebook"
+    poll_schedule = POLL_SCHEDULE
+
+    def publish_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
+    ) -> PublishedSegment:
+        if reply_to is not None:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "Facebook Pages have no threads; publish one segment.",
+                code="threads_unsupported",
+            )
+        videos = [m for m in segment.media if m.kind == "video"]
+        images = [m for m in segment.media if m.kind != "video"]
+        if videos and (images or len(videos) > 1):
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "A Facebook post holds one video, or photos, not both.",
+                code="media_mix",
+            )
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            if videos:
+                return self._video(client, ctx, segment.text, videos[0])
+            if len(images) == 1:
+                body = self._photo(client, ctx, images[0], message=segment.text, published=True)
+                post_id = str(body.get("post_id") or body["id"])
+            else:
+                data = {"message": segment.text}
+                if ctx.settings.get("link"):
+                    data["link"] = ctx.settings["link"]
+                if images:
+                    # Unpublished photos are invisible until the feed post attaches them.
+                    fbids = [
+                        self._photo(client, ctx, image, published=False)["id"] for image in images
+                    ]
+                    data["attached_media"] = json.dumps([{"media_fbid": i} for i in fbids])
+                body = graph_call(client, "POST", self._url(ctx, "feed"), data=data, is_create=True)
+                post_id = str(body["id"])
+            return PublishedSegment(
+                provider_post_id=post_id,
+                provider_url=self._permalink(client, post_id),
+                published_at=timezone.now(),
+            )
+
+    def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment:
+        """A video stays pending while Facebook processes it."""
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            body = graph_call(
+                client,
+                "GET",
+                f"{FACEBOOK_GRAPH}/{pending.provider_post_id}",
+                params={"fields": "status,permalink_url"},
+                is_create=False,
+            )
+        status = (body.get("status") or {}).get("video_status", "")
+        if status in VIDEO_READY:
+            return PublishedSegment(
+                provider_post_id=pending.provider_post_id,
+                provider_url=_absolute(body.get("permalink_url", "")),
+                published_at=timezone.now(),
+            )
+        if status == "error":
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "Facebook could not process the video.",
+                code="video_error",
+            )
+        return pending
+
+    def lookup_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
+    ) -> PublishedSegment | None:
+        """Best effort: the Page's recent published posts with the same text, made after
+        the attempt began (a little clock skew allowed)."""
+        since = not_before - timedelta(minutes=2)
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            body = graph_call(
+                client,
+                "GET",
+                self._url(ctx, "published_posts"),
+                params={
+                    "fields": "id,message,created_time,permalink_url",
+                    "since": int(since.timestamp()),
+                    "limit": 25,
+                },
+                is_create=False,
+            )
+        wanted = normalize_text(segment.text)
+        for post in body.get("data", []):
+            created = parse_graph_time(post.get("created_time"))
+            if normalize_text(post.get("message")) == wanted and created and created >= since:
+                return PublishedSegment(
+                    provider_post_id=str(post["id"]),
+                    provider_url=post.get("permalink_url", ""),
+                    published_at=created,
+                )
+        return None
+
+    # Steps -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _url(ctx: PublishContext, edge: str) -> str:
+        return f"{FACEBOOK_GRAPH}/{ctx.account.remote_id}/{edge}"
+
+    def _photo(
+        self,
+        client: httpx.Client,
+        ctx: PublishContext,
+        image: MediaPayload,
+        *,
+        published: bool,
+        message: str = "",
+    ) -> dict:
+        data = {"published": "true" if published else "false"}
+        if message:
+            data["message"] = message
+        with ExitStack() as stack:
+            files = None
+            if image.public_url:
+                data["url"] = image.public_url
+            else:
+                handle = stack.enter_context(image.open())
+                files = {"source": ("photo", handle, image.mime_type)}
+            return graph_call(
+                client,
+                "POST",
+                self._url(ctx, "photos"),
+                data=data,
+                files=files,
+                is_create=published,
+            )
+
+    def _video(
+        self, client: httpx.Client, ctx: PublishContext, text: str, video: MediaPayload
+    ) -> PublishedSegment:
+        data = {"description": text}
+        if ctx.settings.get("title"):
+            data["title"] = ctx.settings["title"]
+        with ExitStack() as stack:
+            files = None
+            if video.public_url:
+                data["file_url"] = video.public_url
+            else:
+                handle = stack.enter_context(video.open())
+                files = {"source": ("video", handle, video.mime_type)}
+            body = graph_call(
+                client, "POST", self._url(ctx, "videos"), data=data, files=files, is_create=True
+            )
+        return PublishedSegment(provider_post_id=str(body["id"]), pending=True)
+
+    @staticmethod
+    def _permalink(client: httpx.Client, post_id: str) -> str:
+        # The post exists already: a failed read only costs the exact URL.
+        try:
+            body = graph_call(
+                client,
+                "GET",
+                f"{FACEBOOK_GRAPH}/{post_id}",
+                params={"fields": "permalink_url"},
+                is_create=False,
+            )
+        except ProviderError:
+            return f"https://www.facebook.com/{post_id}"
+        return _absolute(body.get("permalink_url", "")) or f"https://www.facebook.com/{post_id}"
+
+    # Connect ---------------------------------------------------------------------------
+
+    def authorization_url(
+        self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None
+    ) -> str:
+        query = {
+            "client_id": settings.META_APP_ID,
+            "redirect_uri": redirect_uri,
+            "state": state,
+            "response_type": "code",
+            "scope": ",".join(SCOPES),
+        }
+        return f"{FACEBOOK_AUTHORIZE}?{urlencode(query)}"
+
+    def complete_connect(
+        self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
+    ) -> ConnectedIdentity:
+        """The person who connected, with their Pages to choose from in
+        `settings["pages"]` (see `page_select`). Page tokens stay in the credentials."""
+        short = token_call(
+            "GET",
+            f"{FACEBOOK_GRAPH}/oauth/access_token",
+            params={
+                "client_id": settings.META_APP_ID,
+                "redirect_uri": redirect_uri,
+                "client_secret": settings.META_APP_SECRET,
+                "code": code,
+            },
+        )
+        long_lived = exchange_token(
+            f"{FACEBOOK_GRAPH}/oauth/access_token",
+            {
+                "grant_type": "fb_exchange_token",
+                "client_id": settings.META_APP_ID,
+                "client_secret": settings.META_APP_SECRET,
+                "fb_exchange_token": short["access_token"],
+            },
+        )
+        with graph_client(long_lived["access_token"]) as client:
+            me = graph_call(
+                client, "GET", f"{FACEBOOK_GRAPH}/me", params={"fields": "id,name"}, is_create=False
+            )
+            accounts = graph_call(
+                client,
+                "GET",
+                f"{FACEBOOK_GRAPH}/me/accounts",
+                params={"fields": "id,name,access_token,tasks", "limit": 100},
+                is_create=False,
+            )
+        pages = accounts.get("data", [])
+        return ConnectedIdentity(
+            remote_id=str(me["id"]),
+            handle=me.get("name", ""),
+            display_name=me.get("name", ""),
+            credentials={
+                "user_access_token": long_lived["access_token"],
+                "page_tokens": {str(p["id"]): p["access_token"] for p in pages},
+            },
+            token_expires_at=parse_expires_at(long_lived["expires_at"]),
+            settings={
+                "pages": [
+                    {
+                        "id": str(p["id"]),
+                        "name": p.get("name", ""),
+                        "can_publish": PUBLISH_TASK in p.get("tasks", [PUBLISH_TASK]),
+                    }
+                    for p in pages
+                ]
+            },
+        )
+
+
+def page_select(identity: ConnectedIdentity, *, page_id: str) -> ConnectedIdentity:
+    """The account to store for the chosen Page: its id, name and Page token.
+
+    Raises LookupError for a Page the person did not grant, or cannot publish to.
+    """
+    page = next((p for p in identity.settings.get("pages", []) if p["id"] == str(page_id)), None)
+    if page is None:
+        raise LookupError(f"Page {page_id} was not among the Pages granted to this site.")
+    if not page["can_publish"]:
+        raise LookupError(f"The connected person cannot publish to the Page {page['name']}.")
+    return ConnectedIdentity(
+        remote_id=page["id"],
+        handle=page["name"],
+        display_name=page["name"],
+        # A Page token derived from a long-lived user token does not expire.
+        credentials={"access_token": identity.credentials["page_tokens"][page["id"]]},
+        token_expires_at=None,
+        settings={"page_id": page["id"], "connected_by": identity.remote_id},
+    )
+
+
+def _absolute(permalink: str) -> str:
+    """Video permalinks come back as paths ("/page/videos/1/")."""
+    if permalink.startswith("/"):
+        return f"https://www.facebook.com{permalink}"
+    return permalink
+
+
+register_adapter(FacebookPagesAdapter())

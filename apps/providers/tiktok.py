@@ -1,0 +1,503 @@
+"""TikTok Content Posting API: direct posts of a video (uploaded in chunks, or pulled from
+a verified URL) or of photos (pulled from URLs), then status polling until TikTok has
+processed and published it.
+
+TikTok has no idempotency handle: the `publish_id` exists only once init has answered, so
+an init whose answer is lost is never repeated (a second init could make a second post).
+The publish_id is written to the checkpoint the moment it arrives; polling and
+reconciliation read its status.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
+
+import httpx
+from django.conf import settings
+from django.utils import timezone
+
+from apps.accounts.models import SocialAccount
+from apps.providers import oauth
+from apps.providers.base import (
+    Adapter,
+    ConnectedIdentity,
+    MediaPayload,
+    PollSchedule,
+    PublishContext,
+    PublishedSegment,
+    ReplyTarget,
+    SegmentPayload,
+    register_adapter,
+)
+from apps.providers.errors import (
+    Action,
+    ErrorKind,
+    ProviderError,
+    classify_status,
+    classify_transport,
+)
+from apps.providers.meta_graph import normalize_text
+
+API = "https://open.tiktokapis.com/v2"
+AUTHORIZE = "https://www.tiktok.com/v2/auth/authorize/"
+TOKEN = f"{API}/oauth/token/"
+SCOPES = ["user.info.basic", "video.publish", "video.list"]
+REFRESH_MARGIN = timedelta(minutes=10)
+
+# Files up to this size go in one chunk; larger ones in CHUNK_SIZE pieces, the last piece
+# taking the remainder (TikTok: chunks of 5-64 MB, the last up to 128 MB, at most 1,000).
+SINGLE_CHUNK_MAX = 64 * 1024 * 1024
+CHUNK_SIZE = 10 * 1024 * 1024
+
+# Processing takes seconds to minutes, moderation usually under a minute but sometimes
+# hours: poll after 5 s, then every 10 s growing by half each time to one poll every 10
+# minutes, for up to 24 h. (status/fetch allows 30 calls a minute per token.)
+POLL_SCHEDULE = PollSchedule(
+    initial_delay_s=5, interval_s=10, factor=1.5, max_interval_s=600, max_wait_s=86400
+)
+# PUBLISH_COMPLETE comes before moderation hands out the public post id; wait this long for
+# the id (and the URL it gives) before settling for the publish_id.
+MODERATION_GRACE = timedelta(hours=2)
+
+PROCESSING = ("PROCESSING_UPLOAD", "PROCESSING_DOWNLOAD")
+DONE = ("PUBLISH_COMPLETE", "SEND_TO_USER_INBOX")
+FAILED = "FAILED"
+
+# error.code → (kind, action or None for the kind's default)
+ERROR_CODES: dict[str, tuple[ErrorKind, Action | None]] = {
+    "access_token_invalid": (ErrorKind.AUTH_EXPIRED, None),
+    "scope_not_authorized": (ErrorKind.PERMISSION_MISSING, None),
+    "scope_permission_missed": (ErrorKind.PERMISSION_MISSING, None),
+    "invalid_params": (ErrorKind.CONTENT_REJECTED, None),
+    "invalid_file_upload": (ErrorKind.CONTENT_REJECTED, None),
+    "privacy_level_option_mismatch": (ErrorKind.CONTENT_REJECTED, None),
+    "url_ownership_unverified": (ErrorKind.CONTENT_REJECTED, Action.CONTACT_SUPPORT),
+    "unaudited_client_can_only_post_to_private_accounts": (ErrorKind.PLAN_RESTRICTED, None),
+    "spam_risk_too_many_posts": (ErrorKind.RATE_LIMITED, None),
+    "spam_risk_user_banned_from_posting": (
+        ErrorKind.PERMISSION_MISSING,
+        Action.CONTACT_SUPPORT,
+    ),
+    "spam_risk_text": (ErrorKind.CONTENT_REJECTED, None),
+    "reached_active_user_cap": (ErrorKind.RATE_LIMITED, None),
+    "rate_limit_exceeded": (ErrorKind.RATE_LIMITED, None),
+}
+# FAILED status reasons; anything else is treated as a rejection of the media.
+RETRYABLE_FAIL_REASONS = frozenset({"internal"})
+
+
+def _retry_at(code: str) -> datetime | None:
+    now = datetime.now(UTC)
+    if code == "rate_limit_exceeded":
+        return now + timedelta(minutes=1)  # per-minute windows
+    if code == "spam_risk_too_many_posts":
+        return now + timedelta(hours=24)  # an unpublished daily creator cap
+    if code == "reached_active_user_cap":
+        return (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return None
+
+
+def _error(response: httpx.Response, *, is_create: bool) -> ProviderError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
+    code, message = error.get("code") or None, error.get("message") or ""
+    if code in ERROR_CODES:
+        kind, action = ERROR_CODES[code]
+        return ProviderError(
+            kind,
+            message or code,
+            code=code,
+            http_status=response.status_code,
+            retry_at=_retry_at(code),
+            action=action,
+        )
+    return classify_status(response, is_create=is_create, code=code, message=message)
+
+
+def _call(client: httpx.Client, url: str, payload: dict, *, is_create: bool) -> dict:
+    """POST JSON to the API; the `data` of an envelope whose error code is "ok"."""
+    try:
+        response = client.post(url, json=payload)
+    except httpx.HTTPError as exc:
+        raise classify_transport(exc, is_create=is_create) from exc
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    ok = response.status_code == 200 and (body.get("error") or {}).get("code") == "ok"
+    if not ok:
+        raise _error(response, is_create=is_create)
+    return body.get("data") or {}
+
+
+def _client(access_token: str) -> httpx.Client:
+    return httpx.Client(
+        headers={
+            "Authorization": f"Bearer {access_token}",
+            "Content-Type": "application/json; charset=UTF-8",
+        },
+        timeout=settings.PROVIDER_TIMEOUT_S,
+    )
+
+
+def _chunks(size: int) -> tuple[int, int]:
+    """(chunk_size, total_chunk_count) as TikTok counts them: floor(size / chunk_size)."""
+    if size <= SINGLE_CHUNK_MAX:
+        return size, 1
+    return CHUNK_SIZE, size // CHUNK_SIZE
+
+
+class TikTokAdapter(Adapter):
+    platform = "tiktok"
+    poll_schedule = POLL_SCHEDULE
+    retry_safe_after_unknown = False
+
+    def publish_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
+    ) -> PublishedSegment:
+        """creator_info (privacy options) → init → upload → pending with the publish_id."""
+        videos = [m for m in segment.media if m.kind == "video"]
+        photos = [m for m in segment.media if m.kind != "video"]
+        if reply_to is not None or not segment.media or (videos and photos) or len(videos) > 1:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "A TikTok post is one video or a set of photos, with no threads.",
+                code="unsupported_content",
+            )
+        with _client(ctx.credentials.get("access_token", "")) as client:
+            creator = _call(client, f"{API}/post/publish/creator_info/query/", {}, is_create=False)
+            post_info = self._post_info(ctx, creator)
+            if videos:
+                return self._video(client, ctx, segment, videos[0], post_info)
+            return self._photos(client, ctx, segment, photos, post_info)
+
+    def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment:
+        with _client(ctx.credentials.get("access_token", "")) as client:
+            return self._status(client, ctx, pending.provider_post_id)
+
+    def lookup_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
+    ) -> PublishedSegment | None:
+        """With a publish_id: its status (a pending result means TikTok is still working on
+        it; keep polling). Without one (init's answer was lost): the creator's recent videos,
+        matched by caption and time. That match is weak: a video shows up only after
+        moderation, so "not found" soon after the attempt proves little."""
+        publish_id = ctx.checkpoint.get("publish_id")
+        with _client(ctx.credentials.get("access_token", "")) as client:
+            if publish_id:
+                data = self._fetch_status(client, publish_id)
+                if data.get("status") == FAILED:
+                    return None  # TikTok gave up on it: no post exists
+                return self._interpret(ctx, publish_id, data)
+            data = _call(
+                client,
+                f"{API}/video/list/?fields=id,title,create_time,share_url",
+                {"max_count": 20},
+                is_create=False,
+            )
+        since = not_before - timedelta(minutes=2)
+        wanted = normalize_text(segment.text)
+        for video in data.get("videos", []):
+            created = datetime.fromtimestamp(int(video.get("create_time", 0)), tz=UTC)
+            if normalize_text(video.get("title")) == wanted and created >= since:
+                return PublishedSegment(
+                    provider_post_id=str(video["id"]),
+                    provider_url=video.get("share_url", ""),
+                    published_at=created,
+                )
+        return None
+
+    # Steps -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _post_info(ctx: PublishContext, creator: dict) -> dict:
+        """post_info from the rendition's settings, checked against what the creator allows
+        (TikTok requires an explicit privacy level chosen from the creator's options)."""
+        privacy = ctx.settings.get("privacy_level")
+        options = creator.get("privacy_level_options", [])
+        if not privacy:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                f"Choose who can see this TikTok post ({', '.join(options)}).",
+                code="privacy_level_required",
+            )
+        if privacy not in options:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                f"This creator can post only as {', '.join(options)}, not {privacy}.",
+                code="privacy_level_option_mismatch",
+            )
+        # An interaction the creator turned off in the app must stay off.
+        return {
+            "privacy_level": privacy,
+            "disable_comment": bool(
+                ctx.settings.get("disable_comment") or creator.get("comment_disabled")
+            ),
+            "disable_duet": bool(ctx.settings.get("disable_duet") or creator.get("duet_disabled")),
+            "disable_stitch": bool(
+                ctx.settings.get("disable_stitch") or creator.get("stitch_disabled")
+            ),
+            "brand_content_toggle": bool(ctx.settings.get("brand_content_toggle")),
+            "brand_organic_toggle": bool(ctx.settings.get("brand_organic_toggle")),
+        }
+
+    def _video(
+        self,
+        client: httpx.Client,
+        ctx: PublishContext,
+        segment: SegmentPayload,
+        video: MediaPayload,
+        post_info: dict,
+    ) -> PublishedSegment:
+        pull = ctx.settings.get("video_source") == "PULL_FROM_URL" and video.public_url
+        if pull:
+            source_info = {"source": "PULL_FROM_URL", "video_url": video.public_url}
+        else:
+            chunk_size, count = _chunks(video.size_bytes)
+            source_info = {
+                "source": "FILE_UPLOAD",
+                "video_size": video.size_bytes,
+                "chunk_size": chunk_size,
+                "total_chunk_count": count,
+            }
+        data = self._init(
+            client,
+            ctx,
+            f"{API}/post/publish/video/init/",
+            {"post_info": {**post_info, "title": segment.text}, "source_info": source_info},
+        )
+        if not pull:
+            self._upload(data["upload_url"], video, *_chunks(video.size_bytes))
+        return PublishedSegment(provider_post_id=data["publish_id"], pending=True)
+
+    def _photos(
+        self,
+        client: httpx.Client,
+        ctx: PublishContext,
+        segment: SegmentPayload,
+        photos: list[MediaPayload],
+        post_info: dict,
+    ) -> PublishedSegment:
+        # Photos can only be pulled by TikTok from URLs on a verified domain.
+        urls = [p.public_url for p in photos]
+        if not all(urls):
+            raise ProviderError(
+                ErrorKind.UNKNOWN,
+                "TikTok fetches photos by URL, and no public URL was prepared for them.",
+                code="media_url_missing",
+                retryable=False,
+                action=Action.CONTACT_SUPPORT,
+            )
+        post_info = {
+            k: v for k, v in post_info.items() if k not in ("disable_duet", "disable_stitch")
+        }
+        post_info.update(title=ctx.settings.get("title", ""), description=segment.text)
+        data = self._init(
+            client,
+            ctx,
+            f"{API}/post/publish/content/init/",
+            {
+                "post_info": post_info,
+                "source_info": {
+                    "source": "PULL_FROM_URL",
+                    "photo_images": urls,
+                    "photo_cover_index": 0,
+                },
+                "post_mode": "DIRECT_POST",
+                "media_type": "PHOTO",
+            },
+        )
+        return PublishedSegment(provider_post_id=data["publish_id"], pending=True)
+
+    @staticmethod
+    def _init(client: httpx.Client, ctx: PublishContext, url: str, payload: dict) -> dict:
+        # The irreversible call: a lost answer is an unknown outcome, never re-sent.
+        data = _call(client, url, payload, is_create=True)
+        ctx.checkpoint["publish_id"] = data["publish_id"]
+        ctx.checkpoint["privacy_level"] = payload["post_info"]["privacy_level"]
+        return data
+
+    @staticmethod
+    def _upload(upload_url: str, video: MediaPayload, chunk_size: int, count: int) -> None:
+        """PUT the chunks in order. A failure before the last chunk leaves an upload that
+        can never publish, so starting over is safe; a lost answer to the last chunk may
+        hide a completed upload, so the post is left pending and polling settles it."""
+        total = video.size_bytes
+        with video.open() as fh, httpx.Client(timeout=settings.PROVIDER_TIMEOUT_S) as upload:
+            for index in range(count):
+                first = index * chunk_size
+                last = total - 1 if index == count - 1 else first + chunk_size - 1
+                fh.seek(first)
+                body = fh.read(last - first + 1)
+                is_last = index == count - 1
+                try:
+                    response = upload.put(
+                        upload_url,
+                        content=body,
+                        headers={
+                            "Content-Type": video.mime_type,
+                            "Content-Length": str(len(body)),
+                            "Content-Range": f"bytes {first}-{last}/{total}",
+                        },
+                    )
+                except httpx.HTTPError as exc:
+                    if is_last:
+                        return
+                    raise ProviderError(
+                        ErrorKind.PROVIDER_UNAVAILABLE,
+                        "The video upload was interrupted before it completed.",
+                        code=type(exc).__name__,
+                    ) from exc
+                if response.status_code in (201, 206):
+                    continue
+                if is_last and response.status_code >= 500:
+                    return
+                raise _error(response, is_create=False)
+
+    def _status(
+        self, client: httpx.Client, ctx: PublishContext, publish_id: str
+    ) -> PublishedSegment:
+        return self._interpret(ctx, publish_id, self._fetch_status(client, publish_id))
+
+    @staticmethod
+    def _fetch_status(client: httpx.Client, publish_id: str) -> dict:
+        return _call(
+            client,
+            f"{API}/post/publish/status/fetch/",
+            {"publish_id": publish_id},
+            is_create=False,
+        )
+
+    @staticmethod
+    def _interpret(ctx: PublishContext, publish_id: str, data: dict) -> PublishedSegment:
+        """PROCESSING_* stays pending; done is published; FAILED raises by its reason."""
+        status = data.get("status", "")
+        if status == FAILED:
+            reason = data.get("fail_reason") or "unknown"
+            if reason in RETRYABLE_FAIL_REASONS:
+                # TikTok failed internally: no post exists, a new attempt is safe.
+                raise ProviderError(
+                    ErrorKind.PROVIDER_UNAVAILABLE,
+                    "TikTok failed to publish the post on its side.",
+                    code=reason,
+                )
+            if reason in ERROR_CODES:
+                kind, action = ERROR_CODES[reason]
+                raise ProviderError(
+                    kind, f"TikTok refused the post: {reason}.", code=reason, action=action
+                )
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                f"TikTok refused the media: {reason}.",
+                code=reason,
+            )
+        if status not in DONE:
+            return PublishedSegment(provider_post_id=publish_id, pending=True)
+        post_ids = data.get("publicaly_available_post_id") or []  # [sic], TikTok's spelling
+        if post_ids:
+            post_id = str(post_ids[0])
+            return PublishedSegment(
+                provider_post_id=post_id,
+                provider_url=f"https://www.tiktok.com/@{ctx.account.handle}/video/{post_id}",
+                published_at=timezone.now(),
+            )
+        # Private posts never get a public id; public ones get it after moderation.
+        if status == "PUBLISH_COMPLETE" and ctx.checkpoint.get("privacy_level") != "SELF_ONLY":
+            first_seen = ctx.checkpoint.setdefault("complete_at", timezone.now().isoformat())
+            if timezone.now() - datetime.fromisoformat(first_seen) < MODERATION_GRACE:
+                return PublishedSegment(provider_post_id=publish_id, pending=True)
+        return PublishedSegment(provider_post_id=publish_id, published_at=timezone.now())
+
+    # Tokens and connect ----------------------------------------------------------------
+
+    def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
+        """TikTok rotates refresh tokens: the new pair is stored before anything else can
+        fail, since the old refresh token is dead once used."""
+        expiry = account.token_expires_at or oauth.parse_expires_at(credentials.get("expires_at"))
+        if not oauth.is_near_expiry(expiry, REFRESH_MARGIN):
+            return None
+        refresh_expiry = oauth.parse_expires_at(credentials.get("refresh_expires_at"))
+        if refresh_expiry is not None and refresh_expiry <= timezone.now():
+            raise ProviderError(
+                ErrorKind.AUTH_EXPIRED,
+                "The TikTok authorization expired; reconnect the account.",
+                code="refresh_token_expired",
+            )
+        tokens = self._token(
+            {
+                "client_key": settings.TIKTOK_CLIENT_KEY,
+                "client_secret": settings.TIKTOK_CLIENT_SECRET,
+                "grant_type": "refresh_token",
+                "refresh_token": credentials.get("refresh_token", ""),
+            }
+        )
+        fresh = {**credentials, **{key: value for key, value in tokens.items() if value}}
+        if account.pk:
+            oauth.credentials_store_refreshed(account, fresh)
+        return fresh
+
+    def authorization_url(
+        self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None
+    ) -> str:
+        # PKCE is for TikTok's mobile and desktop clients; a web app uses its secret.
+        query = {
+            "client_key": settings.TIKTOK_CLIENT_KEY,
+            "scope": ",".join(SCOPES),
+            "response_type": "code",
+            "redirect_uri": redirect_uri,
+            "state": state,
+        }
+        return f"{AUTHORIZE}?{urlencode(query)}"
+
+    def complete_connect(
+        self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
+    ) -> ConnectedIdentity:
+        """Code → tokens; the creator's username (for post URLs) from creator_info."""
+        tokens = self._token(
+            {
+                "client_key": settings.TIKTOK_CLIENT_KEY,
+                "client_secret": settings.TIKTOK_CLIENT_SECRET,
+                "code": code,
+                "grant_type": "authorization_code",
+                "redirect_uri": redirect_uri,
+            }
+        )
+        with _client(tokens["access_token"]) as client:
+            creator = _call(client, f"{API}/post/publish/creator_info/query/", {}, is_create=False)
+        return ConnectedIdentity(
+            remote_id=tokens["open_id"],
+            handle=creator.get("creator_username", ""),
+            display_name=creator.get("creator_nickname", ""),
+            credentials=tokens,
+            token_expires_at=oauth.parse_expires_at(tokens["expires_at"]),
+            settings={"privacy_level_options": creator.get("privacy_level_options", [])},
+        )
+
+    @staticmethod
+    def _token(data: dict) -> dict:
+        body = oauth.token_request(TOKEN, data)
+        if "access_token" not in body:
+            # TikTok may answer a refused grant with 200 and an OAuth error body.
+            raise ProviderError(
+                ErrorKind.AUTH_EXPIRED,
+                f"TikTok refused the authorization: {body.get('error_description', '')}".strip(),
+                code=body.get("error"),
+            )
+        expires = oauth.expires_at(body.get("expires_in"))
+        refresh_expires = oauth.expires_at(body.get("refresh_expires_in"))
+        return {
+            "open_id": body.get("open_id", ""),
+            "access_token": body["access_token"],
+            "refresh_token": body.get("refresh_token", ""),
+            "scope": body.get("scope", ""),
+            "expires_at": expires.isoformat() if expires else None,
+            "refresh_expires_at": refresh_expires.isoformat() if refresh_expires else None,
+        }
+
+
+register_adapter(TikTokAdapter())
