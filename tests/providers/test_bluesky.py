@@ -483,3 +483,22 @@ def test_a_non_https_service_is_refused():
         BlueskyAdapter().connect_with_password(
             identifier="a", password="p", service="http://pds.example"
         )
+
+
+def test_a_link_to_a_private_address_gets_no_card_and_is_never_fetched(
+    respx_mock, account, monkeypatch
+):
+    from apps.providers import httpcall
+
+    monkeypatch.setattr(httpcall, "resolve_host", lambda host: ["10.0.0.8"])
+    page = respx_mock.get("https://intranet.example/admin").respond(200, text="<title>x</title>")
+    create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
+        200, json=_created(segment_rkey(7, 0))
+    )
+    BlueskyAdapter().publish_segment(
+        make_ctx(account), SegmentPayload(0, "https://intranet.example/admin"), reply_to=None
+    )
+    assert page.call_count == 0
+    record = body(create.calls.last.request)["record"]
+    assert "embed" not in record
+    assert record["facets"][0]["features"][0]["uri"] == "https://intranet.example/admin"

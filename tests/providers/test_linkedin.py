@@ -379,3 +379,19 @@ def test_connect_needs_the_app_configured(settings):
     with pytest.raises(ValidationFailed) as err:
         LinkedInAdapter().authorization_url(state="s", code_challenge="c", redirect_uri=REDIRECT)
     assert err.value.code == "NOT_CONFIGURED"
+
+
+def test_an_image_linkedin_cannot_process_is_rejected(respx_mock, account):
+    respx_mock.post(f"{API}/rest/images").respond(
+        200, json={"value": {"uploadUrl": "https://up.example/y", "image": "urn:li:image:Z"}}
+    )
+    respx_mock.put("https://up.example/y").respond(201)
+    respx_mock.get(f"{API}/rest/images/urn%3Ali%3Aimage%3AZ").respond(
+        200, json={"status": "PROCESSING_FAILED", "processingFailureReason": "bad file"}
+    )
+    with pytest.raises(ProviderError) as err:
+        LinkedInAdapter().publish_segment(
+            make_ctx(account), SegmentPayload(0, "x", [image()]), reply_to=None
+        )
+    assert err.value.kind == ErrorKind.CONTENT_REJECTED
+    assert err.value.code == "PROCESSING_FAILED"

@@ -415,3 +415,33 @@ def test_an_instance_on_a_private_address_is_refused(monkeypatch):
             state="s", code_challenge="c", redirect_uri=REDIRECT, instance="evil.example"
         )
     assert "private" in err.value.message
+
+
+def test_the_admin_lists_apps_without_their_secret(admin_client):
+    from django.urls import reverse
+
+    app = MastodonApp(instance_url=INSTANCE, client_id="cid", redirect_uri=REDIRECT, scopes="s")
+    app.set_client_secret("very-secret-value")
+    app.save()
+    url = reverse("admin:providers_mastodonapp_changelist")
+    assert admin_client.get(url, {"q": "mastodon"}).status_code == 200
+    page = admin_client.get(reverse("admin:providers_mastodonapp_change", args=[app.pk]))
+    assert page.status_code == 200
+    assert b"very-secret-value" not in page.content
+
+
+def test_lookup_pages_back_until_statuses_are_older_than_the_attempt(respx_mock, account):
+    newer = [_status(str(100 - i), "<p>noise</p>", "2026-12-02T11:00:00Z") for i in range(40)]
+    route = respx_mock.get(f"{INSTANCE}/api/v1/accounts/1090/statuses").mock(
+        side_effect=[
+            httpx.Response(200, json=newer),
+            httpx.Response(200, json=[_status("50", "<p>ours</p>", "2026-12-02T10:01:00Z")]),
+        ]
+    )
+    found = MastodonAdapter().lookup_segment(
+        make_ctx(account),
+        SegmentPayload(0, "ours"),
+        not_before=datetime(2026, 12, 2, 10, 0, tzinfo=UTC),
+    )
+    assert found.provider_post_id == "50"
+    assert route.calls[1].request.url.params["max_id"] == "61"

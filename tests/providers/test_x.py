@@ -457,3 +457,28 @@ def test_a_public_client_sends_no_basic_auth(respx_mock, settings):
     )
     XAdapter().complete_connect(code="c", code_verifier="v", redirect_uri=REDIRECT)
     assert "Authorization" not in token.calls.last.request.headers
+
+
+def test_media_still_processing_resumes_from_the_checkpoint(respx_mock, account, monkeypatch):
+    monkeypatch.setattr(x_media, "WAIT_BUDGET_S", 2.0)
+    calls = _upload_fake(
+        respx_mock,
+        processing=[
+            {"state": "in_progress", "check_after_secs": 5},
+            {"state": "succeeded"},
+        ],
+    )
+    respx_mock.post(f"{API}/media/metadata").respond(200, json={})
+    create = respx_mock.post(f"{API}/tweets").respond(201, json=_created())
+    ctx = make_ctx(account)
+    video = image(kind="video", mime="video/mp4", data=b"mp4")
+    with pytest.raises(ProviderError) as err:
+        XAdapter().publish_segment(ctx, SegmentPayload(0, "v", [video]), reply_to=None)
+    assert err.value.kind == ErrorKind.MEDIA_PROCESSING
+    assert err.value.retryable is True
+    assert ctx.checkpoint == {"x_media_s0": {"1": "m1"}}
+
+    monkeypatch.setattr(x_media, "WAIT_BUDGET_S", 120.0)
+    XAdapter().publish_segment(ctx, SegmentPayload(0, "v", [video]), reply_to=None)
+    assert [c for c, _ in calls].count("INIT") == 1  # resumed, not uploaded again
+    assert body(create.calls.last.request)["media"] == {"media_ids": ["m1"]}

@@ -22,6 +22,7 @@ PAGE_TIMEOUT_S = 5.0
 PAGE_MAX_BYTES = 512 * 1024
 THUMB_MAX_BYTES = 1_000_000  # the external embed's thumb limit
 MAX_REDIRECTS = 3
+_HEADERS = {"Accept": "text/html,image/*", "User-Agent": "Socialpost link preview"}
 
 
 class _MetaParser(HTMLParser):
@@ -56,7 +57,7 @@ def _fetch(url: str, max_bytes: int) -> tuple[str, str, bytes] | None:
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 httpcall.require_public_https(url)
-                with http.stream("GET", url, headers={"Accept": "text/html,image/*"}) as response:
+                with http.stream("GET", url, headers=_HEADERS) as response:
                     if response.is_redirect:
                         url = urljoin(url, response.headers.get("Location", ""))
                         continue
