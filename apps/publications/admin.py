@@ -92,10 +92,6 @@ class PublicationAdmin(admin.ModelAdmin):
     inlines = [PublicationSegmentInline, RenditionInline]
     actions = ["cancel"]
 
-    def get_search_results(self, request, queryset, search_term):
-        queryset, _duplicates = super().get_search_results(request, queryset, search_term)
-        return queryset.distinct(), False
-
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 

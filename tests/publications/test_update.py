@@ -227,6 +227,21 @@ def test_a_published_destination_can_be_listed_unchanged_but_not_changed_or_remo
     assert caught.value.code == "RENDITION_LOCKED"
 
 
+def test_a_full_patch_after_a_partial_publish_rewrites_only_what_has_not_gone_out(
+    workspace_a, sandbox_a, mastodon_a
+):
+    """Clients send the whole object back: unchanged destinations beside a source edit."""
+    publication = create(workspace_a, [sandbox_a, mastodon_a], status="scheduled")
+    done = publication.renditions.get(social_account=sandbox_a)
+    done.mark_publishing()
+    done.mark_published("1")
+
+    update(publication, segments=["Fixed"], destinations=[sandbox_a.pk, mastodon_a.pk])
+
+    assert done.segments.get().text == "Hello"
+    assert publication.renditions.get(social_account=mastodon_a).segments.get().text == "Fixed"
+
+
 def test_a_destination_override_can_be_changed_and_dropped(workspace_a, sandbox_a):
     publication = create(workspace_a, [sandbox_a])
 

@@ -136,6 +136,16 @@ def test_mark_failed_stores_the_structured_error_and_the_retry_time(db):
     assert not rendition.ambiguous
 
 
+def test_extra_error_keys_from_the_classifier_are_kept(db):
+    rendition = arrange("publishing")
+
+    rendition.mark_failed({**ERROR, "existing_post_id": "urn:li:share:1"})
+
+    rendition.refresh_from_db()
+    assert rendition.last_error["existing_post_id"] == "urn:li:share:1"
+    assert rendition.last_error["retryable"] is False
+
+
 def test_an_ambiguous_failure_has_no_automatic_retry(db):
     rendition = arrange("publishing")
 
@@ -154,7 +164,7 @@ def test_an_ambiguous_failure_has_no_automatic_retry(db):
 
 
 @pytest.mark.parametrize(
-    "error", [{"message": "no kind"}, {"kind": "x"}, {"kind": "x", "message": "m", "extra": 1}]
+    "error", [{"message": "no kind"}, {"kind": "x"}, {"kind": "", "message": "m"}]
 )
 def test_a_malformed_error_is_refused(db, error):
     rendition = arrange("publishing")

@@ -15,12 +15,18 @@ class Publication(models.Model):
     """The source intent: ordered segments (several make a thread), a schedule, and one
     Rendition per destination account (apps.renditions).
 
-    ``status`` is never set by hand: it is the aggregate of the renditions, recomputed by
-    ``apps.publications.services.publication_refresh_status`` (see there for the rule):
+    ``status`` is never set by hand: it is the aggregate of the renditions' statuses,
+    recomputed by ``apps.publications.services.publication_refresh_status`` whenever one
+    changes (the full rule is ``apps.publications.status.aggregate_status``):
 
-        draft -> scheduled -> publishing -> published | partially_published | failed
-        draft | scheduled -> cancelled;  scheduled -> draft (unscheduled)
-        publishing -> cancelled never happens while anything is in flight.
+        draft        all renditions draft (or none yet)
+        scheduled    nothing started, something scheduled
+        publishing   something in flight, or work left beside finished renditions
+        published | partially_published | failed    everything finished
+        cancelled    every rendition cancelled (cancelled ones are otherwise ignored)
+
+    so it moves draft <-> scheduled -> publishing -> published | partially_published |
+    failed, and to cancelled when every destination is cancelled.
 
     ``scheduled_at`` is a UTC instant; ``timezone`` is the IANA zone it was chosen in (for
     showing it back and for recurrence), which never changes when it fires. ``revision``

@@ -7,6 +7,8 @@ to the workspace.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import NotFound
 from apps.publications.inputs import DestinationInput, SegmentInput
@@ -149,7 +151,7 @@ def create_rendition(
     destination: DestinationInput,
     content: Content,
     sources: list[PublicationSegment],
-    scheduled_at,
+    scheduled_at: datetime | None,
 ) -> Rendition:
     """A new draft rendition for account, with its content copied in."""
     rendition = Rendition(

@@ -138,7 +138,9 @@ def _destination_times(
     return times
 
 
-def _check_reference_key(workspace: Workspace, key: str | None, *, exclude_pk=None) -> None:
+def _check_reference_key(
+    workspace: Workspace, key: str | None, *, exclude_pk: int | None = None
+) -> None:
     if key is None:
         return
     existing = Publication.objects.for_workspace(workspace).filter(reference_key=key)
@@ -338,11 +340,17 @@ def _bump(publication: Publication) -> None:
     _save_publication(publication)
 
 
-def _locked_rendition(rendition: Rendition, path: str, what: str) -> Conflict:
+def _locked_rendition(rendition: Rendition, field: str, what: str) -> Conflict:
+    account = rendition.social_account
     return Conflict(
-        f"The destination {path} ({rendition.platform}) is {rendition.status}; {what}",
+        f"The {account.platform} destination @{account.handle} is {rendition.status}; {what}",
         code="RENDITION_LOCKED",
-        details={"field": path, "rendition": rendition.pk, "status": rendition.status},
+        details={
+            "field": field,
+            "rendition": rendition.pk,
+            "account": account.pk,
+            "status": rendition.status,
+        },
     )
 
 
@@ -367,11 +375,11 @@ def _apply_destinations(
     media: dict,
     times: dict[str, datetime | None],
     sources: list[PublicationSegment],
-) -> tuple[list[tuple[Rendition, str]], set[int], set[int]]:
+) -> tuple[list[tuple[Rendition, str]], set[int]]:
     """Reconcile the renditions with a new destinations list (each entry read as at
-    creation). Returns ([(rendition, path)] in the new order, ids of new renditions, ids of
-    renditions taken off the schedule by removal). Renditions that already went out (or
-    are in flight, or cancelled) may be listed unchanged but not changed or removed."""
+    creation). Returns ([(rendition, path)] in the new order, ids of new renditions).
+    Renditions that already went out (or are in flight, or cancelled) may be listed
+    unchanged but not changed or removed."""
     by_account = {r.social_account_id: r for r in renditions}
     source = _content.source_content(publication)
     result: list[tuple[Rendition, str]] = []
@@ -393,16 +401,21 @@ def _apply_destinations(
             result.append((rendition, dest.path))
             continue
         overrides = dest.segments is not None
-        content_changed = overrides != rendition.overrides_content or (
-            content != _content.rendition_content(rendition)
-        )
+        if overrides:
+            content_changed = not rendition.overrides_content or (
+                content != _content.rendition_content(rendition)
+            )
+        else:
+            # Following the source: the segments step already rewrote it if it may change;
+            # a rendition that went out keeps what it published.
+            content_changed = rendition.overrides_content
         changed = (
             content_changed
             or dest.settings != rendition.settings
             or own_time != rendition.scheduled_at
         )
         if changed and not rendition.is_content_editable:
-            raise _locked_rendition(rendition, dest.path, "it can no longer change.")
+            raise _locked_rendition(rendition, dest.path, "it can no longer be changed.")
         if changed:
             rendition.settings = dest.settings
             rendition.scheduled_at = own_time
@@ -417,17 +430,13 @@ def _apply_destinations(
                 _content.write_rendition_content(rendition, content, sources)
         result.append((rendition, dest.path))
 
-    removed: set[int] = set()
     for rendition in by_account.values():
         if rendition.status == R.CANCELLED:
             continue
         if not rendition.is_content_editable:
-            raise _locked_rendition(
-                rendition, f"account {rendition.social_account_id}", "it cannot be removed."
-            )
-        removed.add(rendition.pk)
+            raise _locked_rendition(rendition, "destinations", "it cannot be removed.")
         _unschedule(rendition, remove=True)
-    return result, created, removed
+    return result, created
 
 
 @transaction.atomic
@@ -514,7 +523,7 @@ def publication_update(
 
     created: set[int] = set()
     if dest_inputs is not None:
-        with_paths, created, _removed = _apply_destinations(
+        with_paths, created = _apply_destinations(
             publication,
             renditions,
             dest_inputs,

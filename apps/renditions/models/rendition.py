@@ -248,14 +248,13 @@ class Rendition(models.Model):
 
 
 def normalize_error(error: dict, *, retry_at: datetime | None = None) -> dict:
-    """The stored shape of ``last_error``: every key of ERROR_KEYS, kind and message
-    required; retry_at (ISO 8601) filled from the retry time when not given."""
-    unknown = set(error) - set(ERROR_KEYS)
-    if unknown:
-        raise ValueError(f"Unknown error keys: {sorted(unknown)}.")
+    """The stored shape of ``last_error``: every key of ERROR_KEYS (kind and message
+    required), retry_at (ISO 8601) filled from the retry time when not given. Extra keys a
+    classifier adds (e.g. the existing post a duplicate rejection names) are kept."""
     if not error.get("kind") or not isinstance(error.get("message"), str):
         raise ValueError("An error needs a kind and a message.")
     clean = {key: error.get(key) for key in ERROR_KEYS}
+    clean.update({key: value for key, value in error.items() if key not in ERROR_KEYS})
     clean["kind"] = str(clean["kind"])
     if clean["action"] is not None:
         clean["action"] = str(clean["action"])
