@@ -19,21 +19,33 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone as django_timezone
 
-from apps.accounts.models import SocialAccount, User, Workspace
+from apps.accounts.models import User, Workspace
 from apps.common.errors import Conflict, ValidationFailed
 from apps.publications import inputs, quotas
-from apps.publications.inputs import DestinationInput, Errors, SegmentInput
-from apps.publications.models import Publication, PublicationSegment
-from apps.publications.scheduling import ScheduleError, check_not_in_past, get_zone
+from apps.publications.inputs import DestinationInput, SegmentInput
+from apps.publications.models import Publication
 from apps.publications.scheduling import resolve_schedule as _resolve_schedule
 from apps.publications.services import content as _content
+from apps.publications.services.checks import (
+    FieldErrors,
+    check_reference_key,
+    destination_times,
+    parse_status,
+    resolve_time,
+    save_publication,
+    schedule_renditions,
+)
+from apps.publications.services.edits import (
+    apply_destinations,
+    apply_intent,
+    apply_segments,
+)
 from apps.publications.services.status import publication_refresh_status
 from apps.renditions import delivery
 from apps.renditions.models import Rendition
-from apps.renditions.selectors import rendition_problems
 
 R = Rendition.Status
 P = Publication.Status
@@ -49,176 +61,6 @@ UPDATABLE = frozenset(
         "reference_key",
     }
 )
-TARGET_STATUSES = (P.DRAFT, P.SCHEDULED)
-
-
-class _Errors:
-    """Field errors gathered across a request and raised once. When every error came from
-    checks sharing one specific code (SCHEDULE_IN_PAST...), that code is kept; otherwise
-    the code is VALIDATION_ERROR."""
-
-    def __init__(self) -> None:
-        self.details: Errors = {}
-        self._coded_paths: set[str] = set()
-        self._codes: set[str] = set()
-
-    def absorb(self, exc: ValidationFailed) -> None:
-        for path, messages in exc.details.items():
-            self.details.setdefault(path, []).extend(messages)
-            self._coded_paths.add(path)
-        self._codes.add(exc.code)
-
-    def raise_if_any(self, message: str = "The publication is not valid.") -> None:
-        if not self.details:
-            return
-        code = None
-        if len(self._codes) == 1 and set(self.details) <= self._coded_paths:
-            code = next(iter(self._codes))
-        raise ValidationFailed(message, code=code, details=self.details)
-
-
-def _parse_status(value: Any, errors: _Errors) -> str | None:
-    if value not in TARGET_STATUSES:
-        errors.details["status"] = ["Must be draft or scheduled."]
-        return None
-    return value
-
-
-def _resolve_time(
-    *,
-    scheduled_at: Any,
-    local_time: Any,
-    timezone: str | None,
-    default_zone: str,
-    now: datetime,
-    errors: _Errors,
-    prefix: str = "",
-) -> tuple[datetime | None, str | None]:
-    """(UTC instant or None, zone) for an optional schedule; errors are collected."""
-    try:
-        if scheduled_at is None and local_time is None:
-            zone = timezone or default_zone
-            get_zone(zone, field=f"{prefix}.timezone" if prefix else "timezone")
-            return None, zone
-        return _resolve_schedule(
-            scheduled_at=scheduled_at,
-            local_time=local_time,
-            timezone=timezone or default_zone,
-            now=now,
-            field_prefix=prefix,
-        )
-    except ScheduleError as exc:
-        errors.absorb(exc)
-        return None, None
-
-
-def _destination_times(
-    destinations: list[DestinationInput], *, default_zone: str, now: datetime, errors: _Errors
-) -> dict[str, datetime | None]:
-    """Each destination's own schedule (None: it follows the publication), by path."""
-    times: dict[str, datetime | None] = {}
-    for dest in destinations:
-        if not dest.has_own_schedule:
-            if dest.timezone is not None:
-                try:
-                    get_zone(dest.timezone, field=f"{dest.path}.timezone")
-                except ScheduleError as exc:
-                    errors.absorb(exc)
-            times[dest.path] = None
-            continue
-        times[dest.path], _zone = _resolve_time(
-            scheduled_at=dest.scheduled_at,
-            local_time=dest.local_time,
-            timezone=dest.timezone,
-            default_zone=default_zone,
-            now=now,
-            errors=errors,
-            prefix=dest.path,
-        )
-    return times
-
-
-def _check_reference_key(
-    workspace: Workspace, key: str | None, *, exclude_pk: int | None = None
-) -> None:
-    if key is None:
-        return
-    existing = Publication.objects.for_workspace(workspace).filter(reference_key=key)
-    if exclude_pk is not None:
-        existing = existing.exclude(pk=exclude_pk)
-    found = existing.values_list("pk", flat=True).first()
-    if found is not None:
-        raise _reference_key_exists(key, found)
-
-
-def _reference_key_exists(key: str, publication_id: int | None) -> Conflict:
-    return Conflict(
-        f"A publication with reference_key '{key}' already exists in this workspace.",
-        code="REFERENCE_KEY_EXISTS",
-        details={"reference_key": key, "publication_id": publication_id},
-    )
-
-
-def _save_publication(publication: Publication) -> None:
-    """full_clean and save; a reference_key taken by a concurrent writer is a Conflict."""
-    publication.full_clean(exclude=["workspace", "author"], validate_constraints=False)
-    try:
-        with transaction.atomic():
-            publication.save()
-    except IntegrityError as exc:
-        if "publication_reference_key_unique" not in str(exc):
-            raise
-        found = (
-            Publication.objects.for_workspace(publication.workspace)
-            .filter(reference_key=publication.reference_key)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        raise _reference_key_exists(publication.reference_key, found) from None
-
-
-def _time_path(rendition: Rendition, path: str) -> str:
-    return f"{path}.scheduled_at" if rendition.scheduled_at is not None else "scheduled_at"
-
-
-def _schedule(
-    renditions: list[tuple[Rendition, str]],
-    *,
-    now: datetime,
-    newly: set[int],
-    moved: set[int],
-) -> None:
-    """The scheduling gate, then the transitions and delivery hooks.
-
-    renditions: every rendition that is or becomes scheduled, with its field path
-    ("destinations.N"); newly: those to move from draft to scheduled; moved: already
-    scheduled ones whose effective time changed. Every problem of every one is reported
-    at once (ValidationFailed); then daily caps (QuotaExceeded); only then is anything
-    marked scheduled.
-    """
-    errors = _Errors()
-    for rendition, path in renditions:
-        for problem in rendition_problems(rendition):
-            errors.details.setdefault(f"{path}.{problem.path}", []).append(problem.message)
-        if rendition.social_account.status == SocialAccount.Status.DISABLED:
-            errors.details.setdefault(f"{path}.account", []).append("This account is disabled.")
-        if rendition.pk in newly | moved:
-            try:
-                check_not_in_past(
-                    rendition.effective_scheduled_at,
-                    now=now,
-                    field=_time_path(rendition, path),
-                )
-            except ScheduleError as exc:
-                errors.absorb(exc)
-    errors.raise_if_any("The publication cannot be scheduled as it is.")
-
-    due = [r for r, _path in renditions if r.pk in newly | moved]
-    quotas.check_daily_caps(renditions=due, paths={r.pk: path for r, path in renditions})
-    for rendition in due:
-        if rendition.pk in newly:
-            rendition.mark_scheduled()
-        delivery.rendition_schedule_delivery(rendition)
 
 
 @transaction.atomic
@@ -249,14 +91,14 @@ def publication_create(
     or DAILY_CAP_EXCEEDED.
     """
     now = django_timezone.now()
-    errors = _Errors()
-    target = _parse_status(status, errors)
+    errors = FieldErrors()
+    target = parse_status(status, errors)
     seg_inputs = inputs.parse_segments(segments, path="segments", errors=errors.details)
     dest_inputs = inputs.parse_destinations(destinations, errors=errors.details)
     key = inputs.parse_reference_key(reference_key, errors=errors.details)
     if target == P.SCHEDULED and not dest_inputs and "destinations" not in errors.details:
         errors.details["destinations"] = ["Choose at least one destination to schedule."]
-    pub_time, zone = _resolve_time(
+    pub_time, zone = resolve_time(
         scheduled_at=scheduled_at,
         local_time=local_time,
         timezone=timezone,
@@ -264,7 +106,7 @@ def publication_create(
         now=now,
         errors=errors,
     )
-    dest_times = _destination_times(
+    dest_times = destination_times(
         dest_inputs, default_zone=zone or workspace.default_timezone, now=now, errors=errors
     )
     errors.raise_if_any()
@@ -273,7 +115,7 @@ def publication_create(
         workspace=workspace, segments=seg_inputs, destinations=dest_inputs
     )
     organization = quotas.lock_organization(workspace)
-    _check_reference_key(workspace, key)
+    check_reference_key(workspace, key)
     quotas.check_monthly_quota(organization=organization, now=now)
 
     if target == P.SCHEDULED and pub_time is None:
@@ -286,7 +128,7 @@ def publication_create(
         timezone=zone,
         reference_key=key,
     )
-    _save_publication(publication)
+    save_publication(publication)
     sources = _content.write_source_segments(publication, seg_inputs, media)
     source = _content.input_content(seg_inputs, media)
     renditions = []
@@ -303,7 +145,7 @@ def publication_create(
         renditions.append((rendition, dest.path))
 
     if target == P.SCHEDULED:
-        _schedule(renditions, now=now, newly={r.pk for r, _ in renditions}, moved=set())
+        schedule_renditions(renditions, now=now, newly={r.pk for r, _ in renditions}, moved=set())
     return publication_refresh_status(publication)
 
 
@@ -337,106 +179,7 @@ def _renditions(publication: Publication) -> list[Rendition]:
 
 def _bump(publication: Publication) -> None:
     publication.revision += 1
-    _save_publication(publication)
-
-
-def _locked_rendition(rendition: Rendition, field: str, what: str) -> Conflict:
-    account = rendition.social_account
-    return Conflict(
-        f"The {account.platform} destination @{account.handle} is {rendition.status}; {what}",
-        code="RENDITION_LOCKED",
-        details={
-            "field": field,
-            "rendition": rendition.pk,
-            "account": account.pk,
-            "status": rendition.status,
-        },
-    )
-
-
-def _unschedule(rendition: Rendition, *, remove: bool) -> None:
-    """Take a rendition off the schedule: back to draft, or removed from the publication
-    (draft and scheduled ones are deleted, failed ones cancelled to keep their history)."""
-    if remove and rendition.status == R.FAILED:
-        rendition.mark_cancelled()
-    elif rendition.status == R.SCHEDULED:
-        rendition.mark_draft()
-    delivery.rendition_cancel_delivery(rendition)
-    if remove and rendition.status == R.DRAFT:
-        rendition.delete()
-
-
-def _apply_destinations(
-    publication: Publication,
-    renditions: list[Rendition],
-    destinations: list[DestinationInput],
-    *,
-    accounts: dict[int, SocialAccount],
-    media: dict,
-    times: dict[str, datetime | None],
-    sources: list[PublicationSegment],
-) -> tuple[list[tuple[Rendition, str]], set[int]]:
-    """Reconcile the renditions with a new destinations list (each entry read as at
-    creation). Returns ([(rendition, path)] in the new order, ids of new renditions).
-    Renditions that already went out (or are in flight, or cancelled) may be listed
-    unchanged but not changed or removed."""
-    by_account = {r.social_account_id: r for r in renditions}
-    source = _content.source_content(publication)
-    result: list[tuple[Rendition, str]] = []
-    created: set[int] = set()
-    for dest in destinations:
-        rendition = by_account.pop(dest.account_id, None)
-        own_time = times[dest.path]
-        content = _content.input_content(dest.segments, media) if dest.segments else source
-        if rendition is None:
-            rendition = _content.create_rendition(
-                publication=publication,
-                account=accounts[dest.account_id],
-                destination=dest,
-                content=content,
-                sources=sources,
-                scheduled_at=own_time,
-            )
-            created.add(rendition.pk)
-            result.append((rendition, dest.path))
-            continue
-        overrides = dest.segments is not None
-        if overrides:
-            content_changed = not rendition.overrides_content or (
-                content != _content.rendition_content(rendition)
-            )
-        else:
-            # Following the source: the segments step already rewrote it if it may change;
-            # a rendition that went out keeps what it published.
-            content_changed = rendition.overrides_content
-        changed = (
-            content_changed
-            or dest.settings != rendition.settings
-            or own_time != rendition.scheduled_at
-        )
-        if changed and not rendition.is_content_editable:
-            raise _locked_rendition(rendition, dest.path, "it can no longer be changed.")
-        if changed:
-            rendition.settings = dest.settings
-            rendition.scheduled_at = own_time
-            rendition.overrides_content = overrides
-            rendition.full_clean(
-                exclude=["publication", "workspace", "social_account"],
-                validate_unique=False,
-                validate_constraints=False,
-            )
-            rendition.save(update_fields=["settings", "scheduled_at", "overrides_content"])
-            if content_changed:
-                _content.write_rendition_content(rendition, content, sources)
-        result.append((rendition, dest.path))
-
-    for rendition in by_account.values():
-        if rendition.status == R.CANCELLED:
-            continue
-        if not rendition.is_content_editable:
-            raise _locked_rendition(rendition, "destinations", "it cannot be removed.")
-        _unschedule(rendition, remove=True)
-    return result, created
+    save_publication(publication)
 
 
 @transaction.atomic
@@ -463,8 +206,8 @@ def publication_update(
         )
     publication = _lock_for_edit(publication, expected_revision)
     now = django_timezone.now()
-    errors = _Errors()
-    target = _parse_status(changes["status"], errors) if "status" in changes else None
+    errors = FieldErrors()
+    target = parse_status(changes["status"], errors) if "status" in changes else None
     seg_inputs: list[SegmentInput] | None = None
     if "segments" in changes:
         seg_inputs = inputs.parse_segments(
@@ -477,7 +220,7 @@ def publication_update(
         key = inputs.parse_reference_key(changes["reference_key"], errors=errors.details)
     schedule_given = bool({"scheduled_at", "local_time", "timezone"} & set(changes))
     if schedule_given:
-        new_time, zone = _resolve_time(
+        new_time, zone = resolve_time(
             scheduled_at=changes.get("scheduled_at"),
             local_time=changes.get("local_time"),
             timezone=changes.get("timezone"),
@@ -485,7 +228,7 @@ def publication_update(
             now=now,
             errors=errors,
         )
-    dest_times = _destination_times(
+    dest_times = destination_times(
         dest_inputs or [], default_zone=publication.timezone, now=now, errors=errors
     )
     errors.raise_if_any()
@@ -506,7 +249,7 @@ def publication_update(
     quotas.lock_organization(publication.workspace)
 
     if "reference_key" in changes:
-        _check_reference_key(publication.workspace, key, exclude_pk=publication.pk)
+        check_reference_key(publication.workspace, key, exclude_pk=publication.pk)
         publication.reference_key = key
     if schedule_given:
         if "scheduled_at" in changes or "local_time" in changes:
@@ -515,15 +258,11 @@ def publication_update(
 
     sources = list(publication.segments.order_by("position"))
     if seg_inputs is not None:
-        sources = _content.write_source_segments(publication, seg_inputs, media)
-        source = _content.source_content(publication)
-        for rendition in renditions:
-            if not rendition.overrides_content and rendition.is_content_editable:
-                _content.write_rendition_content(rendition, source, sources)
+        sources = apply_segments(publication, renditions, seg_inputs, media)
 
     created: set[int] = set()
     if dest_inputs is not None:
-        with_paths, created = _apply_destinations(
+        with_paths, created = apply_destinations(
             publication,
             renditions,
             dest_inputs,
@@ -535,21 +274,7 @@ def publication_update(
     else:
         with_paths = [(r, f"destinations.{i}") for i, r in enumerate(renditions)]
 
-    # Statuses: an explicit target wins; otherwise new destinations join the publication's
-    # current intent (a draft stays a draft; anything else is due).
-    intent = target or (P.DRAFT if publication.status == P.DRAFT else P.SCHEDULED)
-    if intent == P.DRAFT:
-        for rendition, _path in with_paths:
-            if rendition.status == R.SCHEDULED:
-                _unschedule(rendition, remove=False)
-        newly: set[int] = set()
-    else:
-        newly = {r.pk for r, _ in with_paths if r.status == R.DRAFT}
-        if target != P.SCHEDULED:
-            newly &= created
-        if newly and publication.scheduled_at is None:
-            publication.scheduled_at = now
-
+    newly = apply_intent(publication, with_paths, target=target, created=created, now=now)
     if target == P.SCHEDULED and not with_paths:
         raise ValidationFailed(
             "Choose at least one destination to schedule.",
@@ -566,7 +291,7 @@ def publication_update(
             "A scheduled publication needs a time.",
             details={"scheduled_at": ["Required while destinations are scheduled."]},
         )
-    _schedule(due, now=now, newly=newly, moved=moved)
+    schedule_renditions(due, now=now, newly=newly, moved=moved)
     _bump(publication)
     return publication_refresh_status(publication)
 
@@ -611,7 +336,7 @@ def publication_reschedule(
     publication.timezone = zone
     due = [(r, f"destinations.{i}") for i, r in enumerate(renditions) if r.status == R.SCHEDULED]
     moved = {r.pk for r, _ in due if before[r.pk] != r.effective_scheduled_at}
-    _schedule(due, now=now, newly=set(), moved=moved)
+    schedule_renditions(due, now=now, newly=set(), moved=moved)
     _bump(publication)
     return publication_refresh_status(publication)
 

@@ -1,0 +1,194 @@
+"""Checks shared by the publication services: gathering field errors, resolving times,
+reference keys, and the scheduling gate every rendition passes before it becomes due."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from apps.accounts.models import SocialAccount, Workspace
+from apps.common.errors import Conflict, ValidationFailed
+from apps.publications import quotas
+from apps.publications.inputs import DestinationInput, Errors
+from apps.publications.models import Publication
+from apps.publications.scheduling import ScheduleError, check_not_in_past, get_zone
+from apps.publications.scheduling import resolve_schedule as _resolve_schedule
+from apps.renditions import delivery
+from apps.renditions.models import Rendition
+from apps.renditions.selectors import rendition_problems
+
+R = Rendition.Status
+P = Publication.Status
+
+TARGET_STATUSES = (P.DRAFT, P.SCHEDULED)
+
+
+class FieldErrors:
+    """Field errors gathered across a request and raised once. When every error came from
+    checks sharing one specific code (SCHEDULE_IN_PAST...), that code is kept; otherwise
+    the code is VALIDATION_ERROR."""
+
+    def __init__(self) -> None:
+        self.details: Errors = {}
+        self._coded_paths: set[str] = set()
+        self._codes: set[str] = set()
+
+    def absorb(self, exc: ValidationFailed) -> None:
+        for path, messages in exc.details.items():
+            self.details.setdefault(path, []).extend(messages)
+            self._coded_paths.add(path)
+        self._codes.add(exc.code)
+
+    def raise_if_any(self, message: str = "The publication is not valid.") -> None:
+        if not self.details:
+            return
+        code = None
+        if len(self._codes) == 1 and set(self.details) <= self._coded_paths:
+            code = next(iter(self._codes))
+        raise ValidationFailed(message, code=code, details=self.details)
+
+
+def parse_status(value: Any, errors: FieldErrors) -> str | None:
+    if value not in TARGET_STATUSES:
+        errors.details["status"] = ["Must be draft or scheduled."]
+        return None
+    return value
+
+
+def resolve_time(
+    *,
+    scheduled_at: Any,
+    local_time: Any,
+    timezone: str | None,
+    default_zone: str,
+    now: datetime,
+    errors: FieldErrors,
+    prefix: str = "",
+) -> tuple[datetime | None, str | None]:
+    """(UTC instant or None, zone) for an optional schedule; errors are collected."""
+    try:
+        if scheduled_at is None and local_time is None:
+            zone = timezone or default_zone
+            get_zone(zone, field=f"{prefix}.timezone" if prefix else "timezone")
+            return None, zone
+        return _resolve_schedule(
+            scheduled_at=scheduled_at,
+            local_time=local_time,
+            timezone=timezone or default_zone,
+            now=now,
+            field_prefix=prefix,
+        )
+    except ScheduleError as exc:
+        errors.absorb(exc)
+        return None, None
+
+
+def destination_times(
+    destinations: list[DestinationInput], *, default_zone: str, now: datetime, errors: FieldErrors
+) -> dict[str, datetime | None]:
+    """Each destination's own schedule (None: it follows the publication), by path."""
+    times: dict[str, datetime | None] = {}
+    for dest in destinations:
+        if not dest.has_own_schedule:
+            if dest.timezone is not None:
+                try:
+                    get_zone(dest.timezone, field=f"{dest.path}.timezone")
+                except ScheduleError as exc:
+                    errors.absorb(exc)
+            times[dest.path] = None
+            continue
+        times[dest.path], _zone = resolve_time(
+            scheduled_at=dest.scheduled_at,
+            local_time=dest.local_time,
+            timezone=dest.timezone,
+            default_zone=default_zone,
+            now=now,
+            errors=errors,
+            prefix=dest.path,
+        )
+    return times
+
+
+def check_reference_key(
+    workspace: Workspace, key: str | None, *, exclude_pk: int | None = None
+) -> None:
+    if key is None:
+        return
+    existing = Publication.objects.for_workspace(workspace).filter(reference_key=key)
+    if exclude_pk is not None:
+        existing = existing.exclude(pk=exclude_pk)
+    found = existing.values_list("pk", flat=True).first()
+    if found is not None:
+        raise reference_key_exists(key, found)
+
+
+def reference_key_exists(key: str, publication_id: int | None) -> Conflict:
+    return Conflict(
+        f"A publication with reference_key '{key}' already exists in this workspace.",
+        code="REFERENCE_KEY_EXISTS",
+        details={"reference_key": key, "publication_id": publication_id},
+    )
+
+
+def save_publication(publication: Publication) -> None:
+    """full_clean and save; a reference_key taken by a concurrent writer is a Conflict."""
+    publication.full_clean(exclude=["workspace", "author"], validate_constraints=False)
+    try:
+        with transaction.atomic():
+            publication.save()
+    except IntegrityError as exc:
+        if "publication_reference_key_unique" not in str(exc):
+            raise
+        found = (
+            Publication.objects.for_workspace(publication.workspace)
+            .filter(reference_key=publication.reference_key)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        raise reference_key_exists(publication.reference_key, found) from None
+
+
+def _time_path(rendition: Rendition, path: str) -> str:
+    return f"{path}.scheduled_at" if rendition.scheduled_at is not None else "scheduled_at"
+
+
+def schedule_renditions(
+    renditions: list[tuple[Rendition, str]],
+    *,
+    now: datetime,
+    newly: set[int],
+    moved: set[int],
+) -> None:
+    """The scheduling gate, then the transitions and delivery hooks.
+
+    renditions: every rendition that is or becomes scheduled, with its field path
+    ("destinations.N"); newly: those to move from draft to scheduled; moved: already
+    scheduled ones whose effective time changed. Every problem of every one is reported
+    at once (ValidationFailed); then daily caps (QuotaExceeded); only then is anything
+    marked scheduled.
+    """
+    errors = FieldErrors()
+    for rendition, path in renditions:
+        for problem in rendition_problems(rendition):
+            errors.details.setdefault(f"{path}.{problem.path}", []).append(problem.message)
+        if rendition.social_account.status == SocialAccount.Status.DISABLED:
+            errors.details.setdefault(f"{path}.account", []).append("This account is disabled.")
+        if rendition.pk in newly | moved:
+            try:
+                check_not_in_past(
+                    rendition.effective_scheduled_at,
+                    now=now,
+                    field=_time_path(rendition, path),
+                )
+            except ScheduleError as exc:
+                errors.absorb(exc)
+    errors.raise_if_any("The publication cannot be scheduled as it is.")
+
+    due = [r for r, _path in renditions if r.pk in newly | moved]
+    quotas.check_daily_caps(renditions=due, paths={r.pk: path for r, path in renditions})
+    for rendition in due:
+        if rendition.pk in newly:
+            rendition.mark_scheduled()
+        delivery.rendition_schedule_delivery(rendition)
