@@ -197,3 +197,17 @@ class SupportsPasswordConnect(Protocol):
     def connect_with_password(
         self, *, identifier: str, password: str, service: str | None = None
     ) -> ConnectedIdentity: ...
+
+
+@runtime_checkable
+class SupportsAccountChoice(Protocol):
+    """Platforms whose connect authorises a person who then picks the account to publish as
+    (a Facebook Page). After `complete_connect`, `account_choices` lists what may be picked
+    (`[{"id", "name", "can_publish"}]`; empty when the identity already is the account to
+    store), and `select_account` returns the identity to store for the chosen one."""
+
+    def account_choices(self, identity: ConnectedIdentity) -> list[dict]: ...
+
+    def select_account(
+        self, identity: ConnectedIdentity, *, choice_id: str
+    ) -> ConnectedIdentity: ...

@@ -239,8 +239,9 @@ class FacebookPagesAdapter(Adapter):
     def complete_connect(
         self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
     ) -> ConnectedIdentity:
-        """The person who connected, with their Pages to choose from in
-        `settings["pages"]` (see `page_select`). Page tokens stay in the credentials."""
+        """The Page to store when the person can publish to exactly one; otherwise the
+        person, with their Pages to choose from in `settings["pages"]` (see
+        `account_choices` / `select_account`). Page tokens stay in the credentials."""
         short = token_call(
             "GET",
             f"{FACEBOOK_GRAPH}/oauth/access_token",
@@ -272,7 +273,7 @@ class FacebookPagesAdapter(Adapter):
                 is_create=False,
             )
         pages = accounts.get("data", [])
-        return ConnectedIdentity(
+        person = ConnectedIdentity(
             remote_id=str(me["id"]),
             handle=me.get("name", ""),
             display_name=me.get("name", ""),
@@ -292,6 +293,20 @@ class FacebookPagesAdapter(Adapter):
                 ]
             },
         )
+        publishable = [p for p in person.settings["pages"] if p["can_publish"]]
+        if len(publishable) == 1:
+            # Nothing to choose: the one Page is the account.
+            return page_select(person, page_id=publishable[0]["id"])
+        return person
+
+    def account_choices(self, identity: ConnectedIdentity) -> list[dict]:
+        """The Pages to pick from after connect; empty once the identity is a Page."""
+        if "page_id" in identity.settings:
+            return []
+        return list(identity.settings.get("pages", []))
+
+    def select_account(self, identity: ConnectedIdentity, *, choice_id: str) -> ConnectedIdentity:
+        return page_select(identity, page_id=choice_id)
 
 
 def page_select(identity: ConnectedIdentity, *, page_id: str) -> ConnectedIdentity:
@@ -299,7 +314,8 @@ def page_select(identity: ConnectedIdentity, *, page_id: str) -> ConnectedIdenti
 
     Raises LookupError for a Page the person did not grant, or cannot publish to.
     """
-    page = next((p for p in identity.settings.get("pages", []) if p["id"] == str(page_id)), None)
+    pages = identity.settings.get("pages", [])
+    page = next((p for p in pages if p["id"] == str(page_id)), None)
     if page is None:
         raise LookupError(f"Page {page_id} was not among the Pages granted to this site.")
     if not page["can_publish"]:

@@ -13,6 +13,7 @@ it does not (yet).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -80,6 +81,29 @@ IN_PROGRESS, FINISHED, PUBLISHED, ERROR, EXPIRED = (
     "EXPIRED",
 )
 CHILDREN_PREFIX = "children:"
+
+# Meta's token endpoints take the token and app secret in the query string, and httpx logs
+# every request URL at INFO: those values are masked before any handler sees them.
+_SECRET_PARAMS = re.compile(
+    r"((?:access_token|client_secret|fb_exchange_token|code)=)[^&\s\"]+", re.IGNORECASE
+)
+
+
+class RedactSecretsFilter(logging.Filter):
+    """Masks token-like query parameters in the arguments of httpx's request log line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                _SECRET_PARAMS.sub(r"\1[redacted]", str(arg))
+                if isinstance(arg, httpx.URL | str)
+                else arg
+                for arg in record.args
+            )
+        return True
+
+
+logging.getLogger("httpx").addFilter(RedactSecretsFilter())
 
 
 def _body(response: httpx.Response) -> dict:
@@ -395,11 +419,13 @@ class ContainerAdapter(Adapter):
                     f"A carousel holds at most {self.max_carousel_items} items.",
                     code="too_many_media",
                 )
-            entry["children"] = []
-            for media in segment.media:
-                child = self._create_container(client, ctx, self._carousel_item_params(media))
-                entry["children"].append(child)
-                self._store_entry(ctx, segment.position, entry)
+            # Recorded only once every item exists: a half-made set is simply made again
+            # (item containers are invisible and expire on their own).
+            entry["children"] = [
+                self._create_container(client, ctx, self._carousel_item_params(media))
+                for media in segment.media
+            ]
+            self._store_entry(ctx, segment.position, entry)
             container_id = self._create_carousel_when_ready(client, ctx, entry)
             return PublishedSegment(
                 provider_post_id=container_id or self._children_id(entry), pending=True

@@ -42,9 +42,10 @@ SCOPES = ["threads_basic", "threads_content_publish", "threads_manage_replies"]
 # Long-lived tokens last 60 days and may be refreshed once a day old; refresh a week ahead.
 REFRESH_MARGIN = timedelta(days=7)
 
-# Docs: wait about 30 s after creating a media container, then check once a minute for at
-# most 5 minutes. Video often takes longer, so the budget allows 15 minutes.
-POLL_SCHEDULE = PollSchedule(initial_delay_s=30, interval_s=60, max_wait_s=900)
+# Docs: check a container once a minute for at most 5 minutes (media containers need about
+# 30 s). Text containers are FINISHED at once, so the first look comes after 10 s; video
+# often takes longer than 5 minutes, so the budget allows 15.
+POLL_SCHEDULE = PollSchedule(initial_delay_s=10, interval_s=60, max_wait_s=900)
 
 
 def _client_id() -> str:

@@ -17,6 +17,7 @@ from apps.providers.base import (
     PublishContext,
     PublishedSegment,
     SegmentPayload,
+    SupportsAccountChoice,
 )
 from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.providers.facebook import FacebookPagesAdapter, page_select
@@ -316,7 +317,7 @@ def test_a_lost_answer_is_reconciled_from_published_posts(fake):
     )
 
 
-def test_connect_lists_pages_and_page_select_keeps_the_page_token(fake):
+def test_connect_lists_pages_to_choose_and_the_choice_keeps_the_page_token(fake):
     code = fake.get(f"{G}/oauth/access_token", params={"code": "CODE"}).respond(
         200, json={"access_token": "SHORT", "token_type": "bearer", "expires_in": 5000}
     )
@@ -332,6 +333,8 @@ def test_connect_lists_pages_and_page_select_keeps_the_page_token(fake):
             "data": [
                 {"id": PAGE, "name": "Bakery", "access_token": "PAGE-TOKEN",
                  "tasks": ["ANALYZE", "ADVERTISE", "MODERATE", "CREATE_CONTENT", "MANAGE"]},
+                {"id": "777", "name": "Cafe", "access_token": "CAFE-TOKEN",
+                 "tasks": ["CREATE_CONTENT"]},
                 {"id": "999", "name": "Fan club", "access_token": "FAN-TOKEN",
                  "tasks": ["ANALYZE"]},
             ],
@@ -339,6 +342,7 @@ def test_connect_lists_pages_and_page_select_keeps_the_page_token(fake):
         },
     )  # fmt: skip
     adapter = FacebookPagesAdapter()
+    assert isinstance(adapter, SupportsAccountChoice)
 
     url = adapter.authorization_url(state="S", code_challenge="", redirect_uri="https://app/cb")
     identity = adapter.complete_connect(
@@ -364,11 +368,13 @@ def test_connect_lists_pages_and_page_select_keeps_the_page_token(fake):
     assert accounts.calls.last.request.headers["Authorization"] == "Bearer LONG-USER"
     assert identity.settings["pages"] == [
         {"id": PAGE, "name": "Bakery", "can_publish": True},
+        {"id": "777", "name": "Cafe", "can_publish": True},
         {"id": "999", "name": "Fan club", "can_publish": False},
     ]
     assert "PAGE-TOKEN" not in json.dumps(identity.settings)  # tokens stay in credentials
 
-    page = page_select(identity, page_id=PAGE)
+    assert adapter.account_choices(identity) == identity.settings["pages"]
+    page = adapter.select_account(identity, choice_id=PAGE)
 
     assert page == ConnectedIdentity(
         remote_id=PAGE,
@@ -378,10 +384,37 @@ def test_connect_lists_pages_and_page_select_keeps_the_page_token(fake):
         token_expires_at=None,
         settings={"page_id": PAGE, "connected_by": "u1"},
     )
+    assert adapter.account_choices(page) == []
     with pytest.raises(LookupError):
         page_select(identity, page_id="999")
     with pytest.raises(LookupError):
         page_select(identity, page_id="404")
+
+
+def test_connect_picks_the_only_page_the_person_can_publish_to(fake):
+    fake.get(f"{G}/oauth/access_token").respond(
+        200, json={"access_token": "T", "token_type": "bearer", "expires_in": 5183944}
+    )
+    fake.get(f"{G}/me").respond(200, json={"id": "u1", "name": "Pat Baker"})
+    fake.get(f"{G}/me/accounts").respond(
+        200,
+        json={
+            "data": [
+                {"id": PAGE, "name": "Bakery", "access_token": "PAGE-TOKEN",
+                 "tasks": ["CREATE_CONTENT", "MANAGE"]},
+                {"id": "999", "name": "Fan club", "access_token": "FAN-TOKEN",
+                 "tasks": ["ANALYZE"]},
+            ]
+        },
+    )  # fmt: skip
+
+    identity = FacebookPagesAdapter().complete_connect(
+        code="CODE", code_verifier="", redirect_uri="https://app/cb"
+    )
+
+    assert identity.remote_id == PAGE
+    assert identity.credentials == {"access_token": "PAGE-TOKEN"}
+    assert FacebookPagesAdapter().account_choices(identity) == []
 
 
 def test_a_refused_code_asks_to_reconnect(fake):

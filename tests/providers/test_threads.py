@@ -98,7 +98,9 @@ def test_it_registers_with_the_optional_capabilities():
     # The publish call itself has no dedupe: an unknown outcome is reconciled, never resent.
     assert adapter.is_retry_safe(_ctx().account) is False
     assert adapter.poll_schedule is POLL_SCHEDULE
-    assert POLL_SCHEDULE.next_delay(polls_done=0, elapsed_s=0) == 30
+    assert POLL_SCHEDULE.next_delay(polls_done=0, elapsed_s=0) == 10
+    assert POLL_SCHEDULE.next_delay(polls_done=1, elapsed_s=10) == 60
+    assert POLL_SCHEDULE.next_delay(polls_done=14, elapsed_s=870) == 30  # the budget's rest
     assert POLL_SCHEDULE.next_delay(polls_done=3, elapsed_s=900) is None
 
 
@@ -597,3 +599,34 @@ def test_an_expired_or_refused_token_asks_to_reconnect(fake):
         adapter.refresh_credentials(near.account, near.credentials)
     assert err.value.kind == ErrorKind.AUTH_EXPIRED
     assert err.value.code == "190/460"
+
+
+def test_tokens_in_exchange_urls_never_reach_the_logs(fake, caplog):
+    fake.get("https://graph.threads.net/refresh_access_token").respond(
+        200, json={"access_token": "NEWER", "token_type": "bearer", "expires_in": 5184000}
+    )
+    near = _ctx(expires_at=datetime.now(UTC) + timedelta(days=1))
+    with caplog.at_level("INFO", logger="httpx"):
+        ThreadsAdapter().refresh_credentials(near.account, near.credentials)
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "refresh_access_token" in logged
+    assert "LONG-TOKEN" not in logged
+    assert "access_token=[redacted]" in logged
+
+
+def test_a_half_made_carousel_is_not_remembered(fake):
+    fake.post(f"{G}/{USER}/threads").mock(
+        side_effect=[
+            httpx.Response(200, json={"id": "I1"}),
+            _graph_error(2, "Service temporarily unavailable", status=503),
+        ]
+    )
+    ctx = _ctx()
+    with pytest.raises(ProviderError) as err:
+        ThreadsAdapter().publish_segment(
+            ctx, SegmentPayload(0, "two", [_image(), _image()]), reply_to=None
+        )
+    # Item containers are invisible: the next attempt simply makes the whole set again.
+    assert err.value.kind == ErrorKind.PROVIDER_UNAVAILABLE
+    assert err.value.retryable is True
+    assert "containers" not in ctx.checkpoint
