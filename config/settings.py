@@ -195,6 +195,13 @@ SPECTACULAR_SETTINGS = {
 WORKER_POLL_S = env.float("WORKER_POLL_S", default=1.0)
 WORKER_HEARTBEAT_S = env.float("WORKER_HEARTBEAT_S", default=60.0)
 WORKER_STALE_AFTER_S = env.float("WORKER_STALE_AFTER_S", default=900.0)
+# Handler threads per worker process, jobs claimed per batch (0: as many as threads), and
+# seconds running jobs get to finish after SIGTERM before they are recovered by policy.
+WORKER_THREADS = env.int("WORKER_THREADS", default=4)
+WORKER_BATCH_SIZE = env.int("WORKER_BATCH_SIZE", default=0)
+WORKER_GRACE_S = env.float("WORKER_GRACE_S", default=30.0)
+# Finished jobs (done, failed, cancelled) are deleted this many days after they finished.
+JOB_RETENTION_DAYS = env.float("JOB_RETENTION_DAYS", default=14.0)
 PROVIDER_TIMEOUT_S = env.float("PROVIDER_TIMEOUT_S", default=30.0)
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default="") or SITE_URL

@@ -1,6 +1,9 @@
 """Factories for the rows tests arrange. Set explicitly every field a test is about."""
 
+from datetime import timedelta
+
 import factory
+from django.utils import timezone
 from factory.django import DjangoModelFactory
 
 from apps.accounts.models import (
@@ -11,6 +14,7 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
+from apps.jobs.models import Job
 from apps.publications.models import MediaAsset, Publication, PublicationSegment, SegmentMedia
 from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
 
@@ -161,3 +165,19 @@ class RenditionMediaFactory(DjangoModelFactory):
         workspace=factory.SelfAttribute("..rendition_segment.rendition.workspace"),
     )
     position = 0
+
+
+class JobFactory(DjangoModelFactory):
+    """A job row as is (no NOTIFY, no validation): use job_enqueue to test enqueueing.
+    run_at defaults to a minute ago so the job is due inside the test's transaction."""
+
+    class Meta:
+        model = Job
+
+    organization = factory.SubFactory(OrganizationFactory)
+    workspace = None
+    type = "noop"
+    payload = factory.LazyFunction(dict)
+    status = Job.Status.PENDING
+    run_at = factory.LazyFunction(lambda: timezone.now() - timedelta(seconds=60))
+    max_attempts = 5

@@ -1,0 +1,313 @@
+"""The scenarios `bench_queue` runs against real `run_worker` processes.
+
+Every figure is computed from the jobs' own timestamps on the database clock: `created_at`
+(enqueue), `run_at` (due), `started_at` (the handler started: the claim's `now()` plus the
+time the job waited in the worker) and `finished_at`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import TextIO
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from apps.accounts.models import Organization
+from apps.jobs.builtin import NOOP
+from apps.jobs.models import Job, WorkerProcess
+from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
+
+
+@dataclass
+class BenchConfig:
+    jobs: int = 20_000
+    orgs: int = 10
+    workers: int = 4
+    threads: int = 2
+    batch_size: int = 500
+    cap: int = 1000
+    latency_jobs: int = 300
+    scheduled_jobs: int = 300
+    fair_big: int = 40_000
+    fair_small_orgs: int = 9
+    fair_small_jobs: int = 10
+    timeout_s: float = 300.0
+
+
+@dataclass
+class Bench:
+    """One run: its organizations and worker processes, and the figures it measured."""
+
+    config: BenchConfig
+    progress: TextIO
+    tag: str = field(default_factory=lambda: f"bench-{secrets.token_hex(3)}")
+    figures: dict = field(default_factory=dict)
+    _orgs: list[Organization] = field(default_factory=list)
+    _procs: list[subprocess.Popen] = field(default_factory=list)
+    _log: Path | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def run(self, *, fairness: bool = True) -> dict:
+        try:
+            self.start_workers()
+            self.throughput()
+            self.immediate_latency()
+            self.scheduled_latency()
+            if fairness:
+                self.fairness()
+        finally:
+            self.figures["worker_exit_codes"] = self.stop_workers()
+            self.figures["duplicate_claims"] = self._duplicates()
+            self.cleanup()
+        return self.figures
+
+    def start_workers(self) -> None:
+        cfg = self.config
+        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - kept open for the children
+            prefix=f"{self.tag}-", suffix=".log", delete=False
+        )
+        self._log = Path(log.name)
+        env = {**os.environ, "LOG_LEVEL": os.environ.get("BENCH_WORKER_LOG_LEVEL", "WARNING")}
+        for i in range(cfg.workers):
+            argv = [
+                sys.executable,
+                str(Path(settings.BASE_DIR) / "manage.py"),
+                "run_worker",
+                "--types",
+                NOOP,
+                "--threads",
+                str(cfg.threads),
+                "--batch-size",
+                str(cfg.batch_size),
+                "--name",
+                f"{self.tag}-{i}",
+                "--grace",
+                "5",
+            ]
+            self._procs.append(
+                subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+                    argv, env=env, stdout=subprocess.DEVNULL, stderr=log
+                )
+            )
+        self._wait_for(
+            lambda: (
+                WorkerProcess.objects.filter(
+                    name__startswith=self.tag, stopped_at__isnull=True
+                ).count()
+                >= cfg.workers
+            ),
+            what="workers to register",
+            timeout=60,
+        )
+
+    def stop_workers(self) -> list[int | None]:
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        codes = []
+        for proc in self._procs:
+            try:
+                codes.append(proc.wait(timeout=30))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                codes.append(None)
+        return codes
+
+    def cleanup(self) -> None:
+        ids = [org.pk for org in self._orgs]
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM jobs_job WHERE organization_id = ANY(%s)", [ids])
+        Organization.objects.filter(pk__in=ids).delete()
+        WorkerProcess.objects.filter(name__startswith=self.tag).delete()
+
+    # -- scenarios ---------------------------------------------------------------------
+
+    def throughput(self) -> None:
+        """N jobs over W organizations, enqueued in one transaction; drained by P workers."""
+        cfg = self.config
+        orgs = self._make_orgs("t", cfg.orgs)
+        specs = (
+            JobSpec(type=NOOP, organization_id=orgs[i % len(orgs)].pk) for i in range(cfg.jobs)
+        )
+        started = time.perf_counter()
+        with transaction.atomic():
+            job_enqueue_many(specs)
+        enqueue_s = time.perf_counter() - started
+        committed_at = _db_clock()
+        ids = [org.pk for org in orgs]
+        self._wait_done(ids, cfg.jobs, label="drain")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT max(finished_at) FROM jobs_job WHERE organization_id = ANY(%s)", [ids]
+            )
+            drain_s = (cursor.fetchone()[0] - committed_at).total_seconds()
+        self.figures.update(
+            enqueue_per_s=round(cfg.jobs / enqueue_s),
+            drain_s=round(drain_s, 3),
+            jobs_per_s=round(cfg.jobs / drain_s),
+        )
+
+    def immediate_latency(self) -> None:
+        """Jobs enqueued one at a time (own transaction each), as an API would, with the
+        workers idle in between: enqueue to handler start."""
+        cfg = self.config
+        [org] = self._make_orgs("l", 1)
+        ids, spent = [], 0.0
+        for _ in range(cfg.latency_jobs):
+            started = time.perf_counter()
+            ids.append(job_enqueue(type=NOOP, payload={}, organization=org).pk)
+            spent += time.perf_counter() - started
+            time.sleep(random.uniform(0.002, 0.012))  # noqa: S311
+        self._wait_done([org.pk], cfg.latency_jobs, label="latency")
+        p50, p99 = _percentiles(ids, "started_at - created_at")
+        self.figures.update(
+            enqueue_single_per_s=round(cfg.latency_jobs / spent),
+            latency_p50_ms=round(p50 * 1000, 2),
+            latency_p99_ms=round(p99 * 1000, 2),
+        )
+
+    def scheduled_latency(self) -> None:
+        """Jobs scheduled 0.5-3 s ahead: run_at to handler start."""
+        cfg = self.config
+        [org] = self._make_orgs("s", 1)
+        now = _db_clock()
+        specs = [
+            JobSpec(
+                type=NOOP,
+                organization_id=org.pk,
+                run_at=now + timedelta(seconds=random.uniform(0.5, 3.0)),  # noqa: S311
+            )
+            for _ in range(cfg.scheduled_jobs)
+        ]
+        with transaction.atomic():
+            job_enqueue_many(specs)
+        self._wait_done([org.pk], cfg.scheduled_jobs, label="scheduled")
+        ids = list(Job.objects.filter(organization=org).values_list("pk", flat=True))
+        p50, p99 = _percentiles(ids, "started_at - run_at")
+        self.figures.update(
+            due_latency_p50_ms=round(p50 * 1000, 2), due_latency_p99_ms=round(p99 * 1000, 2)
+        )
+
+    def fairness(self) -> None:
+        """One organization with `fair_big` jobs and nine with ten each, all due at the same
+        instant: how late does the last job of the nine start?"""
+        cfg = self.config
+        big = self._make_orgs("fb", 1)[0]
+        smalls = self._make_orgs("fs", cfg.fair_small_orgs)
+        total = cfg.fair_big + cfg.fair_small_orgs * cfg.fair_small_jobs
+        rate = self.figures.get("enqueue_per_s") or 20_000
+        due = _db_clock() + timedelta(seconds=max(1.0, 1.5 * total / rate + 0.5))
+        specs = [JobSpec(type=NOOP, organization_id=big.pk, run_at=due)] * cfg.fair_big
+        for org in smalls:
+            specs += [JobSpec(type=NOOP, organization_id=org.pk, run_at=due)] * cfg.fair_small_jobs
+        with transaction.atomic():
+            job_enqueue_many(specs)
+        small_ids = [org.pk for org in smalls]
+        self._wait_done(small_ids, cfg.fair_small_orgs * cfg.fair_small_jobs, label="fairness")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT extract(epoch FROM max(started_at - run_at)) FROM jobs_job"
+                " WHERE organization_id = ANY(%s)",
+                [small_ids],
+            )
+            worst = float(cursor.fetchone()[0])
+        self._wait_done([big.pk], cfg.fair_big, label="fairness backlog")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT extract(epoch FROM max(finished_at) - min(run_at)) FROM jobs_job"
+                " WHERE organization_id = %s",
+                [big.pk],
+            )
+            backlog_s = float(cursor.fetchone()[0])
+        self.figures.update(
+            fairness_max_start_s=round(worst, 3), fairness_backlog_drain_s=round(backlog_s, 3)
+        )
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _make_orgs(self, role: str, count: int) -> list[Organization]:
+        orgs = Organization.objects.bulk_create(
+            Organization(
+                name=f"{self.tag} {role}{i}",
+                slug=f"{self.tag}-{role}{i}",
+                inflight_cap=self.config.cap,
+            )
+            for i in range(count)
+        )
+        self._orgs += orgs
+        return orgs
+
+    def _wait_done(self, org_ids: list[int], expected: int, *, label: str) -> None:
+        started = time.perf_counter()
+
+        def done() -> int:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM jobs_job WHERE organization_id = ANY(%s)"
+                    " AND status = 'done'",
+                    [org_ids],
+                )
+                return cursor.fetchone()[0]
+
+        def finished() -> bool:
+            count = done()
+            _bar(self.progress, label, count, expected, time.perf_counter() - started)
+            return count >= expected
+
+        self._wait_for(finished, what=f"{label} jobs", timeout=self.config.timeout_s)
+        self.progress.write("\n")
+
+    def _wait_for(self, condition: Callable[[], bool], *, what: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Timed out waiting for {what}; worker log: {self._log}")
+            if any(proc.poll() is not None for proc in self._procs):
+                raise RuntimeError(f"A worker exited early; worker log: {self._log}")
+            time.sleep(0.1)
+
+    def _duplicates(self) -> int:
+        """Jobs claimed more than once (each claim counts an attempt; noop never fails)."""
+        return Job.objects.filter(
+            organization__in=[org.pk for org in self._orgs], attempts__gt=1
+        ).count()
+
+
+def _db_clock():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT clock_timestamp()")
+        return cursor.fetchone()[0]
+
+
+def _percentiles(ids: list[int], interval_sql: str) -> tuple[float, float]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT percentile_cont(ARRAY[0.5, 0.99]) WITHIN GROUP"  # noqa: S608 - constant
+            f" (ORDER BY extract(epoch FROM {interval_sql})) FROM jobs_job WHERE id = ANY(%s)",
+            [ids],
+        )
+        p50, p99 = cursor.fetchone()[0]
+    return float(p50), float(p99)
+
+
+def _bar(out: TextIO, label: str, done: int, total: int, elapsed: float) -> None:
+    width = 30
+    filled = int(width * done / total) if total else width
+    rate = done / elapsed if elapsed > 0 else 0.0
+    out.write(
+        f"\r{label:<17} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {rate:,.0f}/s  "
+    )
+    out.flush()

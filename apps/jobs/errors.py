@@ -1,0 +1,102 @@
+"""What a job handler raises to tell the worker how its attempt ended.
+
+Returning normally means done. Everything else is one of these exceptions; any other
+exception is "errored" (a bug on our side: the traceback is kept in `last_error`).
+
+Times given as `retry_at` / `until` may be an aware datetime, a timedelta or a number of
+seconds. They are turned into a delay once, on the worker, and the delay is added to the
+database clock, so a skewed worker host cannot move a job earlier than intended.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+Until = datetime | timedelta | float | int
+
+# Job-level error kinds (handlers bring their own, e.g. the providers' ErrorKind values).
+ERRORED = "errored"  # an unexpected exception: our bug
+STALE = "stale"  # the worker stopped heart-beating (crashed, killed, partitioned)
+SNOOZE_BUDGET_EXHAUSTED = "snooze_budget_exhausted"
+WAIT_BUDGET_EXHAUSTED = "wait_budget_exhausted"
+CANCELLED = "cancelled"
+
+
+def delay_seconds(until: Until | None) -> float:
+    """Seconds from now until `until` (0 when None or in the past)."""
+    if until is None:
+        return 0.0
+    if isinstance(until, datetime):
+        if timezone.is_naive(until):
+            raise ValueError("retry_at/until must be an aware datetime.")
+        seconds = (until - timezone.now()).total_seconds()
+    elif isinstance(until, timedelta):
+        seconds = until.total_seconds()
+    else:
+        seconds = float(until)
+    return max(seconds, 0.0)
+
+
+class JobOutcome(Exception):  # noqa: N818 - control flow, not only errors
+    """Base class of everything a handler may raise on purpose."""
+
+
+class RetryableError(JobOutcome):
+    """A failure that may succeed later. Retried with backoff only if `kind` is in the job
+    type's `retry_kinds` and attempts remain; otherwise the job fails. `retry_at` (from a
+    Retry-After or rate-limit reset header) is the earliest next attempt."""
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        retry_at: Until | None = None,
+        details: dict | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = str(kind)
+        self.message = message
+        self.retry_at = retry_at
+        self.details = details or {}
+
+
+class PermanentError(JobOutcome):
+    """A failure that will not get better by retrying: the job fails at once."""
+
+    def __init__(self, kind: str, message: str, *, details: dict | None = None) -> None:
+        super().__init__(message)
+        self.kind = str(kind)
+        self.message = message
+        self.details = details or {}
+
+
+class Snooze(JobOutcome):  # noqa: N818
+    """Put the job back to pending until `until` without spending an attempt (rate limited
+    before doing anything). Bounded by the type's `snooze_budget_s` in total; past it, the
+    job fails with kind `snooze_budget_exhausted`."""
+
+    def __init__(self, until: Until, reason: str = "") -> None:
+        super().__init__(reason or "snoozed")
+        self.until = until
+        self.reason = reason
+
+
+class Waiting(JobOutcome):  # noqa: N818
+    """Park the job in `waiting` until `until`, then run it again, without spending an
+    attempt and without holding a seat of the organization's in-flight cap (a platform is
+    processing something asynchronously; the next run polls it). `state` is merged into
+    the payload so the next run can pick up where this one stopped. Bounded by the type's
+    `wait_budget_s` in total."""
+
+    def __init__(self, until: Until, reason: str = "", *, state: dict | None = None) -> None:
+        super().__init__(reason or "waiting")
+        self.until = until
+        self.reason = reason
+        self.state = state or {}
+
+
+class LeaseLost(Exception):  # noqa: N818
+    """The worker no longer holds the job's lease: another worker recovered or took it."""

@@ -1,0 +1,62 @@
+"""LISTEN for "work was enqueued" on a dedicated connection.
+
+The worker's loop waits on this connection's socket (with `select`), so a NOTIFY sent by
+an enqueuing transaction's commit wakes it at once; the claim itself runs on the worker's
+regular Django connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import psycopg
+from django.db import connection
+
+from apps.jobs.queue import NOTIFY_CHANNEL
+
+# Django-specific keys of get_connection_params() that are not libpq connection options.
+_NOT_CONNINFO = ("cursor_factory", "context", "prepare_threshold")
+
+
+class Listener:
+    """An autocommit psycopg connection LISTENing on the jobs channel."""
+
+    def __init__(self, *, application_name: str = "run_worker") -> None:
+        self.application_name = application_name[:63]
+        self._conn: psycopg.Connection | None = None
+
+    @property
+    def is_connected(self) -> bool:
+        return self._conn is not None and not self._conn.closed
+
+    def connect(self) -> None:
+        self.close()
+        params = {
+            k: v for k, v in connection.get_connection_params().items() if k not in _NOT_CONNINFO
+        }
+        params.setdefault("application_name", self.application_name)
+        self._conn = psycopg.connect(**params, autocommit=True, connect_timeout=10)
+        self._conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+
+    def fileno(self) -> int:
+        if self._conn is None:
+            raise RuntimeError("Listener is not connected.")
+        return self._conn.pgconn.socket
+
+    def drain(self) -> int:
+        """Read what arrived on the socket; returns the number of notifications. Raises
+        psycopg.OperationalError when the connection is gone."""
+        if self._conn is None:
+            return 0
+        pgconn = self._conn.pgconn
+        pgconn.consume_input()
+        count = 0
+        while pgconn.notifies() is not None:
+            count += 1
+        return count
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+            self._conn = None

@@ -1,0 +1,73 @@
+"""`python manage.py bench_queue`: measure the queue with real worker processes.
+
+A figure to track, not a test. It runs against the configured database (start it on a
+database no other worker uses: other workers would take the bench's jobs), creates its
+own organizations and removes them, its jobs and its workers' rows afterwards.
+"""
+
+import json
+import os
+import sys
+
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import connection
+
+from apps.jobs.bench import Bench, BenchConfig
+
+
+class Command(BaseCommand):
+    help = (
+        "Enqueue N no-op jobs over W organizations, drain them with P run_worker processes, "
+        "then measure start latency (immediate and scheduled jobs) and fairness (one "
+        "organization's burst against nine small ones). Progress goes to stderr; the last "
+        "line on stdout is one JSON object."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        defaults = BenchConfig()
+        parser.add_argument("--jobs", type=int, default=defaults.jobs, help="N (throughput).")
+        parser.add_argument("--orgs", type=int, default=defaults.orgs, help="W organizations.")
+        parser.add_argument("--workers", type=int, default=defaults.workers, help="P processes.")
+        parser.add_argument("--threads", type=int, default=defaults.threads)
+        parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
+        parser.add_argument(
+            "--cap", type=int, default=defaults.cap, help="In-flight cap of every organization."
+        )
+        parser.add_argument("--latency-jobs", type=int, default=defaults.latency_jobs)
+        parser.add_argument("--scheduled-jobs", type=int, default=defaults.scheduled_jobs)
+        parser.add_argument(
+            "--fair-big", type=int, default=defaults.fair_big, help="The bursting org's jobs."
+        )
+        parser.add_argument("--fair-small-orgs", type=int, default=defaults.fair_small_orgs)
+        parser.add_argument("--fair-small-jobs", type=int, default=defaults.fair_small_jobs)
+        parser.add_argument("--no-fairness", action="store_true", help="Skip the fairness run.")
+        parser.add_argument("--timeout", type=float, default=defaults.timeout_s)
+
+    def handle(self, *args, **options) -> None:
+        config = BenchConfig(
+            jobs=options["jobs"],
+            orgs=options["orgs"],
+            workers=options["workers"],
+            threads=options["threads"],
+            batch_size=options["batch_size"],
+            cap=options["cap"],
+            latency_jobs=options["latency_jobs"],
+            scheduled_jobs=options["scheduled_jobs"],
+            fair_big=options["fair_big"],
+            fair_small_orgs=options["fair_small_orgs"],
+            fair_small_jobs=options["fair_small_jobs"],
+            timeout_s=options["timeout"],
+        )
+        figures = Bench(config=config, progress=sys.stderr).run(fairness=not options["no_fairness"])
+        result = {
+            "jobs": config.jobs,
+            "orgs": config.orgs,
+            "workers": config.workers,
+            "threads": config.threads,
+            "batch_size": config.batch_size,
+            "cap": config.cap,
+            **figures,
+            "postgres": connection.cursor().connection.info.server_version,
+            "cpus": os.cpu_count(),
+        }
+        self.stdout.write(json.dumps(result))

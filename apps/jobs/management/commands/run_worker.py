@@ -1,0 +1,73 @@
+"""`python manage.py run_worker`: run jobs until SIGTERM/SIGINT (or, with --burst, until
+nothing is due)."""
+
+import signal
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from apps.jobs.worker import Worker
+
+
+def _types(value: str) -> list[str]:
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+class Command(BaseCommand):
+    help = (
+        "Claim due jobs and run them on a thread pool. Wakes on LISTEN/NOTIFY, otherwise "
+        "sleeps until the next job is due or the poll interval ends. SIGTERM/SIGINT: stop "
+        "claiming, let running jobs finish within the grace period, exit 0 (a second "
+        "signal ends the grace period)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--threads", type=int, help="Handler threads (default WORKER_THREADS, 4)."
+        )
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            help="Jobs claimed per batch and held at most (default WORKER_BATCH_SIZE, or "
+            "--threads). Raise it for many short jobs.",
+        )
+        parser.add_argument(
+            "--poll", type=float, help="Seconds between polls without NOTIFY (WORKER_POLL_S)."
+        )
+        parser.add_argument(
+            "--types",
+            "--queues",
+            type=_types,
+            help="Comma-separated job types to run (default: all).",
+        )
+        parser.add_argument(
+            "--grace", type=float, help="Seconds running jobs get after SIGTERM (WORKER_GRACE_S)."
+        )
+        parser.add_argument("--name", help="Worker name (default host:pid:random).")
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument(
+            "--burst", action="store_true", help="Run what is due, then exit (cron, tests)."
+        )
+        mode.add_argument("--once", action="store_true", help="Run one batch, then exit.")
+
+    def handle(self, *args, **options) -> None:
+        worker = Worker(
+            threads=options["threads"],
+            batch_size=options["batch_size"],
+            poll_s=options["poll"],
+            types=options["types"],
+            grace_s=options["grace"],
+            name=options["name"],
+        )
+
+        def on_signal(signum: int, frame: object) -> None:
+            # The first signal starts a graceful stop; a second one ends the grace period.
+            worker.request_stop(force=worker.stop_requested)
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        self.stdout.write(
+            f"Worker {worker.name} started: threads={worker.threads} "
+            f"batch={worker.batch_size} types={','.join(worker.types or ['*'])}"
+        )
+        worker.run(burst=options["burst"], once=options["once"])
+        self.stdout.write(f"Worker {worker.name} stopped: {worker.jobs_done} outcome(s) written.")

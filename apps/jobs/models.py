@@ -1,0 +1,185 @@
+"""The durable job queue (a Job row per unit of work) and the registry of worker processes."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import BrinIndex
+from django.db import models
+from django.db.models.functions import Now
+
+from apps.accounts.models import Organization, Workspace
+
+
+class JobQuerySet(models.QuerySet):
+    def unfinished(self) -> JobQuerySet:
+        return self.filter(status__in=Job.UNFINISHED)
+
+    def finished(self) -> JobQuerySet:
+        return self.filter(status__in=Job.FINISHED)
+
+    def for_workspace(self, workspace: Workspace) -> JobQuerySet:
+        return self.filter(workspace=workspace)
+
+
+class Job(models.Model):
+    """One unit of work, run by `run_worker` when `run_at` has come.
+
+    Status transitions:
+        pending    -> processing   claimed by a worker (attempts + 1, fresh lease)
+        pending    -> cancelled    job_cancel
+        processing -> done         the handler returned
+        processing -> pending      retry with backoff; Snooze (attempt not spent); released
+                                   at shutdown or recovered as stale (REQUEUE, attempt not
+                                   spent)
+        processing -> waiting      the handler raised Waiting (attempt not spent)
+        processing -> failed       permanent error, retries exhausted, stale (FAIL/CALLBACK)
+        processing -> cancelled    stale and closed as superseded (CLOSE)
+        waiting    -> pending      its run_at came (the worker promotes it)
+        waiting    -> cancelled    job_cancel
+        failed     -> pending      an operator's "retry now"
+    done and cancelled are final. A job is "unfinished" while pending, processing or
+    waiting; its dedupe key is unique among unfinished jobs.
+
+    `organization` is null for system jobs (housekeeping): they are not under any cap.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        PROCESSING = "processing"
+        WAITING = "waiting"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    UNFINISHED = (Status.PENDING, Status.PROCESSING, Status.WAITING)
+    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+
+    organization = models.ForeignKey(
+        Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
+    type = models.CharField(max_length=100)
+    payload = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    run_at = models.DateTimeField(db_default=Now(), help_text="Not claimed before this time.")
+    attempts = models.PositiveIntegerField(default=0, help_text="Attempts spent so far.")
+    max_attempts = models.PositiveIntegerField(default=5)
+    last_error = models.JSONField(null=True, blank=True)
+    locked_by = models.CharField(max_length=200, blank=True, help_text="Worker that claimed it.")
+    locked_at = models.DateTimeField(null=True, blank=True, help_text="Last heartbeat.")
+    lease = models.UUIDField(
+        null=True, blank=True, help_text="Fresh per claim; outcomes are written only under it."
+    )
+    dedupe_key = models.CharField(max_length=255, null=True, blank=True)
+    recoveries = models.PositiveIntegerField(
+        default=0, help_text="Times recovered from a worker that stopped heart-beating."
+    )
+    snoozed_s = models.FloatField(default=0.0, help_text="Seconds spent snoozed (rate limits).")
+    waited_s = models.FloatField(default=0.0, help_text="Seconds spent waiting on a platform.")
+    created_at = models.DateTimeField(db_default=Now())
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(db_default=Now())
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dedupe_key"],
+                condition=models.Q(
+                    dedupe_key__isnull=False, status__in=["pending", "processing", "waiting"]
+                ),
+                name="job_dedupe_key_unfinished",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(
+                    status__in=["pending", "processing", "waiting", "done", "failed", "cancelled"]
+                ),
+                name="job_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="processing") | models.Q(lease__isnull=False),
+                name="job_processing_has_lease",
+            ),
+        ]
+        indexes = [
+            # The claim: per organization, its earliest due pending jobs (`WHERE status =
+            # 'pending' AND organization_id = ? AND run_at <= now() ORDER BY run_at`), and
+            # the skip scan that lists organizations with pending work. Holds pending rows
+            # only, so its size does not grow with the finished history.
+            models.Index(
+                fields=["organization", "run_at"],
+                condition=models.Q(status="pending"),
+                name="job_pending_org_run_at",
+            ),
+            # The worker's sleep: `SELECT min(run_at) ... WHERE status = 'pending' AND
+            # run_at > now()`, and the queue-lag metric (oldest due pending job).
+            models.Index(
+                fields=["run_at"],
+                condition=models.Q(status="pending"),
+                name="job_pending_run_at",
+            ),
+            # The in-flight cap: processing jobs per organization with a live heartbeat
+            # (`organization_id = ? AND locked_at > now() - window`); also scanned whole by
+            # stale recovery (`locked_at <= now() - window`), being small.
+            models.Index(
+                fields=["organization", "locked_at"],
+                condition=models.Q(status="processing"),
+                name="job_processing_org",
+            ),
+            # Promotion of waiting jobs whose run_at has come.
+            models.Index(
+                fields=["run_at"],
+                condition=models.Q(status="waiting"),
+                name="job_waiting_run_at",
+            ),
+            # Pruning walks the oldest rows (`created_at < cutoff AND finished_at < cutoff`).
+            # BRIN: tiny, and nearly free to maintain on the hot path.
+            BrinIndex(fields=["created_at"], name="job_created_at_brin"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type}#{self.pk} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def is_last_attempt(self) -> bool:
+        """True while running the attempt after which no automatic retry follows."""
+        return self.attempts >= self.max_attempts
+
+
+class WorkerProcessQuerySet(models.QuerySet):
+    def running(self) -> WorkerProcessQuerySet:
+        return self.filter(stopped_at__isnull=True)
+
+
+class WorkerProcess(models.Model):
+    """One `run_worker` process, registered at start and touched at every heartbeat, so
+    operators (admin, /readyz) can see that workers are polling. `stopped_at` is set on a
+    clean shutdown; a row whose `last_seen_at` is old belongs to a process that died."""
+
+    name = models.CharField(max_length=200, unique=True, help_text="host:pid:random")
+    host = models.CharField(max_length=200)
+    pid = models.PositiveIntegerField()
+    threads = models.PositiveIntegerField(default=1)
+    types = models.JSONField(default=list, blank=True, help_text="Job types; empty: all.")
+    started_at = models.DateTimeField(db_default=Now())
+    last_seen_at = models.DateTimeField(db_default=Now())
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    jobs_running = models.PositiveIntegerField(default=0, help_text="Claimed, not finished.")
+    jobs_done = models.PositiveBigIntegerField(default=0, help_text="Outcomes written.")
+    created_at = models.DateTimeField(db_default=Now())
+    updated_at = models.DateTimeField(db_default=Now())
+
+    objects = WorkerProcessQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["last_seen_at"], name="worker_process_last_seen")]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,376 @@
+"""The queue's hot path in SQL: claim, heartbeat, complete, release.
+
+Raw SQL on purpose: these statements run for every batch a worker handles, and each one
+moves many rows in one round trip. Every time that decides claiming, staleness or retries
+is the database's `now()`, never the worker host's clock.
+
+Fencing: a claim gives each job a fresh `lease`. Heartbeats and outcomes are written only
+`WHERE lease = <ours> AND status = 'processing' AND locked_at > now() - <stale window>`,
+so a worker that lost its lease (paused, partitioned, presumed dead and recovered) writes
+nothing. A lease whose heartbeat went stale is forfeit even before recovery runs, which
+also keeps the in-flight count (live heartbeats only) exact.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import psycopg
+from django.db import connection, transaction
+from django.db.models.base import ModelState
+
+from apps.jobs.models import Job
+
+# Advisory-lock namespace of the per-organization claim lock (first key of the pair).
+CLAIM_LOCK_NAMESPACE = 0x6A6F62  # "job"
+NOTIFY_CHANNEL = "jobs_job"
+
+# Columns a claim returns: what a handler needs. Timestamps are left out (loading them is
+# the costliest part of a row, and handlers rarely read them): they stay deferred on the
+# instance and load on first access.
+CLAIM_COLUMNS = (
+    "id",
+    "organization_id",
+    "workspace_id",
+    "type",
+    "payload",
+    "attempts",
+    "max_attempts",
+    "lease",
+    "dedupe_key",
+    "recoveries",
+    "snoozed_s",
+    "waited_s",
+)
+# run_at comes back as epoch seconds (a float loads much faster than a timestamptz).
+_CLAIM_RETURNING = ", ".join(f"j.{c}" for c in CLAIM_COLUMNS)
+_CLAIM_RETURNING += ", extract(epoch FROM j.run_at)::float8"
+_JSON_COLUMNS = frozenset({"payload", "last_error"})
+
+# Organizations with pending work, found by a skip scan over job_pending_org_run_at (one
+# index probe per organization, however many jobs each holds), keeping those whose
+# earliest pending job is due and that are active. Each is then try-locked: the
+# per-organization claim lock makes "count in-flight, then take up to the cap" atomic
+# across workers (a worker that finds an organization locked skips it, like SKIP LOCKED
+# one level up). The claim statement then runs with a snapshot taken after the locks are
+# held, so it sees every claim committed before.
+_DUE_ORGS_SQL = """
+WITH RECURSIVE heads AS (
+    (SELECT j.organization_id, j.run_at FROM jobs_job j
+      WHERE j.status = 'pending' AND j.organization_id IS NOT NULL
+      ORDER BY j.organization_id, j.run_at LIMIT 1)
+    UNION ALL
+    SELECT nxt.organization_id, nxt.run_at FROM heads, LATERAL (
+        SELECT j.organization_id, j.run_at FROM jobs_job j
+         WHERE j.status = 'pending' AND j.organization_id > heads.organization_id
+         ORDER BY j.organization_id, j.run_at LIMIT 1) nxt
+),
+due AS MATERIALIZED (
+    SELECT o.id FROM heads JOIN accounts_organization o ON o.id = heads.organization_id
+     WHERE heads.run_at <= now() AND o.state = 'active'
+)
+SELECT due.id, pg_try_advisory_xact_lock(%(ns)s, (due.id %% 2147483647)::int) FROM due
+"""
+
+# The claim proper. Per locked organization: seats = cap - live in-flight jobs; it takes
+# at most its seats and its fair share of the batch, earliest run_at first. Ranked within
+# each organization so a full batch interleaves them. No row locks are needed there: the
+# organization's claim lock keeps other claimers out, and the UPDATE re-checks `status =
+# 'pending'` on the latest row version, so a job cancelled meanwhile is not claimed.
+# System jobs (no organization: housekeeping) are under no cap and no organization lock,
+# so they are taken with FOR UPDATE SKIP LOCKED (in a sub-select: FOR UPDATE is not allowed
+# beside the window function).
+_CLAIM_SQL = """
+WITH seats AS (
+    SELECT o.id AS org_id, o.inflight_cap - (
+        SELECT count(*) FROM jobs_job p
+         WHERE p.status = 'processing' AND p.organization_id = o.id
+           AND p.locked_at > now() - make_interval(secs => %(stale_s)s::float8)) AS free
+      FROM accounts_organization o
+     WHERE o.id = ANY(%(orgs)s::bigint[]) AND o.state = 'active'
+),
+share AS (
+    SELECT ceil(%(limit)s::numeric / greatest(count(*), 1))::int AS n FROM seats WHERE free > 0
+),
+candidates AS (
+    SELECT c.id, c.run_at,
+           row_number() OVER (PARTITION BY seats.org_id ORDER BY c.run_at, c.id) AS rank
+      FROM seats, share, LATERAL (
+          SELECT j.id, j.run_at FROM jobs_job j
+           WHERE j.status = 'pending' AND j.organization_id = seats.org_id
+             AND j.run_at <= now() {type_filter}
+           ORDER BY j.run_at LIMIT greatest(least(seats.free, share.n), 0)) c
+     WHERE seats.free > 0
+    UNION ALL
+    SELECT sys.id, sys.run_at, row_number() OVER (ORDER BY sys.run_at, sys.id) FROM (
+          SELECT j.id, j.run_at FROM jobs_job j
+           WHERE j.status = 'pending' AND j.organization_id IS NULL
+             AND j.run_at <= now() {type_filter}
+           ORDER BY j.run_at LIMIT %(limit)s
+           FOR UPDATE SKIP LOCKED) sys
+),
+picked AS (SELECT id FROM candidates ORDER BY rank, run_at LIMIT %(limit)s)
+UPDATE jobs_job j
+   SET status = 'processing', attempts = j.attempts + 1, locked_by = %(worker)s,
+       locked_at = now(), started_at = now(), updated_at = now(), lease = gen_random_uuid()
+  FROM picked
+ WHERE j.id = picked.id AND j.status = 'pending'
+RETURNING {returning}
+"""
+
+_LEASE_GUARD = (
+    "j.lease = v.lease AND j.status = 'processing'"
+    " AND j.locked_at > now() - make_interval(secs => %(stale_s)s::float8)"
+)
+
+
+@dataclass
+class ClaimResult:
+    jobs: list[Job]
+    contended: bool  # some due organization was being claimed by another worker
+
+
+def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | None) -> ClaimResult:
+    """Claim up to `limit` due jobs for `worker` in one transaction (see the SQL above).
+
+    Returns the claimed jobs (status processing, attempts already counted, fresh lease)
+    and whether another worker held some due organization's claim lock, in which case an
+    early retry may find more.
+    """
+    type_filter = "AND j.type = ANY(%(types)s::text[])" if types else ""
+    sql = _CLAIM_SQL.format(type_filter=type_filter, returning=_CLAIM_RETURNING)
+    with transaction.atomic(), _cursor() as cursor:
+        _execute(cursor, _DUE_ORGS_SQL, {"ns": CLAIM_LOCK_NAMESPACE})
+        orgs, contended = [], False
+        for org_id, locked in cursor.fetchall():
+            if locked:
+                orgs.append(org_id)
+            else:
+                contended = True
+        _execute(
+            cursor,
+            sql,
+            {
+                "orgs": orgs,
+                "limit": limit,
+                "stale_s": float(stale_s),
+                "worker": worker,
+                "types": list(types or ()),
+            },
+        )
+        rows = cursor.fetchall()
+    # UPDATE ... RETURNING keeps no order: hand them out earliest run_at first.
+    rows.sort(key=lambda row: (row[-1], row[0]))
+    jobs = jobs_from_rows(CLAIM_COLUMNS, [row[:-1] for row in rows])
+    for job, row in zip(jobs, rows, strict=True):
+        job.__dict__.update(
+            status=Job.Status.PROCESSING,
+            locked_by=worker,
+            run_at=datetime.fromtimestamp(float(row[-1]), tz=UTC),
+        )
+    return ClaimResult(jobs=jobs, contended=contended)
+
+
+def jobs_from_rows(columns: Sequence[str], rows: Iterable[Sequence]) -> list[Job]:
+    """Job instances from raw rows. Built the way Model.from_db would, minus the per-row
+    __init__ and signals (a claim builds hundreds at once); columns not given are
+    deferred and load on first access, as with `.only()`."""
+    json_idx = [i for i, c in enumerate(columns) if c in _JSON_COLUMNS]
+    names = list(columns)
+    db = connection.alias
+    new = Job.__new__
+    jobs = []
+    for row in rows:
+        values = dict(zip(names, row, strict=True))
+        for i in json_idx:
+            value = row[i]
+            if isinstance(value, str):
+                values[names[i]] = json.loads(value)
+        job = new(Job)
+        state = ModelState()
+        state.adding, state.db = False, db
+        job._state = state
+        job.__dict__.update(values)
+        jobs.append(job)
+    return jobs
+
+
+def complete_done(items: Sequence[tuple[int, uuid.UUID, float]], *, stale_s: float) -> set[int]:
+    """Mark jobs done in one statement. Each item is (job id, lease, seconds between the
+    claim and the handler's start, to record the true start on the database clock).
+    Returns the ids written; the others had lost their lease."""
+    if not items:
+        return set()
+    ids, leases, delays = zip(*items, strict=True)
+    sql = f"""
+        UPDATE jobs_job j
+           SET status = 'done', finished_at = now(), updated_at = now(),
+               started_at = j.started_at + make_interval(secs => v.delay)
+          FROM unnest(%(ids)s::bigint[], %(leases)s::uuid[], %(delays)s::float8[])
+               AS v(id, lease, delay)
+         WHERE j.id = v.id AND {_LEASE_GUARD}
+        RETURNING j.id
+    """  # noqa: S608 - only constants are spliced in
+    params = {"ids": list(ids), "leases": list(leases), "delays": list(delays), "stale_s": stale_s}
+    with _cursor() as cursor:
+        _execute(cursor, sql, params)
+        return {row[0] for row in cursor.fetchall()}
+
+
+def heartbeat(items: Sequence[tuple[int, uuid.UUID]], *, stale_s: float) -> set[int]:
+    """Refresh locked_at of the jobs this worker still holds; returns the ids refreshed.
+    A job missing from the result was recovered or taken over: its lease is gone."""
+    if not items:
+        return set()
+    ids, leases = zip(*items, strict=True)
+    sql = f"""
+        UPDATE jobs_job j SET locked_at = now()
+          FROM unnest(%(ids)s::bigint[], %(leases)s::uuid[]) AS v(id, lease)
+         WHERE j.id = v.id AND {_LEASE_GUARD}
+        RETURNING j.id
+    """  # noqa: S608 - only constants are spliced in
+    with _cursor() as cursor:
+        _execute(cursor, sql, {"ids": list(ids), "leases": list(leases), "stale_s": stale_s})
+        return {row[0] for row in cursor.fetchall()}
+
+
+def release(items: Sequence[tuple[int, uuid.UUID]], *, stale_s: float) -> set[int]:
+    """Give claimed jobs that never started back to the queue, refunding the attempt and
+    keeping their run_at (their place in line). Returns the ids released."""
+    if not items:
+        return set()
+    ids, leases = zip(*items, strict=True)
+    sql = f"""
+        UPDATE jobs_job j
+           SET status = 'pending', attempts = greatest(j.attempts - 1, 0), locked_by = '',
+               locked_at = NULL, lease = NULL, started_at = NULL, updated_at = now()
+          FROM unnest(%(ids)s::bigint[], %(leases)s::uuid[]) AS v(id, lease)
+         WHERE j.id = v.id AND {_LEASE_GUARD}
+        RETURNING j.id
+    """  # noqa: S608 - only constants are spliced in
+    with _cursor() as cursor:
+        _execute(cursor, sql, {"ids": list(ids), "leases": list(leases), "stale_s": stale_s})
+        ids_released = {row[0] for row in cursor.fetchall()}
+    if ids_released:
+        notify()
+    return ids_released
+
+
+@dataclass
+class Transition:
+    """A non-done outcome to write under the lease."""
+
+    status: str
+    last_error: dict | None = None
+    delay_s: float | None = None  # new run_at = now() + delay (pending / waiting)
+    refund_attempt: bool = False  # snooze, waiting: the attempt is not spent
+    snoozed_s: float = 0.0
+    waited_s: float = 0.0
+    payload_patch: dict | None = None
+    started_delay_s: float = 0.0
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in Job.FINISHED
+
+
+def transition(job_id: int, lease: uuid.UUID, change: Transition, *, stale_s: float) -> bool:
+    """Write one outcome under the lease; False when the lease was lost (nothing written)."""
+    final = change.is_final
+    sql = f"""
+        UPDATE jobs_job j
+           SET status = %(status)s,
+               run_at = CASE WHEN %(delay)s::float8 IS NULL THEN j.run_at
+                             ELSE now() + make_interval(secs => %(delay)s::float8) END,
+               attempts = greatest(j.attempts - %(refund)s, 0),
+               last_error = coalesce(%(error)s::jsonb, j.last_error),
+               snoozed_s = j.snoozed_s + %(snoozed)s,
+               waited_s = j.waited_s + %(waited)s,
+               payload = j.payload || %(patch)s::jsonb,
+               started_at = j.started_at + make_interval(secs => %(started)s::float8),
+               finished_at = CASE WHEN %(final)s THEN now() END,
+               locked_by = CASE WHEN %(final)s THEN j.locked_by ELSE '' END,
+               locked_at = CASE WHEN %(final)s THEN j.locked_at END,
+               lease = CASE WHEN %(final)s THEN j.lease END,
+               updated_at = now()
+          FROM (SELECT %(id)s::bigint AS id, %(lease)s::uuid AS lease) v
+         WHERE j.id = v.id AND {_LEASE_GUARD}
+        RETURNING j.id
+    """  # noqa: S608 - only constants are spliced in
+    params = {
+        "status": change.status,
+        "delay": change.delay_s,
+        "refund": 1 if change.refund_attempt else 0,
+        "error": _dumps(change.last_error) if change.last_error is not None else None,
+        "snoozed": change.snoozed_s,
+        "waited": change.waited_s,
+        "patch": _dumps(change.payload_patch or {}),
+        "started": change.started_delay_s,
+        "final": final,
+        "id": job_id,
+        "lease": lease,
+        "stale_s": stale_s,
+    }
+    with _cursor() as cursor:
+        _execute(cursor, sql, params)
+        return cursor.fetchone() is not None
+
+
+def promote_waiting(*, limit: int = 1000) -> int:
+    """Move waiting jobs whose run_at has come back to pending; returns how many."""
+    sql = """
+        UPDATE jobs_job j SET status = 'pending', updated_at = now()
+          FROM (SELECT id FROM jobs_job WHERE status = 'waiting' AND run_at <= now()
+                 ORDER BY run_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED) w
+         WHERE j.id = w.id
+    """
+    with _cursor() as cursor:
+        _execute(cursor, sql, {"limit": limit})
+        return cursor.rowcount
+
+
+def next_due_in(types: Sequence[str] | None = None) -> tuple[float | None, float | None]:
+    """Seconds (database clock) until the next pending job falls due, and until the next
+    waiting job is to be promoted; None when there is none. Pending jobs already due are
+    left out: if they were not claimed, they wait for a seat, not for time."""
+    type_filter = "AND type = ANY(%(types)s::text[])" if types else ""
+    sql = f"""
+        SELECT extract(epoch FROM (SELECT min(run_at) FROM jobs_job
+                                    WHERE status = 'pending' AND run_at > now() {type_filter})
+                                 - clock_timestamp()),
+               extract(epoch FROM (SELECT min(run_at) FROM jobs_job WHERE status = 'waiting')
+                                 - clock_timestamp())
+    """  # noqa: S608 - only constants are spliced in
+    with _cursor() as cursor:
+        _execute(cursor, sql, {"types": list(types or ())})
+        pending_in, waiting_in = cursor.fetchone()
+    return (
+        None if pending_in is None else max(float(pending_in), 0.0),
+        None if waiting_in is None else max(float(waiting_in), 0.0),
+    )
+
+
+def notify() -> None:
+    """Wake listening workers (delivered when the current transaction commits)."""
+    with _cursor() as cursor:
+        _execute(cursor, "SELECT pg_notify(%(channel)s, '')", {"channel": NOTIFY_CHANNEL})
+
+
+def _cursor() -> psycopg.Cursor:
+    """A cursor on the thread's Django connection (so it shares its transaction) that
+    binds parameters server-side, so the hot statements are prepared once per connection
+    instead of being parsed and planned on every batch."""
+    connection.ensure_connection()
+    return psycopg.Cursor(connection.connection)
+
+
+def _execute(cursor: psycopg.Cursor, sql: str, params: dict) -> None:
+    cursor.execute(sql, params, prepare=True)
+
+
+def _dumps(value: dict) -> str:
+    return json.dumps(value, default=str)

@@ -1,0 +1,696 @@
+"""The worker behind `run_worker`: claims due jobs in batches, runs them on a thread pool,
+and writes their outcomes under each claim's lease.
+
+The unit-of-work methods (`claim_batch`, `run_one`, `heartbeat`, `recover_stale`,
+`promote_waiting`) are what tests drive; `run()` drains them in a loop. The loop's thread
+is the only one that writes job state (outcomes, heartbeats, releases), batching "done"
+writes; pool threads only run handlers. It waits on the LISTEN socket and a self-pipe
+(results and signals), so it wakes at once for new work, finished jobs and SIGTERM, and
+otherwise sleeps until the next job falls due, a timer fires, or the poll interval ends.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import os
+import queue as stdlib_queue
+import random
+import secrets
+import select
+import socket
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+
+import psycopg
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import InterfaceError, OperationalError, close_old_connections, connection
+from django.db.models.functions import Now
+
+from apps.jobs import queue, services
+from apps.jobs.errors import (
+    ERRORED,
+    SNOOZE_BUDGET_EXHAUSTED,
+    WAIT_BUDGET_EXHAUSTED,
+    LeaseLost,
+    PermanentError,
+    RetryableError,
+    Snooze,
+    Waiting,
+    delay_seconds,
+)
+from apps.jobs.listener import Listener
+from apps.jobs.models import Job, WorkerProcess
+from apps.jobs.queue import Transition
+from apps.jobs.registry import JobType, get_job_type, job_types
+
+logger = logging.getLogger(__name__)
+
+DB_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+_FLUSH_MAX_DELAY_S = 0.01  # "done" writes wait at most this long to be batched
+_PERIODIC_CHECK_S = 60.0
+_RECONNECT_MAX_S = 5.0
+_TRACEBACK_MAX = 8000
+
+FAILED, PENDING, WAITING = Job.Status.FAILED, Job.Status.PENDING, Job.Status.WAITING
+
+
+@dataclass
+class Result:
+    """What running one job produced: `change` None means done; `lost` means the handler
+    found its lease gone (LeaseLost) and nothing is to be written."""
+
+    job: Job
+    change: Transition | None
+    started_delay_s: float
+    lost: bool = False
+
+
+def decide(job: Job, job_type: JobType, exc: BaseException, *, worker: str = "") -> Transition:
+    """The transition an exception raised by the handler leads to (pure: no I/O)."""
+    attempt = {"attempt": job.attempts, "max_attempts": job.max_attempts, "worker": worker}
+    if isinstance(exc, Snooze):
+        delay = delay_seconds(exc.until)
+        if job.snoozed_s + delay > job_type.snooze_budget_s:
+            error = {
+                "kind": SNOOZE_BUDGET_EXHAUSTED,
+                "message": f"Snoozed {job.snoozed_s:.0f}s already; {exc.reason or 'snooze'}.",
+                "retryable": False,
+                **attempt,
+            }
+            return Transition(status=FAILED, last_error=error)
+        error = {"kind": "snoozed", "message": exc.reason, "retry_in_s": delay, **attempt}
+        return Transition(
+            status=PENDING, last_error=error, delay_s=delay, refund_attempt=True, snoozed_s=delay
+        )
+    if isinstance(exc, Waiting):
+        delay = delay_seconds(exc.until)
+        if job.waited_s + delay > job_type.wait_budget_s:
+            error = {
+                "kind": WAIT_BUDGET_EXHAUSTED,
+                "message": f"Waited {job.waited_s:.0f}s already; {exc.reason or 'waiting'}.",
+                "retryable": False,
+                **attempt,
+            }
+            return Transition(status=FAILED, last_error=error)
+        return Transition(
+            status=WAITING,
+            delay_s=delay,
+            refund_attempt=True,
+            waited_s=delay,
+            payload_patch=exc.state or None,
+        )
+    if isinstance(exc, RetryableError | PermanentError):
+        kind, message, details = exc.kind, exc.message, exc.details
+        floor = delay_seconds(exc.retry_at) if isinstance(exc, RetryableError) else 0.0
+    else:
+        kind, message, details, floor = ERRORED, f"{type(exc).__name__}: {exc}", {}, 0.0
+    error = {"kind": kind, "message": message, "details": details, **attempt}
+    if kind == ERRORED:
+        error["traceback"] = "".join(traceback.format_exception(exc))[-_TRACEBACK_MAX:]
+    retry = not isinstance(exc, PermanentError) and job_type.may_retry(
+        kind, job.attempts, job.max_attempts
+    )
+    error["retryable"] = retry
+    if not retry:
+        return Transition(status=FAILED, last_error=error)
+    delay = job_type.backoff.delay(job.attempts, floor_s=floor)
+    error["retry_in_s"] = round(delay, 3)
+    return Transition(status=PENDING, last_error=error, delay_s=delay)
+
+
+class Worker:
+    """One worker process's queue consumer. Construct it, then call `run()`, or drive the
+    unit-of-work methods directly."""
+
+    def __init__(
+        self,
+        *,
+        threads: int | None = None,
+        batch_size: int | None = None,
+        types: list[str] | None = None,
+        poll_s: float | None = None,
+        heartbeat_s: float | None = None,
+        stale_after_s: float | None = None,
+        grace_s: float | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.threads = max(1, threads or settings.WORKER_THREADS)
+        self.batch_size = max(1, batch_size or settings.WORKER_BATCH_SIZE or self.threads)
+        self.types = sorted(set(types)) if types else None
+        self.poll_s = settings.WORKER_POLL_S if poll_s is None else poll_s
+        self.heartbeat_s = settings.WORKER_HEARTBEAT_S if heartbeat_s is None else heartbeat_s
+        self.stale_after_s = (
+            settings.WORKER_STALE_AFTER_S if stale_after_s is None else stale_after_s
+        )
+        self.grace_s = settings.WORKER_GRACE_S if grace_s is None else grace_s
+        if self.heartbeat_s * 2 > self.stale_after_s:
+            raise ImproperlyConfigured(
+                "WORKER_HEARTBEAT_S must be at most half of WORKER_STALE_AFTER_S, or running "
+                "jobs would be presumed dead between two heartbeats."
+            )
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.jobs_done = 0  # outcomes written
+
+        # Claimed jobs whose outcome is not written yet, by id (touched by the loop only).
+        self._held: dict[int, Job] = {}
+        self._lost: set[int] = set()  # held, but the heartbeat found the lease gone
+        self._done_buffer: list[tuple[int, object, float]] = []
+        self._done_since = 0.0
+        self._max_held = max(self.threads, self.batch_size)
+        self._threshold = max(1, self.batch_size // 2)
+        self._last_contended = False
+
+        self._tasks: stdlib_queue.SimpleQueue[Job | None] = stdlib_queue.SimpleQueue()
+        self._results: collections.deque[Result] = collections.deque()
+        self._pool: list[threading.Thread] = []
+        self._wake_r, self._wake_w = -1, -1
+        self._wake_flag = False
+        self._listener = Listener(application_name=f"run_worker {self.name}")
+        self._registered = False
+        self._stop = False
+        self._force_stop = False
+
+    # -- unit of work ------------------------------------------------------------------
+
+    def claim_batch(self, limit: int | None = None) -> list[Job]:
+        """Claim up to `limit` (default: the batch size) due jobs; they are now held by
+        this worker (processing, attempt counted, fresh lease)."""
+        started = time.monotonic()
+        result = queue.claim(
+            worker=self.name,
+            limit=limit or self.batch_size,
+            stale_s=self.stale_after_s,
+            types=self.types,
+        )
+        self._last_contended = result.contended
+        for job in result.jobs:
+            job._claimed_mono = started
+            self._held[job.pk] = job
+        if result.jobs:
+            logger.debug("Claimed %d job(s).", len(result.jobs))
+        return result.jobs
+
+    def run_one(self, job: Job) -> str:
+        """Run one claimed job in the calling thread and write its outcome. Returns the
+        status written ("done", "pending", "waiting", "failed"), or "lost" when the lease
+        was gone and nothing was written."""
+        self._held.setdefault(job.pk, job)
+        result = self.execute(job)
+        return self._write(result, flush=True)
+
+    def execute(self, job: Job) -> Result:
+        """Run the job's handler and decide the outcome, without writing it."""
+        started = time.monotonic()
+        delay = max(0.0, started - getattr(job, "_claimed_mono", started))
+        try:
+            job_type = get_job_type(job.type)
+        except LookupError:
+            error = {"kind": "unknown_type", "message": f"No handler for {job.type!r}."}
+            return Result(job, Transition(status=FAILED, last_error=error), delay)
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("Job %s (%s) started.", job.pk, job.type, extra={"job_id": job.pk})
+        try:
+            job_type.handler(job)
+        except LeaseLost:
+            return Result(job, None, delay, lost=True)
+        except BaseException as exc:  # a handler's SystemExit must not end a pool thread
+            try:
+                change = decide(job, job_type, exc, worker=self.name)
+            except Exception as inner:  # e.g. a naive retry_at: still an outcome, never a crash
+                change = decide(job, job_type, inner, worker=self.name)
+            change.started_delay_s = delay
+            return Result(job, change, delay)
+        return Result(job, None, delay)
+
+    def heartbeat(self) -> set[int]:
+        """Refresh the lease of every held job and this worker's registry row. Returns the
+        ids of jobs found lost (recovered or taken over by another worker)."""
+        items = [(pk, job.lease) for pk, job in self._held.items() if pk not in self._lost]
+        alive = queue.heartbeat(items, stale_s=self.stale_after_s)
+        lost = {pk for pk, _ in items} - alive
+        for pk in lost:
+            logger.warning(
+                "Job %s lost its lease (recovered by another worker); its outcome will not be "
+                "written.",
+                pk,
+                extra={"job_id": pk},
+            )
+        self._lost |= lost
+        if self._registered:
+            touched = WorkerProcess.objects.filter(name=self.name).update(
+                last_seen_at=Now(),
+                updated_at=Now(),
+                jobs_running=len(self._held),
+                jobs_done=self.jobs_done,
+            )
+            if not touched:  # pruned while this worker was cut off: register again
+                self.register()
+        return lost
+
+    def recover_stale(self) -> int:
+        """Recover jobs whose worker stopped heart-beating, by their type's policy."""
+        return services.job_recover_stale(stale_s=self.stale_after_s)
+
+    def promote_waiting(self) -> int:
+        """Move waiting jobs whose time has come back to pending."""
+        promoted = queue.promote_waiting()
+        if promoted:
+            queue.notify()
+        return promoted
+
+    def register(self) -> None:
+        WorkerProcess.objects.update_or_create(
+            name=self.name,
+            defaults={
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "threads": self.threads,
+                "types": self.types or [],
+                "stopped_at": None,
+            },
+        )
+        self._registered = True
+
+    def unregister(self) -> None:
+        if self._registered:
+            WorkerProcess.objects.filter(name=self.name).update(
+                stopped_at=Now(),
+                last_seen_at=Now(),
+                updated_at=Now(),
+                jobs_running=0,
+                jobs_done=self.jobs_done,
+            )
+
+    # -- writing outcomes ----------------------------------------------------------------
+
+    def _write(self, result: Result, *, flush: bool = False) -> str:
+        job = result.job
+        if result.lost or job.pk in self._lost:
+            self._forget(job.pk)
+            logger.warning(
+                "Job %s (%s) finished after losing its lease; outcome discarded.",
+                job.pk,
+                job.type,
+                extra={"job_id": job.pk},
+            )
+            return "lost"
+        change = result.change
+        job_type = _type_or_none(job.type)
+        if change is None and not (job_type and job_type.is_periodic):
+            self._done_buffer.append((job.pk, job.lease, result.started_delay_s))
+            if len(self._done_buffer) == 1:
+                self._done_since = time.monotonic()
+            if flush:
+                written = self._flush_done(force=True)
+                return "done" if job.pk in written else "lost"
+            return "done"
+        change = change or Transition(status=Job.Status.DONE)
+        change.started_delay_s = result.started_delay_s
+        written = self._write_transition(job, change, job_type)
+        self._forget(job.pk)
+        if not written:
+            logger.warning(
+                "Job %s (%s) lost its lease before its outcome (%s) was written.",
+                job.pk,
+                job.type,
+                change.status,
+                extra={"job_id": job.pk},
+            )
+            return "lost"
+        self.jobs_done += 1
+        _log_transition(job, change)
+        return str(change.status)
+
+    def _write_transition(self, job: Job, change: Transition, job_type: JobType | None) -> bool:
+        from django.db import transaction
+
+        with transaction.atomic():
+            written = queue.transition(job.pk, job.lease, change, stale_s=self.stale_after_s)
+            if written and change.is_final and job_type is not None and job_type.is_periodic:
+                services.schedule_next_periodic(job_type)
+        return written
+
+    def _flush_done(self, *, force: bool) -> set[int]:
+        if not self._done_buffer:
+            return set()
+        due = (
+            force
+            or len(self._done_buffer) >= self._threshold
+            or self._tasks.empty()
+            or time.monotonic() - self._done_since >= _FLUSH_MAX_DELAY_S
+        )
+        if not due:
+            return set()
+        batch = self._done_buffer
+        written = queue.complete_done(batch, stale_s=self.stale_after_s)
+        self._done_buffer = []
+        for pk, _, _ in batch:
+            self._forget(pk)
+        self.jobs_done += len(written)
+        if len(written) < len(batch):
+            for pk, _, _ in batch:
+                if pk not in written:
+                    logger.warning(
+                        "Job %s lost its lease before it was marked done.",
+                        pk,
+                        extra={"job_id": pk},
+                    )
+        return written
+
+    def _forget(self, pk: int) -> None:
+        self._held.pop(pk, None)
+        self._lost.discard(pk)
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def request_stop(self, *, force: bool = False) -> None:
+        """Stop claiming and shut down (safe to call from a signal handler). With `force`
+        (a second signal), running jobs get no more grace."""
+        self._stop = True
+        self._force_stop = self._force_stop or force
+        self._wake()
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop
+
+    def run(self, *, burst: bool = False, once: bool = False) -> None:
+        """Work until stopped. `burst`: exit once nothing is due and nothing is held.
+        `once`: claim a single batch, run it, exit."""
+        self._start_pool()
+        state = _LoopState(now=time.monotonic())
+        try:
+            while not self._stop:
+                try:
+                    if self._step(state, burst=burst, once=once):
+                        break
+                    state.outage_since = None
+                except DB_ERRORS as exc:
+                    self._on_db_error(state, exc)
+        finally:
+            self._shutdown()
+
+    def _step(self, state: _LoopState, *, burst: bool, once: bool) -> bool:
+        """One pass of the loop; True when a burst/once run is complete."""
+        if not self._registered:
+            self.register()
+        if not self._listener.is_connected:
+            self._listener.connect()
+        self._collect_results()
+        self._flush_done(force=False)
+        now = time.monotonic()
+        if now >= state.next_heartbeat:
+            self.heartbeat()
+            state.next_heartbeat = now + self.heartbeat_s
+        if now >= state.next_recover:
+            self.recover_stale()
+            state.next_recover = now + min(self.heartbeat_s, self.stale_after_s / 4)
+        if now >= state.next_periodic:
+            services.ensure_periodic_jobs(self._periodic_types())
+            state.next_periodic = now + _PERIODIC_CHECK_S
+        if now >= state.next_promote:
+            self.promote_waiting()
+            state.next_promote = now + self.poll_s
+
+        free = self._max_held - len(self._held)
+        want = claimed = 0
+        may_claim = not (once and state.claimed_once)
+        if may_claim and free > 0 and (free >= self._threshold or self._tasks.empty()):
+            want = min(free, self.batch_size)
+            jobs = self.claim_batch(limit=want)
+            claimed, state.claimed_once = len(jobs), True
+            for job in jobs:
+                self._tasks.put(job)
+        if (burst or once) and not self._held and claimed == 0 and not self._last_contended:
+            return True
+        if want and claimed >= want:
+            return False  # a full batch: more is probably due
+        self._wait(self._idle_timeout(state, looked_for_work=bool(want)))
+        return False
+
+    def _idle_timeout(self, state: _LoopState, *, looked_for_work: bool) -> float:
+        now = time.monotonic()
+        timeout = self.poll_s
+        if looked_for_work and self._last_contended:
+            # Another worker is claiming for the same organizations: look again shortly.
+            timeout = random.uniform(0.001, 0.005)  # noqa: S311 - jitter, not security
+        elif looked_for_work:
+            pending_in, waiting_in = queue.next_due_in(self.types)
+            if pending_in is not None:
+                timeout = min(timeout, pending_in + 0.001)
+            if waiting_in is not None:
+                state.next_promote = min(state.next_promote, now + waiting_in)
+        if self._done_buffer:
+            timeout = min(timeout, self._done_since + _FLUSH_MAX_DELAY_S - now)
+        deadlines = (state.next_heartbeat, state.next_recover, state.next_periodic)
+        timeout = min(timeout, *(d - now for d in deadlines), state.next_promote - now)
+        return max(timeout, 0.0)
+
+    def _wait(self, timeout: float) -> None:
+        """Sleep until a NOTIFY, a pool result, a signal, or the timeout."""
+        fds = [self._wake_r]
+        listen_fd = self._listener.fileno() if self._listener.is_connected else None
+        if listen_fd is not None:
+            fds.append(listen_fd)
+        readable, _, _ = select.select(fds, [], [], max(timeout, 0.0))
+        # Reset the flag before reading results, so a result appended from now on wakes us.
+        self._wake_flag = False
+        if self._wake_r in readable:
+            try:
+                while os.read(self._wake_r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+        if listen_fd is not None and listen_fd in readable:
+            self._listener.drain()
+
+    def _wake(self) -> None:
+        if not self._wake_flag and self._wake_w >= 0:
+            self._wake_flag = True
+            with contextlib.suppress(OSError):  # full pipe: a wake-up is pending anyway
+                os.write(self._wake_w, b"\0")
+
+    def _collect_results(self) -> None:
+        while True:
+            try:
+                result = self._results.popleft()
+            except IndexError:
+                return
+            try:
+                self._write(result)
+            except DB_ERRORS:
+                self._results.appendleft(result)  # keep it; written after reconnecting
+                raise
+            except Exception:
+                # A bug writing one outcome must not stop the loop: the job stays processing
+                # and stale recovery settles it by its type's policy.
+                logger.exception(
+                    "Could not write the outcome of job %s.",
+                    result.job.pk,
+                    extra={"job_id": result.job.pk},
+                )
+                self._forget(result.job.pk)
+
+    def _on_db_error(self, state: _LoopState, exc: Exception) -> None:
+        now = time.monotonic()
+        if state.outage_since is None:
+            state.outage_since, state.backoff = now, 0.1
+            logger.warning("Database unavailable (%s); reconnecting.", exc)
+        else:
+            state.backoff = min(state.backoff * 2, _RECONNECT_MAX_S)
+        self._listener.close()
+        with contextlib.suppress(Exception):  # the connection is already broken
+            connection.close()
+        self._sleep_unless_stopped(state.backoff)
+        # After the outage, catch up at once: leases, recovery, waiting jobs.
+        state.next_heartbeat = state.next_recover = state.next_promote = time.monotonic()
+
+    def _sleep_unless_stopped(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self._stop and (left := deadline - time.monotonic()) > 0:
+            select.select([self._wake_r], [], [], left)
+            self._wake_flag = False
+            try:
+                while os.read(self._wake_r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+
+    def _periodic_types(self) -> list[str]:
+        return [
+            name
+            for name, job_type in job_types().items()
+            if job_type.is_periodic and (self.types is None or name in self.types)
+        ]
+
+    # -- the pool and shutdown -----------------------------------------------------------
+
+    def _start_pool(self) -> None:
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        for i in range(self.threads):
+            thread = threading.Thread(target=self._thread_main, name=f"job-runner-{i}", daemon=True)
+            thread.start()
+            self._pool.append(thread)
+
+    def _thread_main(self) -> None:
+        while True:
+            job = self._tasks.get()
+            if job is None:
+                break
+            close_old_connections()
+            try:
+                result = self.execute(job)
+            finally:
+                _reset_thread_connection(job)
+            self._results.append(result)
+            if (
+                result.change is not None
+                or len(self._results) >= self._threshold
+                or self._tasks.empty()
+            ):
+                self._wake()
+        connection.close()
+
+    def _shutdown(self) -> None:
+        """Release jobs that never started, give running ones the grace period, recover
+        the rest by their type's policy, unregister. Never raises."""
+        try:
+            self._drain_and_release()
+            deadline = time.monotonic() + self.grace_s
+            # Whatever is still held was taken by a pool thread: running, or its outcome
+            # not written yet.
+            while self._held and not self._force_stop and time.monotonic() < deadline:
+                self._wait(min(0.05, max(deadline - time.monotonic(), 0.0)))
+                self._collect_results()
+                self._flush_done(force=True)
+            self._collect_results()
+            self._flush_done(force=True)
+            leftover = [pk for pk in self._held if pk not in self._lost]
+            if leftover:
+                logger.warning(
+                    "%d job(s) still running after the %.1fs grace period; recovering them by "
+                    "their type's stale policy.",
+                    len(leftover),
+                    self.grace_s,
+                )
+                services.job_recover_stale(job_ids=leftover)
+            self.unregister()
+        except Exception:
+            logger.exception("Shutdown could not settle every job; stale recovery will.")
+        finally:
+            for _ in self._pool:
+                self._tasks.put(None)
+            self._listener.close()
+            for fd in (self._wake_r, self._wake_w):
+                if fd >= 0:
+                    os.close(fd)
+            self._wake_r = self._wake_w = -1
+
+    def _drain_and_release(self) -> None:
+        unstarted = []
+        while True:
+            try:
+                job = self._tasks.get_nowait()
+            except stdlib_queue.Empty:
+                break
+            if job is not None:
+                unstarted.append(job)
+        if unstarted:
+            released = queue.release(
+                [(job.pk, job.lease) for job in unstarted], stale_s=self.stale_after_s
+            )
+            for job in unstarted:
+                self._forget(job.pk)
+            logger.info("Released %d claimed job(s) that had not started.", len(released))
+
+
+@dataclass
+class _LoopState:
+    now: float
+    next_heartbeat: float = 0.0
+    next_recover: float = 0.0
+    next_periodic: float = 0.0
+    next_promote: float = 0.0
+    claimed_once: bool = False
+    outage_since: float | None = None
+    backoff: float = 0.1
+
+    def __post_init__(self) -> None:
+        self.next_heartbeat = self.next_recover = self.next_periodic = self.now
+        self.next_promote = self.now
+
+
+def _type_or_none(name: str) -> JobType | None:
+    try:
+        return get_job_type(name)
+    except LookupError:
+        return None
+
+
+def _reset_thread_connection(job: Job) -> None:
+    """A handler must leave its thread's connection as it found it (autocommit, outside
+    any transaction); if it did not, close it so the next job starts clean."""
+    if connection.connection is not None and (
+        connection.in_atomic_block or not connection.get_autocommit()
+    ):
+        logger.error(
+            "Job %s (%s) left a transaction open; its connection is closed.",
+            job.pk,
+            job.type,
+            extra={"job_id": job.pk},
+        )
+        connection.close()
+
+
+def _log_transition(job: Job, change: Transition) -> None:
+    extra = {
+        "job_id": job.pk,
+        "organization_id": job.organization_id,
+        "workspace_id": job.workspace_id,
+    }
+    error = change.last_error or {}
+    if change.status == Job.Status.DONE:
+        logger.debug("Job %s (%s) done.", job.pk, job.type, extra=extra)
+    elif change.status == PENDING and error.get("kind") == "snoozed":
+        logger.info(
+            "Job %s (%s) snoozed %.1fs: %s",
+            job.pk,
+            job.type,
+            change.delay_s,
+            error["message"],
+            extra=extra,
+        )
+    elif change.status == PENDING:
+        logger.info(
+            "Job %s (%s) attempt %s/%s failed (%s: %s); retry in %.1fs.",
+            job.pk,
+            job.type,
+            job.attempts,
+            job.max_attempts,
+            error.get("kind"),
+            error.get("message"),
+            change.delay_s,
+            extra=extra,
+        )
+    elif change.status == WAITING:
+        logger.info("Job %s (%s) waiting %.1fs.", job.pk, job.type, change.delay_s, extra=extra)
+    else:
+        level = logging.ERROR if error.get("kind") == ERRORED else logging.WARNING
+        logger.log(
+            level,
+            "Job %s (%s) failed after attempt %s/%s (%s: %s).",
+            job.pk,
+            job.type,
+            job.attempts,
+            job.max_attempts,
+            error.get("kind"),
+            error.get("message"),
+            extra=extra,
+        )

@@ -1,0 +1,205 @@
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+
+from apps.accounts.models import Organization
+from apps.jobs.models import Job
+from apps.jobs.services import job_enqueue
+from tests.factories import JobFactory, OrganizationFactory, WorkspaceFactory
+from tests.jobs.conftest import age_heartbeat, db_now
+
+
+def test_it_claims_due_jobs_in_run_at_order(worker):
+    org = OrganizationFactory(inflight_cap=100)
+    now = db_now()
+    late = JobFactory(organization=org, run_at=now - timedelta(seconds=1))
+    early = JobFactory(organization=org, run_at=now - timedelta(seconds=30))
+    JobFactory(organization=org, run_at=now + timedelta(seconds=30))  # not due
+
+    claimed = worker.claim_batch()
+
+    assert [job.pk for job in claimed] == [early.pk, late.pk]
+    early.refresh_from_db()
+    assert early.status == Job.Status.PROCESSING
+    assert early.attempts == 1
+    assert early.locked_by == "w1"
+    assert early.locked_at == early.started_at == now
+    assert early.lease is not None and early.lease == claimed[0].lease
+
+
+def test_it_gives_a_fresh_lease_per_claim(worker):
+    job = JobFactory()
+    first = worker.claim_batch()[0].lease
+    Job.objects.filter(pk=job.pk).update(status="pending", lease=None)
+    second = worker.claim_batch()[0].lease
+    assert first != second
+
+
+def test_it_claims_at_most_the_limit(worker):
+    org = OrganizationFactory(inflight_cap=100)
+    JobFactory.create_batch(5, organization=org)
+    assert len(worker.claim_batch(limit=3)) == 3
+    assert len(worker.claim_batch(limit=3)) == 2
+    assert worker.claim_batch(limit=3) == []
+
+
+def test_it_never_claims_a_job_twice(worker, other_worker):
+    JobFactory.create_batch(4, organization=OrganizationFactory(inflight_cap=100))
+    a = {job.pk for job in worker.claim_batch(limit=2)}
+    b = {job.pk for job in other_worker.claim_batch(limit=10)}
+    assert len(a) == 2 and len(b) == 2 and not a & b
+
+
+def test_the_cap_counts_processing_jobs_of_the_organization(worker):
+    org = OrganizationFactory(inflight_cap=3)
+    JobFactory(
+        organization=org,
+        status="processing",
+        lease="00000000-0000-0000-0000-000000000001",
+        locked_at=db_now(),
+    )
+    JobFactory.create_batch(5, organization=org)
+
+    assert len(worker.claim_batch()) == 2
+    assert worker.claim_batch() == []
+
+
+def test_waiting_jobs_do_not_count_against_the_cap(worker):
+    org = OrganizationFactory(inflight_cap=2)
+    JobFactory.create_batch(3, organization=org, status="waiting")
+    JobFactory.create_batch(3, organization=org)
+    assert len(worker.claim_batch()) == 2
+
+
+def test_a_processing_job_with_a_stale_heartbeat_does_not_count(worker):
+    org = OrganizationFactory(inflight_cap=1)
+    stale = JobFactory(
+        organization=org, status="processing", lease="00000000-0000-0000-0000-000000000001"
+    )
+    age_heartbeat(stale, worker.stale_after_s + 1)
+    JobFactory(organization=org)
+    assert len(worker.claim_batch()) == 1
+
+
+def test_the_cap_is_per_organization(worker):
+    busy = OrganizationFactory(inflight_cap=1)
+    other = OrganizationFactory(inflight_cap=1)
+    JobFactory.create_batch(3, organization=busy)
+    JobFactory.create_batch(3, organization=other)
+    claimed = worker.claim_batch()
+    assert sorted(job.organization_id for job in claimed) == sorted([busy.pk, other.pk])
+
+
+@pytest.mark.parametrize("state", [Organization.State.SUSPENDED, Organization.State.DELETED])
+def test_jobs_of_an_inactive_organization_wait_and_run_after_reactivation(worker, state):
+    org = OrganizationFactory(state=state)
+    job = JobFactory(organization=org)
+
+    assert worker.claim_batch() == []
+    job.refresh_from_db()
+    assert job.status == Job.Status.PENDING and job.attempts == 0
+
+    Organization.objects.filter(pk=org.pk).update(state=Organization.State.ACTIVE)
+    assert [j.pk for j in worker.claim_batch()] == [job.pk]
+
+
+def test_a_full_batch_is_shared_between_organizations(worker):
+    big = OrganizationFactory(inflight_cap=1000)
+    smalls = OrganizationFactory.create_batch(3, inflight_cap=1000)
+    now = db_now()
+    # The big organization's backlog is older than every small organization's job.
+    JobFactory.create_batch(50, organization=big, run_at=now - timedelta(hours=1))
+    for org in smalls:
+        JobFactory.create_batch(2, organization=org, run_at=now - timedelta(seconds=1))
+
+    claimed = worker.claim_batch(limit=8)
+
+    by_org = {}
+    for job in claimed:
+        by_org[job.organization_id] = by_org.get(job.organization_id, 0) + 1
+    assert len(claimed) == 8
+    assert by_org == {big.pk: 2, **{org.pk: 2 for org in smalls}}
+
+
+def test_system_jobs_are_claimed_without_an_organization(worker):
+    job = JobFactory(organization=None, type="jobs.prune")
+    assert [j.pk for j in worker.claim_batch()] == [job.pk]
+
+
+def test_it_claims_only_its_types(db):
+    from apps.jobs.worker import Worker
+
+    picky = Worker(types=["jobs.prune"], threads=1, heartbeat_s=1, stale_after_s=10)
+    JobFactory(type="noop")
+    prune = JobFactory(type="jobs.prune")
+    assert [j.pk for j in picky.claim_batch()] == [prune.pk]
+
+
+def test_a_job_enqueued_now_is_claimable_at_once(worker):
+    workspace = WorkspaceFactory()
+    job = job_enqueue(type="noop", payload={"a": 1}, organization=None, workspace=workspace)
+    [claimed] = worker.claim_batch()
+    assert claimed.pk == job.pk
+    assert claimed.payload == {"a": 1}
+    assert claimed.organization_id == workspace.organization_id
+    assert claimed.workspace_id == workspace.pk
+
+
+def _bulk_insert(org, status, count, run_at_sql):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO jobs_job (organization_id, type, payload, status, run_at, attempts,
+                                  max_attempts, locked_by, recoveries, snoozed_s, waited_s,
+                                  created_at, updated_at, finished_at)
+            SELECT %s, 'noop', '{{}}', %s, {run_at_sql}, 0, 5, '', 0, 0, 0, now(), now(),
+                   CASE WHEN %s = 'done' THEN now() END
+              FROM generate_series(1, %s) AS i
+            """,
+            [org.pk, status, status, count],
+        )
+
+
+def _plans(orgs):
+    from apps.jobs import queue
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE jobs_job")
+        cursor.execute("EXPLAIN " + queue._DUE_ORGS_SQL, {"ns": 1})
+        due_plan = "\n".join(row[0] for row in cursor.fetchall())
+        sql = queue._CLAIM_SQL.format(type_filter="", returning="j.id")
+        params = {"orgs": orgs, "limit": 10, "stale_s": 10, "worker": "w", "types": []}
+        cursor.execute("EXPLAIN " + sql, params)
+        claim_plan = "\n".join(row[0] for row in cursor.fetchall())
+    return due_plan, claim_plan
+
+
+def test_the_claim_is_served_by_pending_indexes_whatever_the_history(worker):
+    org = OrganizationFactory()
+    _bulk_insert(org, "done", 100_000, "now() - i * interval '1 second'")
+    JobFactory.create_batch(5, organization=org)
+
+    due_plan, claim_plan = _plans([org.pk])
+
+    for plan in (due_plan, claim_plan):
+        assert "Seq Scan on jobs_job" not in plan, plan
+        assert "using job_pending_" in plan, plan
+    assert "job_processing_org" in claim_plan, claim_plan
+    assert len(worker.claim_batch()) == 5
+
+
+def test_the_claim_skip_scans_organizations_with_a_large_backlog(worker):
+    orgs = OrganizationFactory.create_batch(3)
+    _bulk_insert(orgs[0], "done", 50_000, "now() - i * interval '1 second'")
+    for org in orgs:
+        _bulk_insert(org, "pending", 20_000, "now() + i * interval '1 second'")
+        JobFactory(organization=org)
+
+    due_plan, claim_plan = _plans([org.pk for org in orgs])
+
+    for plan in (due_plan, claim_plan):
+        assert "Seq Scan on jobs_job" not in plan, plan
+    assert "job_pending_org_run_at" in due_plan, due_plan
+    assert "job_pending_org_run_at" in claim_plan, claim_plan
+    assert len(worker.claim_batch()) == 3
