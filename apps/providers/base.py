@@ -85,6 +85,9 @@ class Adapter(ABC):
     # How long the platform remembers an idempotency handle (Mastodon: about an hour).
     # Past it a resend is no longer safe and only a lookup may settle an unknown outcome.
     idempotency_window: timedelta | None = None
+    # True when lookup_segment answers exactly (a client-chosen key or record id): "not
+    # found" then proves absence. Listing-and-matching lookups are best effort.
+    lookup_is_strong: bool = False
 
     def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
         """Return fresh credentials when the token is near expiry, else None."""

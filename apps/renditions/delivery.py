@@ -1,4 +1,4 @@
-"""The hooks between rendition state and the publish pipeline.
+"""The hooks between rendition state and the publish pipeline's jobs.
 
 Services call them inside their transaction, at exactly these points:
 
@@ -7,31 +7,71 @@ Services call them inside their transaction, at exactly these points:
 - ``rendition_cancel_delivery``: a scheduled (or retry-pending) rendition was cancelled,
   unscheduled back to draft, or removed from its publication.
 
-The publish pipeline enqueues, moves or cancels the rendition's publish job here, so a
-schedule is always a database row written in the same transaction as the change. Until it
-is wired, they only keep the rendition's own fields consistent.
+Each rendition has at most one unfinished publish job (its dedupe key), written in the same
+transaction as the change: a schedule is always a database row, and it exists iff the
+change commits.
 """
 
-import logging
+from __future__ import annotations
 
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.jobs import queue
+from apps.jobs.models import Job
+from apps.jobs.services import job_cancel, job_enqueue
 from apps.renditions.models import Rendition
 
-logger = logging.getLogger(__name__)
+PUBLISH_JOB = "renditions.publish"
+POLL_JOB = "renditions.poll"
+RECONCILE_JOB = "renditions.reconcile"
+
+
+def publish_dedupe_key(rendition_id: int) -> str:
+    return f"publish:{rendition_id}"
+
+
+def reconcile_dedupe_key(rendition_id: int) -> str:
+    return f"reconcile:{rendition_id}"
+
+
+def poll_dedupe_key(rendition_id: int) -> str:
+    return f"poll:{rendition_id}"
+
+
+def schedule_publish(rendition: Rendition, *, run_at: datetime | None) -> Job:
+    """Enqueue the rendition's publish job for run_at, or move its pending one there."""
+    job = job_enqueue(
+        type=PUBLISH_JOB,
+        payload={"rendition_id": rendition.pk},
+        organization=None,
+        workspace=rendition.workspace,
+        run_at=run_at,
+        dedupe_key=publish_dedupe_key(rendition.pk),
+    )
+    if job.status == Job.Status.PENDING and run_at is not None and job.run_at != run_at:
+        moved = Job.objects.filter(pk=job.pk, status=Job.Status.PENDING).update(
+            run_at=run_at, updated_at=timezone.now()
+        )
+        if moved:
+            job.run_at = run_at
+            transaction.on_commit(queue.notify)
+    return job
 
 
 def rendition_schedule_delivery(rendition: Rendition) -> None:
     """Make the rendition due at its effective time (the publish job's run_at)."""
     if rendition.status != Rendition.Status.SCHEDULED:
         raise ValueError(f"Rendition {rendition.pk} is {rendition.status}, not scheduled.")
-    logger.info(
-        "rendition scheduled",
-        extra={"rendition_id": rendition.pk, "run_at": rendition.effective_scheduled_at},
-    )
+    schedule_publish(rendition, run_at=rendition.effective_scheduled_at or timezone.now())
 
 
 def rendition_cancel_delivery(rendition: Rendition) -> None:
-    """Drop the rendition's pending publish or retry job, if any."""
+    """Drop the rendition's pending publish or retry job, if any. A job already running
+    is not interrupted: it finds the rendition cancelled and does nothing."""
+    job_cancel(dedupe_key=publish_dedupe_key(rendition.pk), reason="Rendition unscheduled.")
     if rendition.next_retry_at is not None:
         Rendition.objects.filter(pk=rendition.pk).update(next_retry_at=None)
         rendition.next_retry_at = None
-    logger.info("rendition delivery cancelled", extra={"rendition_id": rendition.pk})

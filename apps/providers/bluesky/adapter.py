@@ -35,6 +35,7 @@ class BlueskyAdapter(Adapter):
     # Each segment's record key is fixed before the first attempt; the repository refuses a
     # second record under it, so resending after an unknown outcome cannot post twice.
     retry_safe_after_unknown = True
+    lookup_is_strong = True  # getRecord by the deterministic record key
 
     # Credentials
 

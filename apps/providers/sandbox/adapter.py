@@ -22,6 +22,7 @@ REFRESH_MARGIN = timedelta(minutes=5)
 
 class SandboxAdapter(Adapter):
     platform = "sandbox"
+    lookup_is_strong = True  # posts are listed by their exact idempotency key
 
     def _client(self, credentials: dict | None = None) -> httpx.Client:
         headers = {}

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import regex
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_datetime
@@ -129,8 +129,11 @@ def create_post(request: HttpRequest) -> HttpResponse:
         hang = _use_counter(account, "hang_after_accept_times")
     if hang:
         # The post is stored and committed; the answer comes too late for the client.
+        body = _post_json(post)
+        connection.close()  # hold no database session while hanging
         hang_s = behaviour.get("hang_s") or settings.PROVIDER_TIMEOUT_S + 2
         time.sleep(min(hang_s, 120))
+        return JsonResponse(body)
     return JsonResponse(_post_json(post))
 
 

@@ -97,6 +97,11 @@ class Rendition(models.Model):
     last_error = models.JSONField(null=True, blank=True)
     ambiguous = models.BooleanField(default=False)
     manual_retry_count = models.PositiveIntegerField(default=0)
+    checkpoint = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Server-issued handles kept between attempts (upload session, container).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,0 +1,81 @@
+"""The publish pipeline's job types (imported at startup by the jobs app)."""
+
+from datetime import timedelta
+
+from django.db.models import CharField, Exists, OuterRef, Q, Value
+from django.db.models.functions import Cast, Concat, Now
+
+from apps.jobs.models import Job
+from apps.jobs.registry import Backoff, StalePolicy, job_type
+from apps.providers.errors import RETRYABLE_KINDS
+from apps.renditions import pipeline, reconcile
+from apps.renditions.delivery import POLL_JOB, PUBLISH_JOB, RECONCILE_JOB, schedule_publish
+from apps.renditions.models import Rendition
+
+
+@job_type(
+    PUBLISH_JOB,
+    max_attempts=8,
+    backoff=Backoff(base_s=30, cap_s=1800),
+    # "errored" is absent on purpose: our bug mid-publish is never blindly rerun.
+    retry_kinds=frozenset(str(kind) for kind in RETRYABLE_KINDS),
+    stale_policy=StalePolicy.CALLBACK,
+    on_stale=pipeline.on_publish_stale,
+    snooze_budget_s=48 * 3600.0,
+)
+def publish(job: Job) -> None:
+    pipeline.publish(job)
+
+
+@job_type(
+    POLL_JOB,
+    max_attempts=5,
+    backoff=Backoff(base_s=30, cap_s=600),
+    retry_kinds=frozenset({"provider_unavailable", "network_before_send", "rate_limited"}),
+    stale_policy=StalePolicy.REQUEUE,
+    wait_budget_s=24 * 3600.0,
+)
+def poll(job: Job) -> None:
+    pipeline.poll(job)
+
+
+@job_type(
+    RECONCILE_JOB,
+    max_attempts=5,
+    backoff=Backoff(base_s=15, cap_s=900),
+    retry_kinds=frozenset(
+        {reconcile.NOT_FOUND_YET, "provider_unavailable", "network_before_send", "rate_limited"}
+    ),
+    stale_policy=StalePolicy.REQUEUE,  # a lookup only reads
+)
+def reconcile_job(job: Job) -> None:
+    reconcile.reconcile(job)
+
+
+@job_type(
+    "renditions.sweep_due",
+    periodic_every=timedelta(minutes=1),
+    stale_policy=StalePolicy.CLOSE,
+)
+def sweep_due(job: Job) -> None:
+    """The outbox safety net: a due rendition with no unfinished publish job (a lost
+    enqueue, an operator's cancel) gets one. Normally it finds nothing."""
+    has_job = Job.objects.unfinished().filter(
+        dedupe_key=Concat(Value("publish:"), Cast(OuterRef("pk"), CharField()))
+    )
+    due = (
+        Rendition.objects.with_effective_scheduled_at()
+        .filter(
+            Q(status=Rendition.Status.SCHEDULED, effective_at__lte=Now())
+            | Q(
+                status=Rendition.Status.FAILED,
+                ambiguous=False,
+                next_retry_at__isnull=False,
+                next_retry_at__lte=Now(),
+            )
+        )
+        .exclude(Exists(has_job))
+        .select_related("workspace__organization", "publication")[:500]
+    )
+    for rendition in due:
+        schedule_publish(rendition, run_at=None)

@@ -1,0 +1,150 @@
+"""Reconciliation: settling an ambiguous rendition by asking the platform.
+
+After an unknown outcome (sent, no answer) the rendition is an ambiguous failure and this
+job looks for our post:
+- found: the segment gets the post's id; the rendition is published (or, for a thread,
+  the remaining segments are scheduled, never the found one again);
+- proven absent (an exact lookup said no): a clean retry is scheduled;
+- not found by a best-effort lookup: looked for again later (platforms are eventually
+  consistent), then left to a person with the action "verify";
+- no lookup, but an idempotency key the platform still honours: resent under the same
+  key, which returns the original post if there is one.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.utils import timezone
+
+from apps.accounts import services as account_services
+from apps.accounts.crypto import CredentialsError
+from apps.accounts.models import SocialAccount
+from apps.jobs.errors import PermanentError, RetryableError
+from apps.jobs.models import Job
+from apps.jobs.services import holding_lease
+from apps.providers.base import SegmentPayload, SupportsLookup, get_adapter
+from apps.providers.errors import ProviderError
+from apps.publications.services.status import publication_refresh_status
+from apps.renditions.delivery import schedule_publish
+from apps.renditions.models import DeliveryAttempt, Rendition
+from apps.renditions.pipeline import lock_rendition, media_payloads, publish_context, record_segment
+
+logger = logging.getLogger(__name__)
+
+NOT_FOUND_YET = "not_found_yet"
+# Look this far before the unanswered attempt started, for clock differences.
+LOOKUP_SLACK = timedelta(minutes=2)
+
+
+def reconcile(job: Job) -> None:
+    """Handler of ``renditions.reconcile``."""
+    with holding_lease(job):
+        rendition = lock_rendition(job.payload["rendition_id"])
+        if not (rendition.status == Rendition.Status.FAILED and rendition.ambiguous):
+            return  # settled meanwhile (by a person, or an earlier run)
+    account = rendition.social_account
+    if account.status != SocialAccount.Status.CONNECTED:
+        raise PermanentError("auth_expired", "Reconnect the account to check for the post.")
+    try:
+        credentials = account_services.social_account_credentials(account)
+    except CredentialsError as exc:
+        raise PermanentError("credentials_unreadable", str(exc)) from exc
+    adapter = get_adapter(rendition.platform)
+    ctx = publish_context(rendition, credentials)
+    segment = rendition.segments.filter(provider_post_id="").order_by("position").first()
+    if segment is None:
+        _settle(job, rendition, note="every segment already had its post")
+        return
+    sent = (
+        rendition.delivery_attempts.filter(
+            segment_position=segment.position,
+            outcome__in=[DeliveryAttempt.Outcome.UNKNOWN, DeliveryAttempt.Outcome.LOST],
+        )
+        .order_by("started_at")
+        .first()
+    )
+    not_before = (sent.started_at if sent else rendition.updated_at) - LOOKUP_SLACK
+
+    if not isinstance(adapter, SupportsLookup):
+        if adapter.is_retry_safe(account) and _within_window(adapter, sent):
+            _resend(job, rendition, note="resent under the same idempotency key")
+            return
+        raise PermanentError("no_lookup", "The platform offers no way to check; verify it.")
+
+    attempt = DeliveryAttempt.objects.create(
+        rendition=rendition,
+        workspace_id=rendition.workspace_id,
+        kind=DeliveryAttempt.Kind.RECONCILE,
+        segment_position=segment.position,
+        job_id=job.pk,
+        worker=job.locked_by,
+        idempotency_key=ctx.idempotency_key(segment.position),
+    )
+    payload = SegmentPayload(segment.position, segment.text, media_payloads(segment))
+    try:
+        found = adapter.lookup_segment(ctx, payload, not_before=not_before)
+    except ProviderError as err:
+        attempt.close(DeliveryAttempt.Outcome.FAILED, error=err.as_dict())
+        if err.retryable:
+            raise RetryableError(err.kind, err.message, retry_at=err.retry_at) from None
+        raise PermanentError(err.kind, err.message, details=err.as_dict()) from None
+
+    if found is not None:
+        attempt.close(
+            DeliveryAttempt.Outcome.FOUND,
+            provider_post_id=found.provider_post_id,
+            provider_url=found.provider_url,
+        )
+        record_segment(segment, found)
+        _settle(job, rendition, note="found on the platform")
+        return
+    attempt.close(DeliveryAttempt.Outcome.ABSENT)
+    if adapter.lookup_is_strong:
+        _resend(job, rendition, note="the platform has no such post")
+        return
+    if job.attempts < job.max_attempts:
+        raise RetryableError(NOT_FOUND_YET, "Not found yet; looking again later.")
+    raise PermanentError(
+        "not_found", "Not found by a best-effort lookup; a person must verify the platform."
+    )
+
+
+def _within_window(adapter, sent: DeliveryAttempt | None) -> bool:
+    if adapter.idempotency_window is None:
+        return True
+    if sent is None:
+        return False
+    # Leave a margin: the resend must reach the platform while it still remembers the key.
+    return timezone.now() - sent.started_at < adapter.idempotency_window * 0.8
+
+
+def _settle(job: Job, rendition: Rendition, *, note: str) -> None:
+    """The unanswered segment exists: finish the rendition, or schedule the rest of a
+    thread (segments with an id are skipped by the publish job)."""
+    with holding_lease(job):
+        current = lock_rendition(rendition.pk)
+        if not (current.status == Rendition.Status.FAILED and current.ambiguous):
+            return
+        segments = list(current.segments.order_by("position"))
+        if all(s.is_published for s in segments):
+            first = segments[0]
+            current.mark_published(first.provider_post_id, first.provider_url, first.published_at)
+        else:
+            current.mark_scheduled()
+            schedule_publish(current, run_at=timezone.now())
+        publication_refresh_status(current.publication)
+    logger.info("ambiguous rendition settled: %s", note, extra={"rendition_id": rendition.pk})
+
+
+def _resend(job: Job, rendition: Rendition, *, note: str) -> None:
+    """Absence is proven (or the key makes a resend harmless): a clean retry."""
+    with holding_lease(job):
+        current = lock_rendition(rendition.pk)
+        if not (current.status == Rendition.Status.FAILED and current.ambiguous):
+            return
+        current.mark_scheduled()
+        schedule_publish(current, run_at=timezone.now())
+        publication_refresh_status(current.publication)
+    logger.info("ambiguous rendition rescheduled: %s", note, extra={"rendition_id": rendition.pk})

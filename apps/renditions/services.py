@@ -1,0 +1,149 @@
+"""What people (web, API, admin, CLI) do to renditions: retry failed destinations and
+settle ambiguous outcomes."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.common.errors import Conflict, ValidationFailed
+from apps.publications.models import Publication
+from apps.publications.services.status import publication_refresh_status
+from apps.renditions.delivery import schedule_publish
+from apps.renditions.models import DeliveryAttempt, Rendition
+from apps.renditions.pipeline import lock_rendition
+
+MANUAL_RETRY_LIMIT = 6
+
+
+class RetryRefused(Conflict):
+    code = "NOT_RETRYABLE"
+
+
+def _retry(rendition: Rendition) -> None:
+    if rendition.manual_retry_count >= MANUAL_RETRY_LIMIT:
+        raise Conflict(
+            f"This destination was retried by hand {MANUAL_RETRY_LIMIT} times already.",
+            code="MANUAL_RETRY_LIMIT",
+            details={"rendition": rendition.pk, "limit": MANUAL_RETRY_LIMIT},
+        )
+    rendition.transition_to(
+        Rendition.Status.SCHEDULED,
+        next_retry_at=None,
+        ambiguous=False,
+        manual_retry_count=rendition.manual_retry_count + 1,
+    )
+    schedule_publish(rendition, run_at=timezone.now())
+
+
+@transaction.atomic
+def rendition_retry(*, rendition: Rendition, user: User | None = None) -> Rendition:
+    """Retry one failed destination now. An ambiguous one is settled with
+    ``rendition_resolve`` instead, so nobody resends a post that may exist by accident."""
+    current = lock_rendition(rendition.pk)
+    if current.status != Rendition.Status.FAILED:
+        raise RetryRefused(
+            f"Only a failed destination can be retried; this one is {current.status}.",
+            details={"rendition": current.pk, "status": current.status},
+        )
+    if current.ambiguous:
+        raise RetryRefused(
+            "This destination's outcome is unknown: the post may exist. Check the platform "
+            "and resolve it (published, failed or retry).",
+            code="AMBIGUOUS_OUTCOME",
+            details={"rendition": current.pk},
+        )
+    _retry(current)
+    publication_refresh_status(current.publication)
+    return current
+
+
+@transaction.atomic
+def publication_retry(*, publication: Publication, user: User | None = None) -> list[Rendition]:
+    """Retry every failed, non-ambiguous destination of the publication; returns them.
+    Published destinations are never sent again."""
+    ids = list(
+        publication.renditions.filter(status=Rendition.Status.FAILED, ambiguous=False)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if not ids:
+        raise RetryRefused(
+            "No destination of this publication can be retried.",
+            details={"publication": publication.pk},
+        )
+    retried = []
+    for pk in ids:
+        current = lock_rendition(pk)
+        if current.status == Rendition.Status.FAILED and not current.ambiguous:
+            _retry(current)
+            retried.append(current)
+    publication_refresh_status(publication)
+    return retried
+
+
+class Resolution:
+    PUBLISHED = "published"
+    FAILED = "failed"
+    RETRY = "retry"
+    CHOICES = (PUBLISHED, FAILED, RETRY)
+
+
+@transaction.atomic
+def rendition_resolve(
+    *,
+    rendition: Rendition,
+    outcome: str,
+    provider_url: str = "",
+    provider_post_id: str = "",
+    user: User | None = None,
+) -> Rendition:
+    """A person settles an ambiguous outcome after checking the platform:
+    ``published`` (the post exists: give its URL), ``failed`` (it does not; leave it
+    failed) or ``retry`` (it does not; send it again)."""
+    if outcome not in Resolution.CHOICES:
+        raise ValidationFailed(
+            "outcome must be published, failed or retry.",
+            details={"outcome": [f"Choose one of {', '.join(Resolution.CHOICES)}."]},
+        )
+    if outcome == Resolution.PUBLISHED and not (provider_url or provider_post_id):
+        raise ValidationFailed(
+            "Give the post's URL (or id) when it was published.",
+            details={"provider_url": ["Required when the outcome is published."]},
+        )
+    current = lock_rendition(rendition.pk)
+    if not (current.status == Rendition.Status.FAILED and current.ambiguous):
+        raise Conflict(
+            "Only a destination with an unknown outcome can be resolved.",
+            code="NOT_AMBIGUOUS",
+            details={"rendition": current.pk, "status": current.status},
+        )
+    who = user.email if user else "an API client"
+    DeliveryAttempt.objects.create(
+        rendition=current,
+        workspace_id=current.workspace_id,
+        kind=DeliveryAttempt.Kind.RESOLVE,
+        outcome=DeliveryAttempt.Outcome.RESOLVED,
+        provider_post_id=provider_post_id,
+        provider_url=provider_url,
+        note=f"Resolved as {outcome} by {who}.",
+        finished_at=timezone.now(),
+    )
+    if outcome == Resolution.PUBLISHED:
+        segment = current.segments.filter(provider_post_id="").order_by("position").first()
+        post_id = provider_post_id or provider_url
+        if segment is not None:
+            segment.mark_published(post_id, provider_url)
+        current.mark_published(post_id, provider_url)
+    elif outcome == Resolution.FAILED:
+        error = dict(current.last_error or {})
+        error.update(retryable=False, action=None, resolved_by=who)
+        Rendition.objects.filter(pk=current.pk, status=Rendition.Status.FAILED).update(
+            ambiguous=False, last_error=error, updated_at=timezone.now()
+        )
+        current.ambiguous, current.last_error = False, error
+    else:
+        _retry(current)
+    publication_refresh_status(current.publication)
+    return current

@@ -1,0 +1,78 @@
+"""Helpers for tests that run real `run_worker` processes against the test database."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from django.conf import settings
+from django.db import connection
+
+
+def test_database_url() -> str:
+    """DATABASE_URL of the database this test runs on (a TCP server or a Unix socket)."""
+    db = connection.settings_dict
+    auth = quote(db["USER"] or "", safe="")
+    if db["PASSWORD"]:
+        auth += ":" + quote(db["PASSWORD"], safe="")
+    name = quote(db["NAME"], safe="")
+    host = db["HOST"] or db["OPTIONS"].get("host", "")
+    if host.startswith("/"):  # a Unix socket directory
+        return f"postgres://{auth}@/{name}?host={quote(host, safe='/')}"
+    port = f":{db['PORT']}" if db["PORT"] else ""
+    return f"postgres://{auth}@{host}{port}/{name}"
+
+
+test_database_url.__test__ = False  # not a test, despite its name
+
+
+class WorkerProcess:
+    """A `manage.py run_worker` child process, its output captured to a file."""
+
+    def __init__(self, log_dir: Path, name: str, *args: str, **env: str) -> None:
+        self.name = name
+        self.log = log_dir / f"{name}.log"
+        environment = {
+            **os.environ,
+            "DATABASE_URL": test_database_url(),
+            "WORKER_POLL_S": "0.2",
+            **env,
+        }
+        with self.log.open("w") as log:
+            self.proc = subprocess.Popen(  # noqa: S603 - fixed argv
+                [sys.executable, "manage.py", "run_worker", "--name", name, *args],
+                cwd=settings.BASE_DIR,
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def output(self) -> str:
+        return self.log.read_text() if self.log.exists() else ""
+
+
+def wait_until(condition, timeout: float, what: str, interval: float = 0.05) -> None:
+    """Poll condition() until it is true; fail the test after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"Timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
