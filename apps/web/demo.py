@@ -6,11 +6,18 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from apps.accounts import services
-from apps.accounts.models import Organization, User, Workspace
+from apps.accounts.models import Organization, SocialAccount, User, Workspace
+from apps.providers.sandbox.services import sandbox_account_create
 
 DEMO_EMAIL = "demo@example.com"
 DEMO_PASSWORD = "demo-password"  # noqa: S105 - a local demo account, printed on purpose
 DEMO_WORKSPACE = "demo"
+# Sandbox accounts of the demo: two that behave, and one that shows how failures look.
+DEMO_SANDBOX_ACCOUNTS = {
+    "demo-news": {},
+    "demo-team": {"latency_ms": 300},
+    "demo-flaky": {"rate_limit_times": 1, "retry_after_s": 5, "server_error_times": 1},
+}
 
 
 @dataclass(frozen=True)
@@ -19,6 +26,7 @@ class DemoSetup:
     password: str
     workspace: Workspace
     token: str
+    sandbox_handles: tuple[str, ...] = tuple(DEMO_SANDBOX_ACCOUNTS)
 
 
 @transaction.atomic
@@ -38,6 +46,12 @@ def demo_setup() -> DemoSetup:
             admin=user,
             default_timezone="Europe/Warsaw",
         )
+    for handle, behaviour in DEMO_SANDBOX_ACCOUNTS.items():
+        exists = SocialAccount.objects.filter(
+            workspace=workspace, platform="sandbox", handle=handle
+        ).exists()
+        if not exists:
+            sandbox_account_create(workspace=workspace, handle=handle, behaviour=behaviour)
     issued = services.api_token_create(
         workspace=workspace,
         name="demo",

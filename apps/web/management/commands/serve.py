@@ -56,7 +56,7 @@ class Command(BaseCommand):
                 cwd=settings.BASE_DIR,
             )
         ]
-        if not opts["no_worker"] and _worker_available():
+        if not opts["no_worker"]:
             children.append(
                 subprocess.Popen(  # noqa: S603
                     [sys.executable, "manage.py", "run_worker"], env=env, cwd=settings.BASE_DIR
@@ -75,6 +75,7 @@ class Command(BaseCommand):
         w(f"  workspace: {demo.workspace.slug}")
         w(f"  API docs:  {base_url}/api/docs/")
         w(f"  try:       curl -H 'Authorization: Bearer {demo.token}' {base_url}/api/v1/me")
+        w(f"  sandbox:   {', '.join('@' + h for h in demo.sandbox_handles)}")
         w(f"  API token: {demo.token}")
         w("")
 
@@ -100,9 +101,3 @@ class Command(BaseCommand):
                 child.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 child.kill()
-
-
-def _worker_available() -> bool:
-    from django.core.management import get_commands
-
-    return "run_worker" in get_commands()
