@@ -10,7 +10,7 @@ from apps.accounts.models import User
 from apps.common.errors import Conflict, ValidationFailed
 from apps.publications.models import Publication
 from apps.publications.services.status import publication_refresh_status
-from apps.renditions.delivery import schedule_publish
+from apps.renditions.delivery import rendition_cancel_delivery, schedule_publish
 from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.renditions.pipeline import lock_rendition
 
@@ -81,6 +81,33 @@ def publication_retry(*, publication: Publication, user: User | None = None) -> 
             retried.append(current)
     publication_refresh_status(publication)
     return retried
+
+
+@transaction.atomic
+def rendition_cancel(*, rendition: Rendition, user: User | None = None) -> Rendition:
+    """Cancel one destination that has not gone out (draft, scheduled, or failed). One that
+    is publishing, waiting or published is left alone: it may already be on the platform."""
+    current = lock_rendition(rendition.pk)
+    if current.status not in (
+        Rendition.Status.DRAFT,
+        Rendition.Status.SCHEDULED,
+        Rendition.Status.FAILED,
+    ):
+        raise Conflict(
+            f"A {current.status} destination cannot be cancelled.",
+            code="NOT_CANCELLABLE",
+            details={"rendition": current.pk, "status": current.status},
+        )
+    if current.ambiguous:
+        raise Conflict(
+            "This destination's outcome is unknown; resolve it instead of cancelling.",
+            code="AMBIGUOUS_OUTCOME",
+            details={"rendition": current.pk},
+        )
+    rendition_cancel_delivery(current)
+    current.mark_cancelled()
+    publication_refresh_status(current.publication)
+    return current
 
 
 class Resolution:
