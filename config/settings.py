@@ -149,6 +149,8 @@ MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 # Largest media upload accepted, in bytes (platforms have their own, smaller limits).
 MEDIA_MAX_UPLOAD_BYTES = env.int("MEDIA_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
 
+# Lifetime of signed media URLs handed to platforms that fetch media themselves.
+MEDIA_URL_EXPIRE_S = env.int("MEDIA_URL_EXPIRE_S", default=3600)
 # Media storage: local filesystem by default, S3-compatible when AWS_STORAGE_BUCKET_NAME is set.
 AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="")
 if AWS_STORAGE_BUCKET_NAME:
@@ -158,7 +160,7 @@ if AWS_STORAGE_BUCKET_NAME:
             "bucket_name": AWS_STORAGE_BUCKET_NAME,
             "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
             "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
-            "querystring_expire": env.int("MEDIA_URL_EXPIRE_S", default=3600),
+            "querystring_expire": MEDIA_URL_EXPIRE_S,
             # SigV4: the only presigned form newer AWS regions accept (and MinIO, R2 do too).
             "signature_version": "s3v4",
             "file_overwrite": False,
@@ -203,6 +205,8 @@ WORKER_GRACE_S = env.float("WORKER_GRACE_S", default=30.0)
 # Finished jobs (done, failed, cancelled) are deleted this many days after they finished.
 JOB_RETENTION_DAYS = env.float("JOB_RETENTION_DAYS", default=14.0)
 PROVIDER_TIMEOUT_S = env.float("PROVIDER_TIMEOUT_S", default=30.0)
+# Delay before an ambiguous publish is looked up on its platform.
+RECONCILE_DELAY_S = env.float("RECONCILE_DELAY_S", default=10.0)
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default="") or SITE_URL
 
@@ -239,6 +243,8 @@ REDDIT_USER_AGENT = env.str(
     "REDDIT_USER_AGENT", default="web:socialpost:0.1 (self-hosted social publishing)"
 )
 MAINTENANCE_MODE = env.bool("MAINTENANCE_MODE", default=False)
+# Bearer token Prometheus sends to /metrics; unset, only loopback requests are answered.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # How long each process trusts its last read of the admin's maintenance switch.
 MAINTENANCE_CACHE_S = env.float("MAINTENANCE_CACHE_S", default=5.0)
 

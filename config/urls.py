@@ -4,10 +4,10 @@ from django.urls import include, path
 from apps.common import media_urls
 
 urlpatterns = [
+    path("", include("apps.ops.urls")),  # first: /admin/dashboard/ sits under /admin/
     path("admin/", admin.site.urls),
     path("api/", include("apps.api.urls")),
     path("sandbox/", include("apps.providers.sandbox.urls")),
     path("media/signed/<str:token>", media_urls.serve_signed_media, name="signed-media"),
-    path("", include("apps.ops.urls")),
     path("", include("apps.web.urls")),
 ]

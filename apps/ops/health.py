@@ -60,17 +60,26 @@ def check_migrations() -> CheckResult:
     return CheckResult("migrations", True)
 
 
-def check_workers_polling() -> CheckResult | None:
-    """Whether `run_worker` processes are polling the queue; None means "not checked".
+def check_workers_polling() -> CheckResult:
+    """Whether `run_worker` processes are polling the queue, and how far behind it is.
 
-    Not wired yet: it needs the jobs app's worker registry (one heartbeat row per worker).
-    Until that exists this reports nothing rather than a guess. When it does, return
-    `CheckResult("workers", ok=<some worker polled recently>, details={...},
-    is_critical=False)`: web pods should stay in the load balancer when workers are down,
-    since accepting posts for later delivery is still right, so the failure is reported in
-    the body (for monitoring) without turning `/readyz` into a 503.
+    Not critical: web processes stay ready when workers are down, since accepting posts for
+    later delivery is still right; monitoring reads the failure in the body.
     """
-    return None
+    from apps.jobs.selectors import queue_stats, workers_polling
+
+    polling = workers_polling().count()
+    stats = queue_stats()
+    return CheckResult(
+        "workers",
+        polling > 0,
+        {
+            "polling": polling,
+            "due_jobs": stats["due"],
+            "oldest_due_lag_s": round(stats["oldest_due_lag_s"], 3),
+        },
+        is_critical=False,
+    )
 
 
 READINESS_CHECKS: tuple[Callable[[], CheckResult | None], ...] = (
@@ -84,8 +93,9 @@ def run_readiness_checks() -> tuple[bool, list[CheckResult]]:
     """All checks in order; migrations are not asked about when the database is down."""
     results: list[CheckResult] = []
     for check in READINESS_CHECKS:
-        if check is check_migrations and results and not results[0].ok:
-            results.append(CheckResult("migrations", False, {"error": "database unreachable"}))
+        if check is not check_database and results and not results[0].ok:
+            if check is check_migrations:
+                results.append(CheckResult("migrations", False, {"error": "database unreachable"}))
             continue
         result = check()
         if result is not None:

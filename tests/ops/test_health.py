@@ -24,11 +24,12 @@ def test_probes_by_pod_ip_over_plain_http_get_a_real_answer(client, settings):
 def test_readyz_is_ok_when_the_database_answers_and_migrations_are_applied(client, db):
     response = client.get("/readyz")
     assert response.status_code == 200
-    assert response.json() == {
-        "status": "ok",
-        "checks": {"database": {"ok": True}, "migrations": {"ok": True}},
-        "failed": [],
-    }
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["checks"]["database"] == {"ok": True}
+    assert body["checks"]["migrations"] == {"ok": True}
+    # No worker runs in this test: reported, not critical.
+    assert body["failed"] == ["workers"]
 
 
 def test_readyz_names_unapplied_migrations(client, db):
@@ -37,7 +38,7 @@ def test_readyz_names_unapplied_migrations(client, db):
     assert response.status_code == 503
     body = response.json()
     assert body["status"] == "unavailable"
-    assert body["failed"] == ["migrations"]
+    assert body["failed"] == ["migrations", "workers"]
     assert body["checks"]["migrations"]["unapplied"] == ["ops.0001_initial"]
     assert body["checks"]["migrations"]["unapplied_count"] == 1
 
@@ -71,8 +72,26 @@ def test_a_failed_non_critical_check_is_reported_but_keeps_readiness(client, db,
     assert response.json()["checks"]["workers"] == {"ok": False, "last_poll_s": 300}
 
 
-def test_the_workers_check_reports_nothing_until_there_is_a_worker_registry():
-    assert health.check_workers_polling() is None
+def test_the_workers_check_reports_no_worker_without_failing_readiness(client, db):
+    response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json()["checks"]["workers"] == {
+        "ok": False,
+        "polling": 0,
+        "due_jobs": 0,
+        "oldest_due_lag_s": 0.0,
+    }
+
+
+def test_the_workers_check_sees_a_polling_worker(client, db):
+    from apps.jobs.worker import Worker
+
+    worker = Worker(threads=1, name="probe-worker")
+    worker.register()
+    try:
+        assert client.get("/readyz").json()["checks"]["workers"]["polling"] == 1
+    finally:
+        worker.unregister()
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/readyz"])

@@ -1,0 +1,58 @@
+"""The operators' dashboard in the admin: the queue, the workers, and what failed lately."""
+
+from django.contrib import admin
+from django.db import connection
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from apps.jobs.models import WorkerProcess
+from apps.jobs.selectors import workers_polling
+
+_QUEUE_SQL = """
+    SELECT status, count(*), min(run_at), extract(epoch FROM now() - min(run_at))
+      FROM jobs_job WHERE status IN ('pending', 'processing', 'waiting')
+     GROUP BY status ORDER BY status
+"""
+# Failed destinations by error kind and platform over the last day.
+_FAILURES_SQL = """
+    SELECT r.platform, coalesce(r.last_error->>'kind', 'unknown'), r.ambiguous, count(*)
+      FROM renditions_rendition r
+     WHERE r.status = 'failed' AND r.updated_at > now() - interval '24 hours'
+     GROUP BY 1, 2, 3 ORDER BY 4 DESC
+"""
+_JOB_OUTCOMES_SQL = """
+    SELECT type, status, coalesce(last_error->>'kind', ''), count(*)
+      FROM jobs_job
+     WHERE created_at > now() - interval '8 days' AND finished_at > now() - interval '24 hours'
+     GROUP BY 1, 2, 3 ORDER BY 1, 2, 4 DESC
+"""
+
+
+def _rows(sql: str) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return cursor.fetchall()
+
+
+@admin.site.admin_view
+def dashboard(request: HttpRequest) -> HttpResponse:
+    queue = [
+        {"status": status, "count": count, "oldest_run_at": oldest, "age_s": age}
+        for status, count, oldest, age in _rows(_QUEUE_SQL)
+    ]
+    context = {
+        **admin.site.each_context(request),
+        "title": "Delivery dashboard",
+        "queue": queue,
+        "failures": [
+            {"platform": p, "kind": k, "ambiguous": a, "count": c}
+            for p, k, a, c in _rows(_FAILURES_SQL)
+        ],
+        "job_outcomes": [
+            {"type": t, "status": s, "kind": k, "count": c}
+            for t, s, k, c in _rows(_JOB_OUTCOMES_SQL)
+        ],
+        "polling": workers_polling().order_by("name"),
+        "recent_workers": WorkerProcess.objects.order_by("-last_seen_at")[:20],
+    }
+    return TemplateResponse(request, "ops/dashboard.html", context)

@@ -1,0 +1,128 @@
+"""Prometheus metrics at `/metrics`, read from the database at scrape time.
+
+Every web and worker process shares one truth (PostgreSQL), so the numbers are the same
+whichever process is scraped, with no per-process counters to aggregate. The queries are
+bounded by time windows and served by the job table's partial and BRIN indexes.
+
+Access: with METRICS_TOKEN set, scrapers send `Authorization: Bearer <token>`; without it,
+only requests from the loopback address are answered (a sidecar or a local agent).
+"""
+
+import hmac
+import ipaddress
+
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, HttpResponse
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+
+from apps.jobs.selectors import queue_stats, workers_polling
+
+# Recent finished jobs are counted over this window; publish latency too.
+OUTCOME_WINDOW = "1 hour"
+LATENCY_BUCKETS = (1, 5, 15, 60, 300, 900, 3600)
+
+_OUTCOMES_SQL = f"""
+    SELECT type, status, coalesce(last_error->>'kind', ''), count(*)
+      FROM jobs_job
+     WHERE created_at > now() - interval '7 days'
+       AND finished_at > now() - interval '{OUTCOME_WINDOW}'
+     GROUP BY 1, 2, 3
+"""  # noqa: S608 - a constant
+_CLAIMS_SQL = """
+    SELECT count(*) FROM jobs_job
+     WHERE created_at > now() - interval '7 days' AND started_at > now() - interval '5 minutes'
+"""
+_LATENCY_SQL = f"""
+    SELECT extract(epoch FROM finished_at - run_at)
+      FROM jobs_job
+     WHERE type = 'renditions.publish' AND status = 'done'
+       AND created_at > now() - interval '7 days'
+       AND finished_at > now() - interval '{OUTCOME_WINDOW}'
+"""  # noqa: S608 - a constant
+
+
+class QueueCollector:
+    """Collects the queue and delivery figures on each scrape."""
+
+    def collect(self):
+        stats = queue_stats()
+        jobs = GaugeMetricFamily(
+            "socialpost_queue_jobs", "Unfinished jobs by status.", labels=["status"]
+        )
+        for status in ("pending", "processing", "waiting"):
+            jobs.add_metric([status], stats[status])
+        yield jobs
+        yield GaugeMetricFamily(
+            "socialpost_queue_due_jobs", "Pending jobs whose run_at has come.", value=stats["due"]
+        )
+        yield GaugeMetricFamily(
+            "socialpost_queue_lag_seconds",
+            "How late the oldest due pending job is.",
+            value=stats["oldest_due_lag_s"],
+        )
+        yield GaugeMetricFamily(
+            "socialpost_workers_polling",
+            "run_worker processes seen within two heartbeats.",
+            value=workers_polling().count(),
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(_CLAIMS_SQL)
+            claims = cursor.fetchone()[0]
+            cursor.execute(_OUTCOMES_SQL)
+            outcomes = cursor.fetchall()
+            cursor.execute(_LATENCY_SQL)
+            latencies = [float(row[0]) for row in cursor.fetchall()]
+            cursor.execute(
+                "SELECT count(*) FROM renditions_rendition WHERE ambiguous"
+            )  # the partial index rendition_ambiguous
+            ambiguous = cursor.fetchone()[0]
+        yield GaugeMetricFamily(
+            "socialpost_job_claims_recent", "Jobs claimed in the last 5 minutes.", value=claims
+        )
+        family = GaugeMetricFamily(
+            "socialpost_job_outcomes_recent",
+            f"Jobs finished in the last {OUTCOME_WINDOW}, by type, status and error kind.",
+            labels=["type", "status", "kind"],
+        )
+        for job_type, status, kind, count in outcomes:
+            family.add_metric([job_type, status, kind], count)
+        yield family
+        yield GaugeMetricFamily(
+            "socialpost_renditions_ambiguous",
+            "Destinations whose outcome is unknown, awaiting reconciliation or a person.",
+            value=ambiguous,
+        )
+        yield _histogram(
+            "socialpost_publish_latency_seconds",
+            f"Due time to delivered, for publish jobs done in the last {OUTCOME_WINDOW}.",
+            latencies,
+        )
+
+
+def _histogram(name: str, documentation: str, values: list[float]) -> HistogramMetricFamily:
+    buckets = []
+    for bound in LATENCY_BUCKETS:
+        buckets.append((str(float(bound)), sum(1 for v in values if v <= bound)))
+    buckets.append(("+Inf", len(values)))
+    return HistogramMetricFamily(name, documentation, buckets=buckets, sum_value=sum(values))
+
+
+def _allowed(request: HttpRequest) -> bool:
+    token = settings.METRICS_TOKEN
+    if token:
+        keyword, _, given = request.headers.get("Authorization", "").partition(" ")
+        return keyword.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
+
+
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not _allowed(request):
+        return HttpResponse("Forbidden: send the METRICS_TOKEN.\n", status=403)
+    registry = CollectorRegistry()
+    registry.register(QueueCollector())
+    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
