@@ -205,6 +205,9 @@ WORKER_GRACE_S = env.float("WORKER_GRACE_S", default=30.0)
 # Finished jobs (done, failed, cancelled) are deleted this many days after they finished.
 JOB_RETENTION_DAYS = env.float("JOB_RETENTION_DAYS", default=14.0)
 PROVIDER_TIMEOUT_S = env.float("PROVIDER_TIMEOUT_S", default=30.0)
+# Backoff of automatic publish retries: full jitter up to base * 2**n, capped, in seconds.
+PUBLISH_RETRY_BASE_S = env.float("PUBLISH_RETRY_BASE_S", default=30.0)
+PUBLISH_RETRY_CAP_S = env.float("PUBLISH_RETRY_CAP_S", default=1800.0)
 # Delay before an ambiguous publish is looked up on its platform.
 RECONCILE_DELAY_S = env.float("RECONCILE_DELAY_S", default=10.0)
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)

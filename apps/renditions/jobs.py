@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db.models import CharField, Exists, OuterRef, Q, Value
 from django.db.models.functions import Cast, Concat, Now
 
@@ -16,7 +17,8 @@ from apps.renditions.models import Rendition
 @job_type(
     PUBLISH_JOB,
     max_attempts=8,
-    backoff=Backoff(base_s=30, cap_s=1800),
+    # Read at startup: operators (and the soak) tune how fast failed deliveries come back.
+    backoff=Backoff(base_s=settings.PUBLISH_RETRY_BASE_S, cap_s=settings.PUBLISH_RETRY_CAP_S),
     # "errored" is absent on purpose: our bug mid-publish is never blindly rerun.
     retry_kinds=frozenset(str(kind) for kind in RETRYABLE_KINDS),
     stale_policy=StalePolicy.CALLBACK,
