@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "apps.providers",
     "apps.jobs",
     "apps.webhooks",
+    "apps.series",
     "apps.api",
     "apps.web",
     "apps.ops",
@@ -212,6 +213,20 @@ PUBLISH_RETRY_CAP_S = env.float("PUBLISH_RETRY_CAP_S", default=1800.0)
 RECONCILE_DELAY_S = env.float("RECONCILE_DELAY_S", default=10.0)
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default="") or SITE_URL
+
+# Outgoing webhooks: one delivery attempt's timeout, plain http:// URLs (https only by
+# default), private/loopback targets (self-hosted intranets; metadata addresses stay
+# refused), and disabling an endpoint after this many failed attempts in a row spanning at
+# least this many hours.
+WEBHOOK_TIMEOUT_S = env.float("WEBHOOK_TIMEOUT_S", default=10.0)
+WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=False)
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
+WEBHOOK_DISABLE_AFTER_FAILURES = env.int("WEBHOOK_DISABLE_AFTER_FAILURES", default=20)
+WEBHOOK_DISABLE_AFTER_HOURS = env.float("WEBHOOK_DISABLE_AFTER_HOURS", default=24.0)
+if not 0 < WEBHOOK_TIMEOUT_S <= 60 or WEBHOOK_DISABLE_AFTER_FAILURES < 1:
+    raise ImproperlyConfigured(
+        "WEBHOOK_TIMEOUT_S must be in (0, 60] and WEBHOOK_DISABLE_AFTER_FAILURES at least 1."
+    )
 
 # Platform apps for X and LinkedIn (Mastodon registers itself per instance; Bluesky uses
 # app passwords). An empty id leaves that platform unconnectable.

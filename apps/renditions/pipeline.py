@@ -59,6 +59,7 @@ from apps.renditions.delivery import (
 )
 from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
 from apps.renditions.selectors import rendition_problems
+from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
 logger = logging.getLogger(__name__)
 
@@ -201,6 +202,7 @@ def _fail_unexpected(job: Job, rendition_id: int, exc: Exception) -> None:
                     retryable=False,
                 ).as_dict()
             )
+            webhook_events.emit_rendition_failure(rendition)  # webhooks (issue 10)
         publication_refresh_status(rendition.publication)
 
 
@@ -466,6 +468,7 @@ def _finish(run: _Run, segments: list[RenditionSegment]) -> None:
         if rendition.status == Rendition.Status.WAITING:
             rendition.transition_to(Rendition.Status.PUBLISHING)
         rendition.mark_published(first.provider_post_id, first.provider_url, first.published_at)
+        webhook_events.emit_rendition_published(rendition)  # webhooks (issue 10)
         publication_refresh_status(rendition.publication)
     logger.info(
         "rendition published",
@@ -496,7 +499,11 @@ def _fail(job: Job, rendition: Rendition, err: ProviderError, *, details: dict |
             _enqueue_reconcile(current)
             outcome = PermanentError(err.kind, err.message, details=error)
         elif err.kind == ErrorKind.AUTH_EXPIRED:
+            # webhooks (issue 10): account.needs_reconnect once, when the account changes.
+            newly_expired = current.social_account.status == SocialAccount.Status.CONNECTED
             account_services.social_account_mark_needs_reconnect(account=current.social_account)
+            if newly_expired:  # webhooks (issue 10)
+                webhook_events.emit_account_needs_reconnect(current.social_account)
             current.mark_failed(error)
             outcome = PermanentError(err.kind, err.message, details=error)
         elif err.retryable and job.attempts < job.max_attempts:
@@ -517,6 +524,7 @@ def _fail(job: Job, rendition: Rendition, err: ProviderError, *, details: dict |
         else:
             current.mark_failed(error)
             outcome = PermanentError(err.kind, err.message, details=error)
+        webhook_events.emit_rendition_failure(current)  # webhooks (issue 10)
         publication_refresh_status(current.publication)
     logger.info(
         "rendition failed: %s",
@@ -587,6 +595,7 @@ def _settle_lost_attempts(rendition: Rendition, *, worker: str) -> bool:
         ambiguous=True,
     )
     _enqueue_reconcile(rendition)
+    webhook_events.emit_rendition_failure(rendition)  # webhooks (issue 10)
     return True
 
 

@@ -30,6 +30,7 @@ from apps.publications.services.status import publication_refresh_status
 from apps.renditions.delivery import schedule_publish
 from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.renditions.pipeline import lock_rendition, media_payloads, publish_context, record_segment
+from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +132,7 @@ def _settle(job: Job, rendition: Rendition, *, note: str) -> None:
         if all(s.is_published for s in segments):
             first = segments[0]
             current.mark_published(first.provider_post_id, first.provider_url, first.published_at)
+            webhook_events.emit_rendition_published(current)  # webhooks (issue 10)
         else:
             current.mark_scheduled()
             schedule_publish(current, run_at=timezone.now())

@@ -8,6 +8,7 @@ from django.utils import timezone
 from apps.publications.models import Publication
 from apps.publications.status import RenditionState, aggregate_status
 from apps.renditions.models import Rendition
+from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
 
 def publication_refresh_status(publication: Publication) -> Publication:
@@ -40,6 +41,10 @@ def publication_refresh_status(publication: Publication) -> Publication:
         if status != current:
             Publication.objects.filter(pk=publication.pk).update(
                 status=status, updated_at=timezone.now()
+            )
+            # webhooks (issue 10): publication.scheduled / publication.completed, on change.
+            webhook_events.emit_publication_status_change(
+                publication, previous=current, status=status
             )
         publication.status = status
     return publication

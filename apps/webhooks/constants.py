@@ -1,0 +1,35 @@
+"""Event types, job type and delivery limits of outgoing webhooks."""
+
+from apps.jobs.registry import Backoff
+
+PUBLICATION_SCHEDULED = "publication.scheduled"
+PUBLICATION_COMPLETED = "publication.completed"
+RENDITION_PUBLISHED = "rendition.published"
+RENDITION_FAILED = "rendition.failed"
+RENDITION_AMBIGUOUS = "rendition.ambiguous"
+ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
+
+EVENT_TYPES = (
+    PUBLICATION_SCHEDULED,
+    PUBLICATION_COMPLETED,
+    RENDITION_PUBLISHED,
+    RENDITION_FAILED,
+    RENDITION_AMBIGUOUS,
+    ACCOUNT_NEEDS_RECONNECT,
+)
+
+DELIVER_JOB = "webhooks.deliver"
+# Attempts per delivery, and the wait between them (exponential, full jitter, capped):
+# about half a day of retries in total before a delivery is given up.
+MAX_ATTEMPTS = 12
+BACKOFF = Backoff(base_s=30.0, cap_s=6 * 3600.0)
+# A receiver's Retry-After is honoured up to this many seconds.
+MAX_RETRY_AFTER_S = 24 * 3600.0
+
+# Bytes of a receiver's response that are read, and how many of them are kept.
+MAX_RESPONSE_READ_BYTES = 64 * 1024
+MAX_RESPONSE_KEPT_CHARS = 2048
+
+SECRET_PREFIX = "whsec_"
+SECRET_BYTES = 32
+USER_AGENT = "socialpost-webhooks/1.0"

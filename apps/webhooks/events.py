@@ -1,0 +1,151 @@
+"""What each event says, and the one-line hooks other apps call where things happen.
+
+The hooks run inside the caller's transaction and build the event's data only when some
+endpoint of the workspace is subscribed (see ``services.emit_lazy``). Rendition events are
+emitted before the publication's status is refreshed, so a receiver's log reads in order:
+``rendition.published``, then ``publication.completed``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from apps.webhooks import constants
+from apps.webhooks.services import emit_lazy
+
+if TYPE_CHECKING:
+    from apps.accounts.models import SocialAccount
+    from apps.publications.models import Publication
+    from apps.renditions.models import Rendition
+
+# Publication statuses after which nothing more happens by itself.
+TERMINAL_PUBLICATION_STATUSES = frozenset(
+    {"published", "partially_published", "failed", "cancelled"}
+)
+_ERROR_KEYS = ("kind", "code", "http_status", "message", "retryable", "action", "retry_at")
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _error(error: dict | None) -> dict | None:
+    if not error:
+        return None
+    return {key: error.get(key) for key in _ERROR_KEYS}
+
+
+def rendition_data(rendition: Rendition) -> dict:
+    account = rendition.social_account
+    return {
+        "rendition": {
+            "id": rendition.pk,
+            "publication": rendition.publication_id,
+            "account": rendition.social_account_id,
+            "platform": rendition.platform,
+            "status": rendition.status,
+            "scheduled_at": _iso(rendition.effective_scheduled_at),
+            "published_at": _iso(rendition.published_at),
+            "provider_post_id": rendition.provider_post_id,
+            "provider_url": rendition.provider_url,
+            "attempts": rendition.attempts,
+            "next_retry_at": _iso(rendition.next_retry_at),
+            "ambiguous": rendition.ambiguous,
+            "error": _error(rendition.last_error),
+        },
+        "publication": {
+            "id": rendition.publication_id,
+            "reference_key": rendition.publication.reference_key,
+        },
+        "account": {"id": account.pk, "platform": account.platform, "handle": account.handle},
+    }
+
+
+def publication_data(publication_id: int) -> dict:
+    from apps.publications.models import Publication
+
+    publication = Publication.objects.get(pk=publication_id)
+    renditions = publication.renditions.order_by("pk").values(
+        "id", "social_account_id", "platform", "status", "provider_url", "ambiguous", "last_error"
+    )
+    return {
+        "publication": {
+            "id": publication.pk,
+            "status": publication.status,
+            "revision": publication.revision,
+            "scheduled_at": _iso(publication.scheduled_at),
+            "timezone": publication.timezone,
+            "reference_key": publication.reference_key,
+            "renditions": [
+                {
+                    "id": r["id"],
+                    "account": r["social_account_id"],
+                    "platform": r["platform"],
+                    "status": r["status"],
+                    "provider_url": r["provider_url"],
+                    "ambiguous": r["ambiguous"],
+                    "error": _error(r["last_error"]),
+                }
+                for r in renditions
+            ],
+        }
+    }
+
+
+def emit_rendition_published(rendition: Rendition) -> None:
+    """The rendition is live (published, reconciled, or resolved by a person)."""
+    emit_lazy(
+        workspace_id=rendition.workspace_id,
+        event=constants.RENDITION_PUBLISHED,
+        build=lambda: rendition_data(rendition),
+    )
+
+
+def emit_rendition_failure(rendition: Rendition) -> None:
+    """After a rendition was marked failed: ``rendition.ambiguous`` when its outcome is
+    unknown, ``rendition.failed`` when no automatic retry is pending, nothing otherwise
+    (a retry follows, and its outcome gets its own event)."""
+    if rendition.ambiguous:
+        event = constants.RENDITION_AMBIGUOUS
+    elif not rendition.is_retry_pending:
+        event = constants.RENDITION_FAILED
+    else:
+        return
+    emit_lazy(
+        workspace_id=rendition.workspace_id, event=event, build=lambda: rendition_data(rendition)
+    )
+
+
+def emit_account_needs_reconnect(account: SocialAccount) -> None:
+    """The account's token expired or was revoked: a person must reconnect it."""
+    emit_lazy(
+        workspace_id=account.workspace_id,
+        event=constants.ACCOUNT_NEEDS_RECONNECT,
+        build=lambda: {
+            "account": {
+                "id": account.pk,
+                "platform": account.platform,
+                "handle": account.handle,
+                "status": account.status,
+            }
+        },
+    )
+
+
+def emit_publication_status_change(publication: Publication, *, previous: str, status: str) -> None:
+    """``publication.scheduled`` when the aggregate becomes scheduled, and
+    ``publication.completed`` when it becomes terminal; called only on a change."""
+    if status == previous:
+        return
+    if status == "scheduled":
+        event = constants.PUBLICATION_SCHEDULED
+    elif status in TERMINAL_PUBLICATION_STATUSES:
+        event = constants.PUBLICATION_COMPLETED
+    else:
+        return
+    emit_lazy(
+        workspace_id=publication.workspace_id,
+        event=event,
+        build=lambda: publication_data(publication.pk),
+    )
