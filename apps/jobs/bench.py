@@ -99,7 +99,7 @@ class Bench:
             ]
             self._procs.append(
                 subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-                    argv, env=env, stdout=subprocess.DEVNULL, stderr=log
+                    argv, env=env, stdout=log, stderr=log
                 )
             )
         self._wait_for(
@@ -146,9 +146,11 @@ class Bench:
         with transaction.atomic():
             job_enqueue_many(specs)
         enqueue_s = time.perf_counter() - started
+        cpu_before = self._cpu_seconds()
         committed_at = _db_clock()
         ids = [org.pk for org in orgs]
         self._wait_done(ids, cfg.jobs, label="drain")
+        cpu_after = self._cpu_seconds()
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT max(finished_at) FROM jobs_job WHERE organization_id = ANY(%s)", [ids]
@@ -159,6 +161,11 @@ class Bench:
             drain_s=round(drain_s, 3),
             jobs_per_s=round(cfg.jobs / drain_s),
         )
+        if cpu_before is not None and cpu_after is not None:
+            # CPU time the drain cost per job (whatever else the machine was doing).
+            for key in ("workers", "database"):
+                spent = cpu_after[key] - cpu_before[key]
+                self.figures[f"{key}_cpu_us_per_job"] = round(spent / cfg.jobs * 1e6, 1)
 
     def immediate_latency(self) -> None:
         """Jobs enqueued one at a time (own transaction each), as an API would, with the
@@ -253,21 +260,33 @@ class Bench:
     def _wait_done(self, org_ids: list[int], expected: int, *, label: str) -> None:
         started = time.perf_counter()
 
-        def done() -> int:
+        def left() -> int:
+            # Counted through the small pending/processing indexes, not the history, so
+            # watching costs the workers little CPU.
             with connection.cursor() as cursor:
                 cursor.execute(
-                    "SELECT count(*) FROM jobs_job WHERE organization_id = ANY(%s)"
-                    " AND status = 'done'",
-                    [org_ids],
+                    "SELECT (SELECT count(*) FROM jobs_job WHERE status = 'pending'"
+                    "          AND organization_id = ANY(%s))"
+                    "     + (SELECT count(*) FROM jobs_job WHERE status = 'processing'"
+                    "          AND organization_id = ANY(%s))",
+                    [org_ids, org_ids],
                 )
                 return cursor.fetchone()[0]
 
         def finished() -> bool:
-            count = done()
-            _bar(self.progress, label, count, expected, time.perf_counter() - started)
-            return count >= expected
+            done = expected - left()
+            _bar(self.progress, label, done, expected, time.perf_counter() - started)
+            return done >= expected
 
         self._wait_for(finished, what=f"{label} jobs", timeout=self.config.timeout_s)
+        # Every job is out of the queue; make sure each ended done.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM jobs_job WHERE organization_id = ANY(%s) AND status = 'done'",
+                [org_ids],
+            )
+            if cursor.fetchone()[0] < expected:
+                raise RuntimeError(f"Some {label} jobs did not end done; log: {self._log}")
         self.progress.write("\n")
 
     def _wait_for(self, condition: Callable[[], bool], *, what: str, timeout: float) -> None:
@@ -277,13 +296,37 @@ class Bench:
                 raise TimeoutError(f"Timed out waiting for {what}; worker log: {self._log}")
             if any(proc.poll() is not None for proc in self._procs):
                 raise RuntimeError(f"A worker exited early; worker log: {self._log}")
-            time.sleep(0.1)
+            time.sleep(0.2)
+
+    def _cpu_seconds(self) -> dict | None:
+        """CPU time used so far by the worker processes and by the database backends
+        serving them (read from /proc: only when the database runs on this machine)."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            backends = [row[0] for row in cursor.fetchall()]
+        try:
+            return {
+                "workers": sum(_proc_cpu(proc.pid) for proc in self._procs),
+                "database": sum(_proc_cpu(pid) for pid in backends),
+            }
+        except (OSError, ValueError):
+            return None
 
     def _duplicates(self) -> int:
         """Jobs claimed more than once (each claim counts an attempt; noop never fails)."""
         return Job.objects.filter(
             organization__in=[org.pk for org in self._orgs], attempts__gt=1
         ).count()
+
+
+def _proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of a local process."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _db_clock():

@@ -106,11 +106,12 @@ class Job(models.Model):
         ]
         indexes = [
             # The claim: per organization, its earliest due pending jobs (`WHERE status =
-            # 'pending' AND organization_id = ? AND run_at <= now() ORDER BY run_at`), and
-            # the skip scan that lists organizations with pending work. Holds pending rows
-            # only, so its size does not grow with the finished history.
+            # 'pending' AND organization_id = ? AND run_at <= now() ORDER BY run_at, id`),
+            # and the skip scan that lists organizations with pending work. Holds pending
+            # rows only, so its size does not grow with the finished history. (`id` makes
+            # the order total, and makes this the only index that serves it.)
             models.Index(
-                fields=["organization", "run_at"],
+                fields=["organization", "run_at", "id"],
                 condition=models.Q(status="pending"),
                 name="job_pending_org_run_at",
             ),
@@ -120,6 +121,13 @@ class Job(models.Model):
                 fields=["run_at"],
                 condition=models.Q(status="pending"),
                 name="job_pending_run_at",
+            ),
+            # The claim of system jobs (no organization): `WHERE status = 'pending' AND
+            # organization_id IS NULL AND run_at <= now() ORDER BY run_at, id`.
+            models.Index(
+                fields=["run_at", "id"],
+                condition=models.Q(status="pending", organization__isnull=True),
+                name="job_pending_system_run_at",
             ),
             # The in-flight cap: processing jobs per organization with a live heartbeat
             # (`organization_id = ? AND locked_at > now() - window`); also scanned whole by

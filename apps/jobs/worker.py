@@ -164,6 +164,7 @@ class Worker:
         self._max_held = max(self.threads, self.batch_size)
         self._threshold = max(1, self.batch_size // 2)
         self._last_contended = False
+        self.claims = self.contended_claims = 0
 
         self._tasks: stdlib_queue.SimpleQueue[Job | None] = stdlib_queue.SimpleQueue()
         self._results: collections.deque[Result] = collections.deque()
@@ -188,9 +189,11 @@ class Worker:
             types=self.types,
         )
         self._last_contended = result.contended
+        self.claims += 1
+        self.contended_claims += result.contended and not result.jobs
         for job in result.jobs:
             job._claimed_mono = started
-            self._held[job.pk] = job
+            self._held[job.id] = job
         if result.jobs:
             logger.debug("Claimed %d job(s).", len(result.jobs))
         return result.jobs
@@ -290,8 +293,8 @@ class Worker:
 
     def _write(self, result: Result, *, flush: bool = False) -> str:
         job = result.job
-        if result.lost or job.pk in self._lost:
-            self._forget(job.pk)
+        if result.lost or job.id in self._lost:
+            self._forget(job.id)
             logger.warning(
                 "Job %s (%s) finished after losing its lease; outcome discarded.",
                 job.pk,
@@ -302,7 +305,7 @@ class Worker:
         change = result.change
         job_type = _type_or_none(job.type)
         if change is None and not (job_type and job_type.is_periodic):
-            self._done_buffer.append((job.pk, job.lease, result.started_delay_s))
+            self._done_buffer.append((job.id, job.lease, result.started_delay_s))
             if len(self._done_buffer) == 1:
                 self._done_since = time.monotonic()
             if flush:
@@ -392,6 +395,11 @@ class Worker:
                     state.outage_since = None
                 except DB_ERRORS as exc:
                     self._on_db_error(state, exc)
+                except Exception:
+                    # A bug must not end the worker (jobs it holds would wait for stale
+                    # recovery); pause so a persistent one does not spin.
+                    logger.exception("Worker loop error; carrying on in a second.")
+                    self._sleep_unless_stopped(1.0)
         finally:
             self._shutdown()
 
@@ -426,6 +434,10 @@ class Worker:
             claimed, state.claimed_once = len(jobs), True
             for job in jobs:
                 self._tasks.put(job)
+        if want:
+            state.contended_streak = (
+                state.contended_streak + 1 if self._last_contended and not claimed else 0
+            )
         if (burst or once) and not self._held and claimed == 0 and not self._last_contended:
             return True
         if want and claimed >= want:
@@ -437,8 +449,10 @@ class Worker:
         now = time.monotonic()
         timeout = self.poll_s
         if looked_for_work and self._last_contended:
-            # Another worker is claiming for the same organizations: look again shortly.
-            timeout = random.uniform(0.001, 0.005)  # noqa: S311 - jitter, not security
+            # Other workers are claiming for the same organizations: look again shortly,
+            # backing off while that keeps happening.
+            backoff = 0.001 * 2 ** min(state.contended_streak, 10)
+            timeout = min(timeout, backoff * random.uniform(0.5, 1.5))  # noqa: S311
         elif looked_for_work:
             pending_in, waiting_in = queue.next_due_in(self.types)
             if pending_in is not None:
@@ -619,6 +633,7 @@ class _LoopState:
     next_periodic: float = 0.0
     next_promote: float = 0.0
     claimed_once: bool = False
+    contended_streak: int = 0
     outage_since: float | None = None
     backoff: float = 0.1
 

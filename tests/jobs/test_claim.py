@@ -161,11 +161,13 @@ def _bulk_insert(org, status, count, run_at_sql):
         )
 
 
-def _plans(orgs):
+def _plans(orgs, *, analyze=True):
     from apps.jobs import queue
 
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE jobs_job")
+        if analyze:
+            cursor.execute("ANALYZE jobs_job")
+        cursor.execute(queue._SESSION_SQL)  # as the claim does
         cursor.execute("EXPLAIN " + queue._DUE_ORGS_SQL, {"ns": 1})
         due_plan = "\n".join(row[0] for row in cursor.fetchall())
         sql = queue._CLAIM_SQL.format(type_filter="", returning="j.id")
@@ -203,3 +205,40 @@ def test_the_claim_skip_scans_organizations_with_a_large_backlog(worker):
     assert "job_pending_org_run_at" in due_plan, due_plan
     assert "job_pending_org_run_at" in claim_plan, claim_plan
     assert len(worker.claim_batch()) == 3
+
+
+def test_the_claim_stays_on_its_indexes_when_statistics_are_stale(worker):
+    orgs = OrganizationFactory.create_batch(3)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE jobs_job")  # statistics of an empty table...
+    for org in orgs:  # ...then a burst
+        _bulk_insert(org, "pending", 20_000, "now() - i * interval '1 millisecond'")
+
+    due_plan, claim_plan = _plans([org.pk for org in orgs], analyze=False)
+
+    for plan in (due_plan, claim_plan):
+        assert "Seq Scan on jobs_job" not in plan, plan
+        assert "jobs_job_organization_id" not in plan, plan  # the whole history
+    assert "job_pending_org_run_at" in claim_plan, claim_plan
+
+
+def test_batched_writes_find_their_rows_by_primary_key(worker):
+    from apps.jobs import queue
+
+    org = OrganizationFactory()
+    _bulk_insert(org, "done", 50_000, "now() - i * interval '1 second'")
+    JobFactory.create_batch(3, organization=org)
+    jobs = worker.claim_batch()
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE jobs_job")
+    written = queue.complete_done([(job.pk, job.lease, 0.0) for job in jobs], stale_s=10)
+    assert written == {job.pk for job in jobs}
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "EXPLAIN UPDATE jobs_job j SET status = 'done' WHERE j.id = ANY(%s::bigint[])"
+            " AND " + queue._LEASE_GUARD.replace("%(leases)s", "%s").replace("%(stale_s)s", "%s"),
+            [[job.pk for job in jobs], [job.lease for job in jobs], 10.0],
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "jobs_job_pkey" in plan and "Seq Scan" not in plan, plan

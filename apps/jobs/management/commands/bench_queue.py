@@ -23,6 +23,9 @@ class Command(BaseCommand):
         "line on stdout is one JSON object."
     )
 
+    # Workers need no URL or template checks, and start faster without them.
+    requires_system_checks: list[str] = []
+
     def add_arguments(self, parser: CommandParser) -> None:
         defaults = BenchConfig()
         parser.add_argument("--jobs", type=int, default=defaults.jobs, help="N (throughput).")

@@ -20,6 +20,9 @@ class Command(BaseCommand):
         "signal ends the grace period)."
     )
 
+    # Workers need no URL or template checks, and start faster without them.
+    requires_system_checks: list[str] = []
+
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--threads", type=int, help="Handler threads (default WORKER_THREADS, 4)."
@@ -70,4 +73,8 @@ class Command(BaseCommand):
             f"batch={worker.batch_size} types={','.join(worker.types or ['*'])}"
         )
         worker.run(burst=options["burst"], once=options["once"])
-        self.stdout.write(f"Worker {worker.name} stopped: {worker.jobs_done} outcome(s) written.")
+        self.stdout.write(
+            f"Worker {worker.name} stopped: {worker.jobs_done} outcome(s) written, "
+            f"{worker.claims} claim(s), {worker.contended_claims} found every due "
+            "organization being claimed by other workers."
+        )
