@@ -5,6 +5,7 @@ fails at startup with ImproperlyConfigured.
 """
 
 import json
+import re
 import secrets
 from pathlib import Path
 
@@ -179,15 +180,46 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["apps.api.authentication.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["apps.api.permissions.HasWorkspaceToken"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["apps.api.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["apps.api.throttling.TokenRateThrottle"],
     "EXCEPTION_HANDLER": "apps.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
+# Requests per API token, "N/s|min|hour|day" (empty: no limit). Counted in the cache below.
+API_THROTTLE_RATE = env.str("API_THROTTLE_RATE", default="600/min")
+if API_THROTTLE_RATE and not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", API_THROTTLE_RATE):
+    raise ImproperlyConfigured("API_THROTTLE_RATE looks like 600/min (or N/s, N/hour, N/day).")
+# How long a POST's Idempotency-Key and its stored response are kept.
+IDEMPOTENCY_RETENTION_HOURS = env.float("IDEMPOTENCY_RETENTION_HOURS", default=24.0)
+# Largest JSON (or form) body accepted, in bytes; bigger ones are refused with 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+# Local memory by default (per process). With several web processes, set a shared cache
+# (redis://..., or dbcache://table) so API rate limits hold across them.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Social publishing API",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get their own components (what a client sends differs from reads).
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Operations are tagged and named by resource (publications_create...).
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.api.schema.strip_trailing_slashes",
+    ],
+    "ENUM_NAME_OVERRIDES": {
+        "PublicationStatusEnum": "apps.publications.models.Publication.Status",
+        "RenditionStatusEnum": "apps.renditions.models.Rendition.Status",
+        "AccountStatusEnum": "apps.accounts.models.SocialAccount.Status",
+        "MediaKindEnum": "apps.publications.models.MediaAsset.Kind",
+        "TokenScopeEnum": "apps.accounts.models.ApiToken.Scope",
+        "DeliveryAttemptKindEnum": "apps.renditions.models.DeliveryAttempt.Kind",
+        "DeliveryAttemptOutcomeEnum": "apps.renditions.models.DeliveryAttempt.Outcome",
+        "PublicationTargetStatusEnum": ["draft", "scheduled"],
+    },
     # Self-hosted Swagger UI assets: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -11,3 +11,9 @@ urlpatterns = [
     path("media/signed/<str:token>", media_urls.serve_signed_media, name="signed-media"),
     path("", include("apps.web.urls")),
 ]
+
+# Errors Django answers itself: the API's JSON envelope on /api/ paths, Django's pages elsewhere.
+handler400 = "apps.api.errors.handler400"
+handler403 = "apps.api.errors.handler403"
+handler404 = "apps.api.errors.handler404"
+handler500 = "apps.api.errors.handler500"

@@ -203,6 +203,21 @@ def social_account_mark_needs_reconnect(*, account: SocialAccount) -> None:
     account.status = SocialAccount.Status.NEEDS_RECONNECT
 
 
+@transaction.atomic
+def social_account_disable(*, account: SocialAccount) -> SocialAccount:
+    """Disconnect an account: status disabled and its credentials erased. The row stays
+    (renditions keep their history); destinations still due on it fail with action
+    ``reconnect`` when their time comes, and new ones are refused when scheduled."""
+    account = SocialAccount.objects.select_for_update().get(pk=account.pk)
+    account.status = SocialAccount.Status.DISABLED
+    account.credentials_key_id = ""
+    account.credentials_ciphertext = None
+    account.save(
+        update_fields=["status", "credentials_key_id", "credentials_ciphertext", "updated_at"]
+    )
+    return account
+
+
 def encryption_keys_rotate() -> int:
     """Re-encrypt every account whose credentials are not under the newest key.
     Returns how many rows changed. Each row is re-read and rewritten under a row lock."""

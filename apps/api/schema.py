@@ -1,15 +1,132 @@
-"""OpenAPI description of the Bearer token authentication."""
+"""OpenAPI pieces every endpoint shares: the Bearer scheme, the error envelope, the
+Idempotency-Key header, and strict request bodies.
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+Endpoints document their failures with ``errors(...)``::
+
+    @extend_schema(
+        request=WidgetCreateSerializer,
+        responses={201: WidgetSerializer, **replayed(WidgetSerializer),
+                   **errors(400, 404, 409, codes={409: ["WIDGET_TAKEN"]})},
+        parameters=[IDEMPOTENCY_KEY],
+    )
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.extensions import (
+    OpenApiAuthenticationExtension,
+    OpenApiSerializerExtension,
+)
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
     target_class = "apps.api.authentication.BearerTokenAuthentication"
     name = "bearerAuth"
 
-    def get_security_definition(self, auto_schema) -> dict:
+    def get_security_definition(self, auto_schema: Any) -> dict:
         return {
             "type": "http",
             "scheme": "bearer",
             "description": "A workspace API token: `Authorization: Bearer sp_…`.",
         }
+
+
+class StrictSerializerScheme(OpenApiSerializerExtension):
+    """Request bodies of StrictSerializer subclasses admit no undeclared property."""
+
+    target_class = "apps.api.serializers.base.StrictSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> dict:
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
+
+
+class ErrorSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="UPPER_SNAKE machine code.")
+    message = serializers.CharField(help_text="A sentence for people.")
+    details = serializers.DictField(
+        help_text="Context; for validation errors, messages by field path (e.g. segments.0.text)."
+    )
+
+
+class ErrorEnvelopeSerializer(serializers.Serializer):
+    error = ErrorSerializer()
+
+
+# Codes any endpoint may answer with, by status.
+COMMON_CODES: dict[int, list[str]] = {
+    400: ["VALIDATION_ERROR", "UNKNOWN_FIELD", "MALFORMED_JSON"],
+    401: ["UNAUTHENTICATED", "INVALID_TOKEN", "INVALID_AUTH_HEADER"],
+    403: ["INSUFFICIENT_SCOPE", "ORGANIZATION_SUSPENDED"],
+    404: ["NOT_FOUND"],
+    409: ["CONFLICT"],
+    413: ["PAYLOAD_TOO_LARGE"],
+    415: ["UNSUPPORTED_MEDIA_TYPE"],
+    429: ["RATE_LIMITED"],
+}
+_ALWAYS = (401, 403, 429)
+_POST = (400, 409, 413, 415)
+
+
+def errors(*statuses: int, codes: dict[int, list[str]] | None = None) -> dict:
+    """Error responses for the given statuses (401, 403 and 429 always), each described
+    by the codes it may carry."""
+    codes = codes or {}
+    result = {}
+    for status_code in sorted(set(statuses) | set(_ALWAYS) | set(codes)):
+        listed = [*COMMON_CODES.get(status_code, []), *codes.get(status_code, [])]
+        result[status_code] = OpenApiResponse(
+            response=ErrorEnvelopeSerializer,
+            description="Error codes: " + ", ".join(dict.fromkeys(listed)),
+        )
+    return result
+
+
+def post_errors(*statuses: int, codes: dict[int, list[str]] | None = None) -> dict:
+    """``errors`` for a POST: also bad bodies, Idempotency-Key conflicts, too large and
+    wrong content types."""
+    merged = {400: ["INVALID_IDEMPOTENCY_KEY"], 409: ["IDEMPOTENCY_CONFLICT"]}
+    for status_code, listed in (codes or {}).items():
+        merged[status_code] = [*merged.get(status_code, []), *listed]
+    return errors(*statuses, *_POST, codes=merged)
+
+
+def replayed(serializer: Any) -> dict:
+    """The 200 a POST answers when its Idempotency-Key was seen with the same request."""
+    return {
+        200: OpenApiResponse(
+            response=serializer,
+            description="The stored response of an earlier request with the same "
+            'Idempotency-Key and body, with "replayed": true. Nothing ran again.',
+        )
+    }
+
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    name="Idempotency-Key",
+    location=OpenApiParameter.HEADER,
+    required=False,
+    type=str,
+    pattern=r"^[ -~]{1,255}$",
+    description="Any unique string (a UUID) up to 255 printable ASCII characters. Sending "
+    "the same request again with the same key replays the first response (200, "
+    '"replayed": true) instead of running it twice; the same key with a different request '
+    "is 409 IDEMPOTENCY_CONFLICT. Keys are kept for IDEMPOTENCY_RETENTION_HOURS (24 h).",
+)
+
+
+def strip_trailing_slashes(result: dict, generator: Any, request: Any, public: bool) -> dict:
+    """Document paths without their optional trailing slash (/api/v1/publications), the
+    form the design and the README use; both forms are routed."""
+    result["paths"] = {
+        (path.rstrip("/") if path != "/" else path): item
+        for path, item in result.get("paths", {}).items()
+    }
+    return result

@@ -2,14 +2,37 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from apps.api import views
+from apps.api.views.accounts import AccountViewSet
+from apps.api.views.capabilities import CapabilitiesView
+from apps.api.views.me import MeView
+from apps.api.views.media import MediaViewSet
+from apps.api.views.publications import PublicationViewSet
+from apps.api.views.renditions import RenditionViewSet
+from apps.api.views.tokens import TokenViewSet
 
-# One router for every resource; apps register their viewsets in apps/api/routes.py.
-router = DefaultRouter(trailing_slash="/?")
-router.include_root_view = False
+
+class Router(DefaultRouter):
+    """One router for every resource, kebab-case prefixes; a slash at the end is optional
+    (DRF's constructor only knows "/" or nothing) and there are no format suffixes."""
+
+    include_root_view = False
+    include_format_suffixes = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trailing_slash = "/?"
+
+
+router = Router()
+router.register("accounts", AccountViewSet, basename="account")
+router.register("media", MediaViewSet, basename="media")
+router.register("publications", PublicationViewSet, basename="publication")
+router.register("renditions", RenditionViewSet, basename="rendition")
+router.register("tokens", TokenViewSet, basename="token")
 
 v1 = [
-    path("me", views.MeView.as_view(), name="me"),
+    path("me", MeView.as_view(), name="me"),
+    path("capabilities", CapabilitiesView.as_view(), name="capabilities"),
     path("", include(router.urls)),
 ]
 

@@ -1,0 +1,1 @@
+"""Input and output serializers of the API, one module per resource."""

@@ -1,0 +1,74 @@
+"""Connected social accounts, and the body that opens a sandbox account."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from apps.accounts.models import SocialAccount
+from apps.api.serializers.base import (
+    MAX_SMALL_INT,
+    BooleanField,
+    IntegerField,
+    NumberInputField,
+    StrictSerializer,
+    TextField,
+)
+from apps.providers.sandbox.behaviour import BEHAVIOUR_KEYS
+
+SANDBOX = "sandbox"
+
+
+class AccountSerializer(serializers.ModelSerializer):
+    """A destination account. Credentials are never shown."""
+
+    class Meta:
+        model = SocialAccount
+        fields = [
+            "id",
+            "platform",
+            "handle",
+            "display_name",
+            "status",
+            "token_expires_at",
+            "settings",
+            "created_at",
+            "updated_at",
+        ]
+
+
+def _behaviour_field(kind: type, help_text: str) -> serializers.Field:
+    if kind is bool:
+        return BooleanField(required=False, help_text=help_text)
+    if kind is int:
+        return IntegerField(
+            required=False, min_value=0, max_value=MAX_SMALL_INT, help_text=help_text
+        )
+    return NumberInputField(
+        required=False, allow_null=True, min_value=0, max_value=86_400, help_text=help_text
+    )
+
+
+# The sandbox contract's behaviour keys (DESIGN §7), typed for validation and the schema.
+SandboxBehaviourSerializer = type(
+    "SandboxBehaviourSerializer",
+    (StrictSerializer,),
+    {
+        "__doc__": "How the sandbox answers this account; every key is optional.",
+        **{key: _behaviour_field(kind, text) for key, (kind, _d, text) in BEHAVIOUR_KEYS.items()},
+    },
+)
+
+
+class AccountCreateSerializer(StrictSerializer):
+    """POST /accounts: opens an account on the built-in sandbox platform. Real platforms
+    are connected in the web app (they need the platform's OAuth consent)."""
+
+    platform = serializers.ChoiceField(
+        choices=[SANDBOX],
+        error_messages={
+            "invalid_choice": "Only sandbox accounts are created through the API; connect "
+            "other platforms in the web app."
+        },
+    )
+    handle = TextField(max_length=100)
+    behaviour = SandboxBehaviourSerializer(required=False)

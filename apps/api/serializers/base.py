@@ -1,0 +1,152 @@
+"""Building blocks of the API's input and output serializers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.exceptions import ErrorDetail, ValidationError
+
+from apps.api.errors import UNKNOWN_FIELD
+
+# Largest id PostgreSQL's bigint holds; larger numbers cannot name a row.
+MAX_ID = 2**63 - 1
+MAX_SMALL_INT = 2**31 - 1
+
+
+class StrictSerializer(serializers.Serializer):
+    """An input serializer that refuses fields it does not declare: each one is reported
+    at its path with the UNKNOWN_FIELD code, beside any other problem of the body (a typo
+    in a field name never passes silently). The OpenAPI schema says so too
+    (``additionalProperties: false``, see apps.api.schema)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        unknown: dict[str, list[ErrorDetail]] = {}
+        if isinstance(data, Mapping):
+            known = {name for name, field in self.fields.items() if not field.read_only}
+            unknown = {
+                str(key): [ErrorDetail("Unknown field.", code=UNKNOWN_FIELD)]
+                for key in data
+                if key not in known
+            }
+        try:
+            value = super().to_internal_value(data)
+        except ValidationError as exc:
+            if unknown and isinstance(exc.detail, dict):
+                exc.detail.update(unknown)
+            raise
+        if unknown:
+            raise ValidationError(unknown)
+        return value
+
+
+# JSON input fields that take only their own JSON type: DRF would read "5" as 5, 5 as "5"
+# and "yes" as true, which lets a body the schema forbids pass (and hides client bugs).
+
+
+class TextField(serializers.CharField):
+    """A JSON string (DRF's CharField also takes numbers)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class IntegerField(serializers.IntegerField):
+    """A JSON integer (not a string of digits, not 5.0)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if not isinstance(data, int) or isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class NumberInputField(serializers.FloatField):
+    """A JSON number."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if not isinstance(data, int | float) or isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class BooleanField(serializers.BooleanField):
+    """A JSON true or false (not "yes", not 1)."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class URLField(serializers.URLField):
+    """A JSON string that is a URL."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class IdField(IntegerField):
+    """A row id: a positive integer a bigint can hold."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ID)
+        super().__init__(**kwargs)
+
+
+def _check_storable(value: Any, path: str = "") -> None:
+    """PostgreSQL's jsonb refuses NUL characters and lone surrogates in any string."""
+    if isinstance(value, str):
+        if "\x00" in value or any("\ud800" <= c <= "\udfff" for c in value):
+            raise ValidationError(f"{path or 'A value'} contains a character that is not allowed.")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_storable(key, path)
+            _check_storable(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _check_storable(item, f"{path}.{i}" if path else str(i))
+
+
+class JSONObjectField(serializers.DictField):
+    """A free-form JSON object (per-platform settings), checked to be storable."""
+
+    def to_internal_value(self, data: Any) -> dict:
+        value = super().to_internal_value(data)
+        _check_storable(value)
+        return value
+
+
+class ScheduleTextField(TextField):
+    """An ISO-8601 date and time kept as text: the publication services parse it (so an
+    instant without an offset gets their MISSING_UTC_OFFSET, a local time their DST rules).
+    Only years a time zone conversion cannot overflow are let through."""
+
+    def to_internal_value(self, data: Any) -> str:
+        text = super().to_internal_value(data)
+        try:
+            parsed = datetime.fromisoformat(text.strip())
+        except ValueError:
+            return text  # the service reports it with its own code
+        if not 2 <= parsed.year <= 9998:
+            raise ValidationError("The date is out of range.")
+        return text
+
+
+@extend_schema_field(OpenApiTypes.NUMBER)
+class NumberField(serializers.Field):
+    """An int or a float, shown as it is."""
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+    def to_internal_value(self, data: Any) -> Any:
+        return data

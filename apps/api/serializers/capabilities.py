@@ -1,0 +1,32 @@
+"""The capability catalog as GET /capabilities shows it (schema only: the catalog renders
+itself with ``PlatformCapabilities.as_dict``)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from apps.providers.catalog import Readiness
+
+
+class PlatformCapabilitiesSerializer(serializers.Serializer):
+    platform = serializers.CharField()
+    readiness = serializers.ChoiceField(
+        choices=[r.value for r in Readiness],
+        help_text="experimental until a validation against the live platform is recorded.",
+    )
+    validated_at = serializers.CharField(allow_null=True)
+    validated_what = serializers.CharField(allow_null=True)
+    text = serializers.DictField(help_text="Limit, unit, how text is counted, link rules.")
+    media = serializers.DictField(help_text="Accepted kinds, counts, sizes and durations.")
+    threads = serializers.BooleanField()
+    thread_mode = serializers.CharField()
+    alt_text = serializers.DictField()
+    settings = serializers.ListField(child=serializers.DictField())
+    idempotency = serializers.CharField()
+    retry_safe_publish = serializers.BooleanField()
+    async_publish = serializers.BooleanField()
+    daily_cap = serializers.IntegerField(allow_null=True)
+
+
+class CapabilitiesSerializer(serializers.Serializer):
+    platforms = PlatformCapabilitiesSerializer(many=True)

@@ -1,0 +1,55 @@
+"""Uploaded media."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from apps.api.serializers.base import StrictSerializer
+from apps.common.media_urls import signed_media_url
+from apps.publications import constants
+from apps.publications.models import MediaAsset
+
+
+class MediaAssetSerializer(serializers.ModelSerializer):
+    """An uploaded file; its kind and type were read from its content."""
+
+    url = serializers.SerializerMethodField(help_text="A signed URL that expires.")
+
+    class Meta:
+        model = MediaAsset
+        fields = [
+            "id",
+            "kind",
+            "mime_type",
+            "size_bytes",
+            "width",
+            "height",
+            "duration_s",
+            "sha256",
+            "alt_text",
+            "original_name",
+            "url",
+            "created_at",
+        ]
+
+    @extend_schema_field(serializers.URLField())
+    def get_url(self, asset: MediaAsset) -> str:
+        return signed_media_url(asset.file, getattr(settings, "MEDIA_URL_EXPIRE_S", 3600))
+
+
+class MediaUploadSerializer(StrictSerializer):
+    """POST /media (multipart/form-data)."""
+
+    file = serializers.FileField(
+        allow_empty_file=True,
+        help_text="An image (JPEG, PNG, WebP, GIF) or a video (MP4, MOV, WebM); the type is "
+        "read from the content, never the name.",
+    )
+    alt_text = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=constants.MAX_ALT_TEXT_LENGTH,
+    )

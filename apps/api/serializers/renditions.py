@@ -1,0 +1,134 @@
+"""Renditions as the API shows them: per destination, its status, provider ids, retries,
+the structured error, and every delivery attempt (the evidence behind an ambiguous
+outcome)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from apps.api.serializers.base import StrictSerializer, TextField, URLField
+from apps.renditions.models import (
+    ERROR_KEYS,
+    DeliveryAttempt,
+    Rendition,
+    RenditionMedia,
+    RenditionSegment,
+)
+from apps.renditions.services import Resolution
+
+
+class RenditionErrorSerializer(serializers.Serializer):
+    """Why a destination failed, and what happens next."""
+
+    kind = serializers.CharField(
+        help_text="rate_limited, provider_unavailable, auth_expired, content_rejected..."
+    )
+    code = serializers.CharField(allow_null=True, help_text="The provider's own error code.")
+    http_status = serializers.IntegerField(allow_null=True)
+    message = serializers.CharField(allow_blank=True)
+    retryable = serializers.BooleanField(allow_null=True)
+    action = serializers.CharField(
+        allow_null=True, help_text="What a person should do: reconnect, edit_content..."
+    )
+    retry_at = serializers.CharField(
+        allow_null=True, help_text="When the automatic retry runs (ISO 8601), if one is due."
+    )
+    details = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.DictField())
+    def get_details(self, error: dict) -> dict:
+        """Anything else the classifier recorded (e.g. the existing post a duplicate names)."""
+        return {key: value for key, value in error.items() if key not in ERROR_KEYS}
+
+
+class DeliveryAttemptSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DeliveryAttempt
+        fields = [
+            "id",
+            "kind",
+            "outcome",
+            "segment_position",
+            "idempotency_key",
+            "started_at",
+            "finished_at",
+            "error",
+            "provider_post_id",
+            "provider_url",
+            "note",
+        ]
+
+
+class RenditionMediaSerializer(serializers.ModelSerializer):
+    id = serializers.IntegerField(source="media_id")
+
+    class Meta:
+        model = RenditionMedia
+        fields = ["id", "alt_text"]
+
+
+class RenditionSegmentSerializer(serializers.ModelSerializer):
+    media = RenditionMediaSerializer(many=True)
+
+    class Meta:
+        model = RenditionSegment
+        fields = ["position", "text", "media", "provider_post_id", "provider_url", "published_at"]
+
+
+class RenditionSerializer(serializers.ModelSerializer):
+    """One destination of a publication."""
+
+    account = serializers.IntegerField(source="social_account_id")
+    account_handle = serializers.CharField(source="social_account.handle")
+    scheduled_at = serializers.SerializerMethodField(
+        help_text="When it is due: its own time, else the publication's."
+    )
+    error = RenditionErrorSerializer(source="last_error", allow_null=True)
+    segments = RenditionSegmentSerializer(many=True)
+    delivery_attempts = DeliveryAttemptSerializer(many=True)
+
+    class Meta:
+        model = Rendition
+        fields = [
+            "id",
+            "publication",
+            "account",
+            "account_handle",
+            "platform",
+            "status",
+            "scheduled_at",
+            "published_at",
+            "provider_post_id",
+            "provider_url",
+            "attempts",
+            "next_retry_at",
+            "ambiguous",
+            "manual_retry_count",
+            "error",
+            "settings",
+            "segments",
+            "delivery_attempts",
+        ]
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_scheduled_at(self, rendition: Rendition) -> Any:
+        value: datetime | None = rendition.effective_scheduled_at
+        return serializers.DateTimeField().to_representation(value) if value else None
+
+
+class RenditionResolveSerializer(StrictSerializer):
+    """POST /renditions/{id}/resolve: what a person found on the platform."""
+
+    outcome = serializers.ChoiceField(
+        choices=Resolution.CHOICES,
+        help_text="published (the post exists: give its URL), failed (it does not; leave it "
+        "failed) or retry (it does not; send it again).",
+    )
+    provider_url = URLField(
+        required=False, allow_blank=True, max_length=1000, help_text="The post's URL."
+    )
+    provider_post_id = TextField(required=False, allow_blank=True, max_length=255)

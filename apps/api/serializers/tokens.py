@@ -1,0 +1,58 @@
+"""API tokens of the caller's workspace."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from apps.accounts.models import ApiToken
+from apps.api.serializers.base import StrictSerializer, TextField
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    """A token as listed: never its secret, only the prefix it starts with."""
+
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=ApiToken.Scope.choices))
+    is_current = serializers.SerializerMethodField(help_text="The token making this request.")
+
+    class Meta:
+        model = ApiToken
+        fields = [
+            "id",
+            "name",
+            "prefix",
+            "scopes",
+            "is_current",
+            "created_at",
+            "last_used_at",
+            "revoked_at",
+        ]
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_is_current(self, token: ApiToken) -> bool:
+        request = self.context.get("request")
+        return bool(request is not None and getattr(request.auth, "pk", None) == token.pk)
+
+
+class TokenCreatedSerializer(TokenSerializer):
+    """A new token, with its secret: shown this once, stored nowhere."""
+
+    token = serializers.SerializerMethodField(help_text="The secret. Shown only in this response.")
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "token"]
+
+    @extend_schema_field(serializers.CharField())
+    def get_token(self, token: ApiToken) -> str:
+        return self.context["clear"]
+
+
+class TokenCreateSerializer(StrictSerializer):
+    """POST /tokens. A token can only grant scopes it holds itself."""
+
+    name = TextField(max_length=100)
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=ApiToken.Scope.choices),
+        allow_empty=False,
+        max_length=len(ApiToken.Scope.values) * 2,
+    )

@@ -1,0 +1,67 @@
+"""/tokens: the workspace's API tokens, managed with a token."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from apps.accounts.models import ApiToken
+from apps.accounts.services import api_token_create, api_token_revoke
+from apps.api.base import ApiRequest, WorkspaceViewSet
+from apps.api.permissions import check_grantable
+from apps.api.schema import IDEMPOTENCY_KEY, errors, post_errors, replayed
+from apps.api.serializers.tokens import (
+    TokenCreatedSerializer,
+    TokenCreateSerializer,
+    TokenSerializer,
+)
+
+
+class TokenViewSet(WorkspaceViewSet):
+    """Tokens of the calling token's workspace (revoked ones included, newest first)."""
+
+    queryset = ApiToken.objects.all()
+    serializer_class = TokenSerializer
+    required_scopes = {"list": "read", "create": "write", "destroy": "write"}
+
+    @extend_schema(
+        summary="List tokens",
+        responses={200: TokenSerializer(many=True), **errors(400, codes={400: ["INVALID_CURSOR"]})},
+    )
+    def list(self, request: ApiRequest) -> Response:
+        return self.render_page(self.get_queryset())
+
+    @extend_schema(
+        summary="Create a token",
+        description="The secret is in this response only; it is stored hashed. A token "
+        "can grant only scopes it holds itself (403 SCOPE_ESCALATION).",
+        request=TokenCreateSerializer,
+        parameters=[IDEMPOTENCY_KEY],
+        responses={
+            201: TokenCreatedSerializer,
+            **replayed(TokenCreatedSerializer),
+            **post_errors(codes={403: ["SCOPE_ESCALATION"]}),
+        },
+    )
+    def create(self, request: ApiRequest) -> Response:
+        data = self.parse(TokenCreateSerializer)
+        scopes = list(dict.fromkeys(data["scopes"]))
+        check_grantable(self.token, scopes)
+        issued = api_token_create(
+            workspace=self.workspace,
+            name=data["name"],
+            scopes=scopes,
+            created_by=self.token.created_by,
+        )
+        context = {**self.get_serializer_context(), "clear": issued.clear}
+        return Response(TokenCreatedSerializer(issued.token, context=context).data, status=201)
+
+    @extend_schema(
+        summary="Revoke a token",
+        description="It stops authenticating at once (a token may revoke itself). "
+        "Answers the token as it is now.",
+        responses={200: TokenSerializer, **errors(404)},
+    )
+    def destroy(self, request: ApiRequest, pk: str) -> Response:
+        token = api_token_revoke(token=self.get_object())
+        return self.render(token)

@@ -1,0 +1,73 @@
+import yaml
+from rest_framework.test import APIClient
+
+ENDPOINTS = {
+    ("get", "/api/v1/me"),
+    ("get", "/api/v1/capabilities"),
+    ("get", "/api/v1/accounts"),
+    ("post", "/api/v1/accounts"),
+    ("get", "/api/v1/accounts/{id}"),
+    ("delete", "/api/v1/accounts/{id}"),
+    ("get", "/api/v1/media"),
+    ("post", "/api/v1/media"),
+    ("get", "/api/v1/media/{id}"),
+    ("get", "/api/v1/publications"),
+    ("post", "/api/v1/publications"),
+    ("post", "/api/v1/publications/validate"),
+    ("get", "/api/v1/publications/{id}"),
+    ("patch", "/api/v1/publications/{id}"),
+    ("delete", "/api/v1/publications/{id}"),
+    ("post", "/api/v1/publications/{id}/retry"),
+    ("get", "/api/v1/renditions/{id}"),
+    ("post", "/api/v1/renditions/{id}/resolve"),
+    ("get", "/api/v1/tokens"),
+    ("post", "/api/v1/tokens"),
+    ("delete", "/api/v1/tokens/{id}"),
+}
+ENVELOPE = "#/components/schemas/ErrorEnvelope"
+
+
+def _schema() -> dict:
+    response = APIClient().get("/api/schema/")
+    assert response.status_code == 200
+    return yaml.safe_load(response.content)
+
+
+def _operations(schema: dict):
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            if method in {"get", "post", "patch", "put", "delete"}:
+                yield method, path, operation
+
+
+def test_the_schema_is_openapi_3_and_documents_every_endpoint(db):
+    schema = _schema()
+    assert schema["openapi"].startswith("3.")
+    documented = {(method, path) for method, path, _ in _operations(schema)}
+    assert documented >= ENDPOINTS
+
+
+def test_every_operation_documents_its_errors_in_the_envelope(db):
+    for method, path, operation in _operations(_schema()):
+        responses = operation["responses"]
+        assert {"401", "403", "429"} <= set(responses), (method, path)
+        for status, response in responses.items():
+            if status.startswith("4"):
+                ref = response["content"]["application/json"]["schema"]["$ref"]
+                assert ref == ENVELOPE, (method, path, status)
+                assert response["description"].startswith("Error codes: "), (method, path)
+        if method == "post":
+            assert {"400", "409", "413", "415"} <= set(responses), path
+            assert any(p["name"] == "Idempotency-Key" for p in operation["parameters"]), path
+
+
+def test_request_bodies_admit_no_unknown_fields(db):
+    schemas = _schema()["components"]["schemas"]
+    assert schemas["PublicationCreateRequest"]["additionalProperties"] is False
+    assert schemas["SegmentInputRequest"]["additionalProperties"] is False
+
+
+def test_the_docs_page_loads(db):
+    response = APIClient().get("/api/docs/")
+    assert response.status_code == 200
+    assert b"swagger" in response.content.lower()
