@@ -255,9 +255,15 @@ WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=False)
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
 WEBHOOK_DISABLE_AFTER_FAILURES = env.int("WEBHOOK_DISABLE_AFTER_FAILURES", default=20)
 WEBHOOK_DISABLE_AFTER_HOURS = env.float("WEBHOOK_DISABLE_AFTER_HOURS", default=24.0)
+# Days webhook events and their delivery logs are kept.
+WEBHOOK_RETENTION_DAYS = env.float("WEBHOOK_RETENTION_DAYS", default=30.0)
 if not 0 < WEBHOOK_TIMEOUT_S <= 60 or WEBHOOK_DISABLE_AFTER_FAILURES < 1:
     raise ImproperlyConfigured(
         "WEBHOOK_TIMEOUT_S must be in (0, 60] and WEBHOOK_DISABLE_AFTER_FAILURES at least 1."
+    )
+if WEBHOOK_DISABLE_AFTER_HOURS < 0 or WEBHOOK_RETENTION_DAYS <= 0:
+    raise ImproperlyConfigured(
+        "WEBHOOK_DISABLE_AFTER_HOURS must not be negative, WEBHOOK_RETENTION_DAYS positive."
     )
 
 # Platform apps for X and LinkedIn (Mastodon registers itself per instance; Bluesky uses

@@ -8,7 +8,9 @@ from apps.api.views.me import MeView
 from apps.api.views.media import MediaViewSet
 from apps.api.views.publications import PublicationViewSet
 from apps.api.views.renditions import RenditionViewSet
+from apps.api.views.series import SeriesViewSet
 from apps.api.views.tokens import TokenViewSet
+from apps.api.views.webhooks import WebhookViewSet
 
 
 class Router(DefaultRouter):
@@ -29,6 +31,8 @@ router.register("media", MediaViewSet, basename="media")
 router.register("publications", PublicationViewSet, basename="publication")
 router.register("renditions", RenditionViewSet, basename="rendition")
 router.register("tokens", TokenViewSet, basename="token")
+router.register("webhooks", WebhookViewSet, basename="webhook")
+router.register("series", SeriesViewSet, basename="series")
 
 v1 = [
     path("me", MeView.as_view(), name="me"),

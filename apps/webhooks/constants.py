@@ -19,6 +19,7 @@ EVENT_TYPES = (
 )
 
 DELIVER_JOB = "webhooks.deliver"
+PRUNE_JOB = "webhooks.prune"
 # Attempts per delivery, and the wait between them (exponential, full jitter, capped):
 # about half a day of retries in total before a delivery is given up.
 MAX_ATTEMPTS = 12

@@ -6,7 +6,7 @@ from apps.jobs.errors import LeaseLost, PermanentError, RetryableError
 from apps.jobs.models import Job
 from apps.jobs.registry import Backoff, StalePolicy, job_type
 from apps.webhooks import services
-from apps.webhooks.constants import DELIVER_JOB, MAX_ATTEMPTS
+from apps.webhooks.constants import DELIVER_JOB, MAX_ATTEMPTS, PRUNE_JOB
 
 
 @job_type(
@@ -35,3 +35,9 @@ def deliver(job: Job) -> None:
         )
     if outcome.status == "failed":
         raise PermanentError(outcome.kind, outcome.message)
+
+
+@job_type(PRUNE_JOB, periodic_every=timedelta(hours=6), stale_policy=StalePolicy.CLOSE)
+def prune(job: Job) -> None:
+    """Forget events (and their delivery logs) past WEBHOOK_RETENTION_DAYS."""
+    services.webhooks_prune()

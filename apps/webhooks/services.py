@@ -237,6 +237,23 @@ def webhook_secrets_rotate_keys() -> int:
     return changed
 
 
+def webhooks_prune(*, older_than_days: float | None = None, chunk: int = 2000) -> int:
+    """Delete events older than WEBHOOK_RETENTION_DAYS whose deliveries are all finished
+    (their delivery log goes with them), in short chunks. Returns how many events went."""
+    days = settings.WEBHOOK_RETENTION_DAYS if older_than_days is None else older_than_days
+    cutoff = timezone.now() - timedelta(days=days)
+    old = WebhookEvent.objects.filter(created_at__lt=cutoff).exclude(
+        deliveries__status=WebhookDelivery.Status.PENDING
+    )
+    deleted = 0
+    while True:
+        ids = list(old.values_list("pk", flat=True)[:chunk])
+        if not ids:
+            return deleted
+        WebhookEvent.objects.filter(pk__in=ids).delete()
+        deleted += len(ids)
+
+
 # --- emitting ----------------------------------------------------------------------------------
 
 

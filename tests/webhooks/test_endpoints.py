@@ -1,14 +1,17 @@
 """Managing endpoints: the secret is shown once and kept encrypted, bound to its row;
 subscriptions are checked; deleting an endpoint stops what it had queued."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from apps.accounts.crypto import CredentialsError
 from apps.common.errors import Conflict, ValidationFailed
 from apps.jobs.models import Job
 from apps.webhooks import services
 from apps.webhooks.constants import EVENT_TYPES
-from apps.webhooks.models import WebhookEndpoint
+from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from apps.webhooks.services import (
     webhook_emit,
     webhook_endpoint_create,
@@ -143,3 +146,19 @@ def test_deleting_an_endpoint_cancels_its_queued_deliveries(workspace_a):
     assert not WebhookEndpoint.objects.exists()
     job.refresh_from_db()
     assert job.status == "cancelled"
+
+
+def test_old_finished_events_are_pruned_with_their_log(workspace_a):
+    webhook_endpoint_create(workspace=workspace_a, url=URL)
+    old = webhook_emit(workspace=workspace_a, event="rendition.failed", data={})
+    still_pending = webhook_emit(workspace=workspace_a, event="rendition.failed", data={})
+    recent = webhook_emit(workspace=workspace_a, event="rendition.failed", data={})
+    WebhookDelivery.objects.filter(event=old).update(status="succeeded")
+    WebhookEvent.objects.filter(pk__in=[old.pk, still_pending.pk]).update(
+        created_at=timezone.now() - timedelta(days=31)
+    )
+
+    assert services.webhooks_prune(older_than_days=30) == 1
+
+    assert set(WebhookEvent.objects.values_list("pk", flat=True)) == {still_pending.pk, recent.pk}
+    assert not WebhookDelivery.objects.filter(event_id=old.pk).exists()
