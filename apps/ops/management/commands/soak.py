@@ -2,6 +2,7 @@
 to stderr and the figures as one JSON line on stdout."""
 
 import json
+import logging
 import signal
 import sys
 
@@ -56,6 +57,7 @@ class Command(BaseCommand):
         )
         # A stopped soak still stops its web server and workers (the run's finally block).
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
         call_command("migrate", interactive=False, verbosity=0)
         figures = Soak(config=config, progress=self.stderr).run()
         self.stdout.write(json.dumps(figures, sort_keys=False))

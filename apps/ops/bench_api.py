@@ -1,0 +1,216 @@
+"""`bench_api`: the token API under load, through gunicorn over real HTTP.
+
+It serves the project with gunicorn on a free local port, creates a workspace with a token
+and sandbox accounts, then runs two phases from a pool of client threads: publication
+creates (each to N destinations, scheduled a day ahead so nothing publishes meanwhile) and
+publication detail reads. Each phase reports requests per second and latency percentiles.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TextIO
+
+import httpx
+from django.conf import settings
+
+from apps.accounts import services as account_services
+from apps.accounts.models import Organization
+from apps.common.progress import ProgressBar
+from apps.providers.models import SandboxAccount
+from apps.providers.sandbox.services import sandbox_account_create
+
+
+@dataclass
+class ApiBenchConfig:
+    creates: int = 1000
+    reads: int = 3000
+    destinations: int = 3
+    concurrency: int = 8
+    web_workers: int = 2
+    web_threads: int = 8
+    keep: bool = False
+    # The database gunicorn uses (default: this process's DATABASE_URL).
+    database_url: str | None = None
+
+
+@dataclass
+class ApiBench:
+    config: ApiBenchConfig
+    progress: TextIO
+    tag: str = field(default_factory=lambda: f"bench-api-{secrets.token_hex(3)}")
+    _web: subprocess.Popen | None = None
+    _logdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bench-api-")))
+
+    def run(self) -> dict:
+        try:
+            base_url = self._start_web()
+            token, account_ids = self._workspace()
+            client = httpx.Client(
+                base_url=f"{base_url}/api/v1",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=30,
+                limits=httpx.Limits(max_connections=self.config.concurrency * 2),
+            )
+            with client:
+                due = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+                body = {
+                    "text": "Benchmark post",
+                    "destinations": [{"account": pk} for pk in account_ids],
+                    "scheduled_at": due,
+                    "status": "scheduled",
+                }
+                created: list[int] = []
+                lock = threading.Lock()
+
+                def create(i: int) -> float:
+                    started = time.perf_counter()
+                    response = client.post(
+                        "/publications", json=body, headers={"Idempotency-Key": f"{self.tag}-{i}"}
+                    )
+                    took = time.perf_counter() - started
+                    if response.status_code != 201:
+                        raise RuntimeError(
+                            f"create answered {response.status_code}: {response.text}"
+                        )
+                    with lock:
+                        created.append(response.json()["id"])
+                    return took
+
+                creates = self._phase("create", self.config.creates, create)
+
+                def read(i: int) -> float:
+                    started = time.perf_counter()
+                    response = client.get(f"/publications/{created[i % len(created)]}")
+                    took = time.perf_counter() - started
+                    if response.status_code != 200:
+                        raise RuntimeError(f"read answered {response.status_code}: {response.text}")
+                    return took
+
+                reads = self._phase("detail read", self.config.reads, read)
+            return {
+                "destinations": self.config.destinations,
+                "concurrency": self.config.concurrency,
+                "web_workers": self.config.web_workers,
+                "web_threads": self.config.web_threads,
+                **{f"create_{k}": v for k, v in creates.items()},
+                **{f"read_{k}": v for k, v in reads.items()},
+            }
+        finally:
+            self._stop_web()
+            if not self.config.keep:
+                self._cleanup()
+
+    def _phase(self, label: str, count: int, call) -> dict:
+        bar = ProgressBar(self.progress, label, count)
+        latencies: list[float] = []
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+            for done, took in enumerate(pool.map(call, range(count)), start=1):
+                latencies.append(took)
+                bar.update(done)
+        elapsed = time.perf_counter() - started
+        bar.close()
+        latencies.sort()
+        return {
+            "requests": count,
+            "requests_per_s": round(count / elapsed, 1),
+            "latency_p50_ms": round(_pct(latencies, 50) * 1000, 1),
+            "latency_p99_ms": round(_pct(latencies, 99) * 1000, 1),
+        }
+
+    def _start_web(self) -> str:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        base_url = f"http://127.0.0.1:{port}"
+        env = {
+            **os.environ,
+            "API_THROTTLE_RATE": "",  # measure the API, not the rate limit
+            "LOG_LEVEL": "WARNING",
+        }
+        if self.config.database_url:
+            env["DATABASE_URL"] = self.config.database_url
+        log = (self._logdir / "web.log").open("w")
+        self._web = subprocess.Popen(  # noqa: S603 - fixed argv
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(self.config.web_workers),
+                "--threads",
+                str(self.config.web_threads),
+            ],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base_url}/healthz", timeout=1).status_code == 200:
+                    return base_url
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError(f"gunicorn did not start; see {log.name}.")
+
+    def _workspace(self) -> tuple[str, list[int]]:
+        owner = account_services.user_get_or_create(email=f"{self.tag}@bench.invalid")
+        org = account_services.organization_create(
+            name=self.tag, slug=f"{self.tag}-org", owner=owner
+        )
+        Organization.objects.filter(pk=org.pk).update(monthly_post_quota=10 * self.config.creates)
+        workspace = account_services.workspace_create(
+            organization=org, name=self.tag, slug=f"{self.tag}-ws"
+        )
+        accounts = [
+            sandbox_account_create(workspace=workspace, handle=f"{self.tag}-{i}")
+            for i in range(self.config.destinations)
+        ]
+        token = account_services.api_token_create(
+            workspace=workspace, name="bench", scopes=["read", "write", "publish"]
+        )
+        return token.clear, [account.pk for account in accounts]
+
+    def _stop_web(self) -> None:
+        if self._web is not None and self._web.poll() is None:
+            self._web.send_signal(signal.SIGTERM)
+            try:
+                self._web.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._web.kill()
+
+    def _cleanup(self) -> None:
+        from apps.jobs.models import Job
+
+        orgs = Organization.objects.filter(slug=f"{self.tag}-org")
+        Job.objects.filter(organization__in=orgs).delete()
+        for org in orgs:
+            for workspace in org.workspaces.all():
+                workspace.renditions.all().delete()
+            org.delete()
+        SandboxAccount.objects.filter(handle__startswith=f"{self.tag}-").delete()
+
+
+def _pct(values: list[float], pct: int) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[pct - 1]

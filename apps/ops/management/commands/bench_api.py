@@ -1,0 +1,46 @@
+"""`python manage.py bench_api`: the token API under load through gunicorn (see
+apps/ops/bench_api.py). A progress bar on stderr, the figures as one JSON line on stdout."""
+
+import json
+import logging
+import signal
+import sys
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+
+from apps.ops.bench_api import ApiBench, ApiBenchConfig
+
+
+class Command(BaseCommand):
+    help = (
+        "Create publications (to N destinations) and read them back through the API served "
+        "by gunicorn; print requests/s and latency p50/p99 for each."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        defaults = ApiBenchConfig()
+        parser.add_argument("--creates", type=int, default=defaults.creates)
+        parser.add_argument("--reads", type=int, default=defaults.reads)
+        parser.add_argument("--destinations", type=int, default=defaults.destinations)
+        parser.add_argument(
+            "--concurrency", type=int, default=defaults.concurrency, help="Client threads."
+        )
+        parser.add_argument("--web-workers", type=int, default=defaults.web_workers)
+        parser.add_argument("--web-threads", type=int, default=defaults.web_threads)
+        parser.add_argument("--keep", action="store_true", help="Keep the benchmark's data.")
+
+    def handle(self, *args, **opts) -> None:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+        call_command("migrate", interactive=False, verbosity=0)
+        config = ApiBenchConfig(
+            creates=opts["creates"],
+            reads=opts["reads"],
+            destinations=opts["destinations"],
+            concurrency=opts["concurrency"],
+            web_workers=opts["web_workers"],
+            web_threads=opts["web_threads"],
+            keep=opts["keep"],
+        )
+        self.stdout.write(json.dumps(ApiBench(config=config, progress=self.stderr).run()))

@@ -1,0 +1,26 @@
+"""A short bench_api run: gunicorn serves the API, creates and reads are measured."""
+
+import io
+
+import pytest
+
+from apps.ops.bench_api import ApiBench, ApiBenchConfig
+from apps.publications.models import Publication
+from tests.processes import test_database_url
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_short_api_benchmark_reports_rates_and_latencies():
+    config = ApiBenchConfig(
+        creates=6, reads=12, concurrency=3, web_workers=1, database_url=test_database_url()
+    )
+    figures = ApiBench(config=config, progress=io.StringIO()).run()
+
+    assert figures["create_requests"] == 6
+    assert figures["read_requests"] == 12
+    for key in ("create_requests_per_s", "read_requests_per_s"):
+        assert figures[key] > 0
+    assert 0 < figures["create_latency_p50_ms"] <= figures["create_latency_p99_ms"]
+    assert 0 < figures["read_latency_p50_ms"] <= figures["read_latency_p99_ms"]
+    assert not Publication.objects.exists()  # the run cleans up after itself
