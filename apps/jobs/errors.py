@@ -1,7 +1,7 @@
 """What a job handler raises to tell the worker how its attempt ended.
 
 Returning normally means done. Everything else is one of these exceptions; any other
-exception is "errored" (a bug on our side: the traceback is kept in `last_error`).
+exception is "errored" (a bug in the handler: the traceback is kept in `last_error`).
 
 Times given as `retry_at` / `until` may be an aware datetime, a timedelta or a number of
 seconds. They are turned into a delay once, on the worker, and the delay is added to the
@@ -17,7 +17,7 @@ from django.utils import timezone
 Until = datetime | timedelta | float | int
 
 # Job-level error kinds (handlers bring their own, e.g. the providers' ErrorKind values).
-ERRORED = "errored"  # an unexpected exception: our bug
+ERRORED = "errored"  # an unexpected exception: a bug, not a refusal
 STALE = "stale"  # the worker stopped heart-beating (crashed, killed, partitioned)
 SNOOZE_BUDGET_EXHAUSTED = "snooze_budget_exhausted"
 WAIT_BUDGET_EXHAUSTED = "wait_budget_exhausted"

@@ -35,7 +35,9 @@ class Listener:
             k: v for k, v in connection.get_connection_params().items() if k not in _NOT_CONNINFO
         }
         params.setdefault("application_name", self.application_name)
-        self._conn = psycopg.connect(**params, autocommit=True, connect_timeout=10)
+        params.setdefault("connect_timeout", 10)
+        params["autocommit"] = True
+        self._conn = psycopg.connect(**params)
         self._conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
 
     def fileno(self) -> int:

@@ -5,7 +5,7 @@ moves many rows in one round trip. Every time that decides claiming, staleness o
 is the database's `now()`, never the worker host's clock.
 
 Fencing: a claim gives each job a fresh `lease`. Heartbeats and outcomes are written only
-`WHERE lease = <ours> AND status = 'processing' AND locked_at > now() - <stale window>`,
+`WHERE lease = <the claim's> AND status = 'processing' AND locked_at > now() - <window>`,
 so a worker that lost its lease (paused, partitioned, presumed dead and recovered) writes
 nothing. A lease whose heartbeat went stale is forfeit even before recovery runs, which
 also keeps the in-flight count (live heartbeats only) exact.
@@ -133,11 +133,15 @@ UPDATE jobs_job j
 RETURNING {returning}
 """
 
-_SESSION_SQL = "SELECT set_config('enable_sort', 'off', true), set_config('jit', 'off', true)"
+_SESSION_SQL = """
+SELECT set_config('enable_sort', 'off', true), set_config('enable_incremental_sort', 'off', true),
+       set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)
+"""
 
 # A claim's lease is a fresh random UUID, unique to one job: "the row's lease is one of
-# ours" is "the row is still held under the lease we got for it". Batches are matched
-# with `= ANY(array)` on both columns (no join, so no plan that multiplies batch sizes).
+# this worker's" is "the row is still held under the lease the worker got for it".
+# Batches are matched with `= ANY(array)` on both columns: no join, so no plan that
+# multiplies batch sizes.
 _LEASE_GUARD = (
     "j.lease = ANY(%(leases)s::uuid[]) AND j.status || '' = 'processing'"
     " AND j.locked_at > now() - make_interval(secs => %(stale_s)s::float8)"
@@ -162,12 +166,13 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
     with transaction.atomic(), _cursor() as cursor:
         # Statistics lag behind bursts of new jobs (autovacuum analyzes at most once a
         # minute, if it runs at all), and a planner that believes the table tiny would
-        # rather read an organization's whole history through its foreign-key index and
-        # sort it. The plans these statements need read job_pending_org_run_at in order
-        # and sort only the claimed rows, so forbidding avoidable sorts keeps them right
-        # whatever the statistics say. JIT is off too: wild row estimates would otherwise
-        # make PostgreSQL compile these small statements (hundreds of ms each). Both
-        # settings last for this transaction only.
+        # rather read an organization's whole history through its foreign-key index, or
+        # every pending job through job_pending_run_at, and sort. The plans these
+        # statements need read job_pending_org_run_at in order and sort only the claimed
+        # rows, so forbidding avoidable sorts keeps them right whatever the statistics
+        # say; being index-driven, they are also planned once (generic plans). JIT is off:
+        # wild row estimates would otherwise make PostgreSQL compile these small
+        # statements (hundreds of ms each). These settings last for this transaction.
         _execute(cursor, _SESSION_SQL, {})
         _execute(cursor, _DUE_ORGS_SQL, {"ns": CLAIM_LOCK_NAMESPACE})
         orgs, contended, system_due = [], False, False

@@ -228,10 +228,15 @@ def job_release(*, job_ids: Iterable[int]) -> int:
 
 
 def job_recover_stale(
-    *, stale_s: float | None = None, job_ids: list[int] | None = None, limit: int = 200
+    *,
+    stale_s: float | None = None,
+    job_ids: list[int] | None = None,
+    leases: list | None = None,
+    limit: int = 200,
 ) -> int:
     """Recover processing jobs whose heartbeat is older than `stale_s` (or exactly the
-    given `job_ids`, whatever their heartbeat) by their type's StalePolicy.
+    given `job_ids`, whatever their heartbeat, and only while still under one of `leases`
+    when given) by their type's StalePolicy.
 
     Each job is recovered in its own savepoint, and an `on_stale` callback runs in the
     transaction that closes the job. A callback that raises leaves its job processing,
@@ -239,6 +244,9 @@ def job_recover_stale(
     """
     if job_ids is not None:
         where, params = "status = 'processing' AND id = ANY(%s::bigint[])", [job_ids]
+        if leases is not None:
+            where += " AND lease = ANY(%s::uuid[])"
+            params.append(leases)
     else:
         if stale_s is None:
             stale_s = settings.WORKER_STALE_AFTER_S

@@ -28,7 +28,13 @@ from dataclasses import dataclass
 import psycopg
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import InterfaceError, OperationalError, close_old_connections, connection
+from django.db import (
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connection,
+    transaction,
+)
 from django.db.models.functions import Now
 
 from apps.jobs import queue, services
@@ -190,7 +196,8 @@ class Worker:
         )
         self._last_contended = result.contended
         self.claims += 1
-        self.contended_claims += result.contended and not result.jobs
+        if result.contended and not result.jobs:
+            self.contended_claims += 1
         for job in result.jobs:
             job._claimed_mono = started
             self._held[job.id] = job
@@ -226,7 +233,6 @@ class Worker:
                 change = decide(job, job_type, exc, worker=self.name)
             except Exception as inner:  # e.g. a naive retry_at: still an outcome, never a crash
                 change = decide(job, job_type, inner, worker=self.name)
-            change.started_delay_s = delay
             return Result(job, change, delay)
         return Result(job, None, delay)
 
@@ -330,8 +336,6 @@ class Worker:
         return str(change.status)
 
     def _write_transition(self, job: Job, change: Transition, job_type: JobType | None) -> bool:
-        from django.db import transaction
-
         with transaction.atomic():
             written = queue.transition(job.pk, job.lease, change, stale_s=self.stale_after_s)
             if written and change.is_final and job_type is not None and job_type.is_periodic:
@@ -392,7 +396,12 @@ class Worker:
                 try:
                     if self._step(state, burst=burst, once=once):
                         break
-                    state.outage_since = None
+                    if state.outage_since is not None:
+                        logger.warning(
+                            "Database reachable again after %.1fs.",
+                            time.monotonic() - state.outage_since,
+                        )
+                        state.outage_since = None
                 except DB_ERRORS as exc:
                     self._on_db_error(state, exc)
                 except Exception:
@@ -472,16 +481,17 @@ class Worker:
         if listen_fd is not None:
             fds.append(listen_fd)
         readable, _, _ = select.select(fds, [], [], max(timeout, 0.0))
-        # Reset the flag before reading results, so a result appended from now on wakes us.
-        self._wake_flag = False
-        if self._wake_r in readable:
-            try:
-                while os.read(self._wake_r, 4096):
-                    pass
-            except BlockingIOError:
-                pass
+        self._drain_wake_pipe()
         if listen_fd is not None and listen_fd in readable:
             self._listener.drain()
+
+    def _drain_wake_pipe(self) -> None:
+        # Reset the flag before the results are read, so a result appended from now on
+        # writes to the pipe again.
+        self._wake_flag = False
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._wake_r, 4096):
+                pass
 
     def _wake(self) -> None:
         if not self._wake_flag and self._wake_w >= 0:
@@ -528,12 +538,7 @@ class Worker:
         deadline = time.monotonic() + seconds
         while not self._stop and (left := deadline - time.monotonic()) > 0:
             select.select([self._wake_r], [], [], left)
-            self._wake_flag = False
-            try:
-                while os.read(self._wake_r, 4096):
-                    pass
-            except BlockingIOError:
-                pass
+            self._drain_wake_pipe()
 
     def _periodic_types(self) -> list[str]:
         return [
@@ -586,7 +591,7 @@ class Worker:
                 self._flush_done(force=True)
             self._collect_results()
             self._flush_done(force=True)
-            leftover = [pk for pk in self._held if pk not in self._lost]
+            leftover = {pk: job.lease for pk, job in self._held.items() if pk not in self._lost}
             if leftover:
                 logger.warning(
                     "%d job(s) still running after the %.1fs grace period; recovering them by "
@@ -594,7 +599,7 @@ class Worker:
                     len(leftover),
                     self.grace_s,
                 )
-                services.job_recover_stale(job_ids=leftover)
+                services.job_recover_stale(job_ids=list(leftover), leases=list(leftover.values()))
             self.unregister()
         except Exception:
             logger.exception("Shutdown could not settle every job; stale recovery will.")
