@@ -1,21 +1,132 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
-from apps.web import connect, views
+from apps.web import connect
+from apps.web.views import (
+    accounts,
+    calendar,
+    composer,
+    home,
+    organizations,
+    people,
+    publications,
+    team,
+    tokens,
+)
+
+auth_patterns = [
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
+    path("signup/", people.signup, name="signup"),
+    path("password-reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path(
+        "password-reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(),
+        name="password_reset_done",
+    ),
+    path(
+        "reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
+    path(
+        "settings/password/",
+        auth_views.PasswordChangeView.as_view(),
+        name="password_change",
+    ),
+    path(
+        "settings/password/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+    path("settings/", people.profile_settings, name="profile-settings"),
+]
+
+organization_patterns = [
+    path("new/", organizations.organization_create_view, name="organization-create"),
+    path("<slug:org_slug>/", organizations.organization_detail, name="organization-detail"),
+    path("<slug:org_slug>/invite/", organizations.organization_invite, name="organization-invite"),
+    path(
+        "<slug:org_slug>/members/<int:user_id>/role/",
+        organizations.organization_member_role,
+        name="organization-member-role",
+    ),
+    path(
+        "<slug:org_slug>/members/<int:user_id>/remove/",
+        organizations.organization_member_remove,
+        name="organization-member-remove",
+    ),
+    path(
+        "<slug:org_slug>/workspaces/new/",
+        organizations.workspace_create_view,
+        name="workspace-create",
+    ),
+]
+
+# Every page below is /w/<workspace_slug>/...: a workspace the user cannot see is a 404.
+workspace_patterns = [
+    path("", home.workspace_home, name="workspace-home"),
+    # Accounts (the platforms' own connect flows are in apps.web.connect).
+    path("accounts/", accounts.accounts_list, name="workspace-accounts"),
+    path("accounts/sandbox/", accounts.sandbox_connect, name="sandbox-connect"),
+    path("accounts/<int:pk>/disconnect/", accounts.account_disconnect, name="account-disconnect"),
+    path("accounts/<int:pk>/reconnect/", accounts.account_reconnect, name="account-reconnect"),
+    path("connect/<str:platform>/", connect.connect_start, name="connect-start"),
+    path("connect/<str:platform>/password/", connect.connect_password, name="connect-password"),
+    # Composing.
+    path("compose/", composer.compose, name="composer"),
+    path("compose/check/", composer.composer_check, name="composer-check"),
+    path("media/<int:pk>/", composer.media_file, name="media-file"),
+    # Calendar and posts.
+    path("calendar/", calendar.calendar, name="calendar"),
+    path("posts/", calendar.publication_list, name="publication-list"),
+    path("posts/<int:pk>/", publications.publication_detail, name="publication-detail"),
+    path("posts/<int:pk>/edit/", composer.publication_edit, name="publication-edit"),
+    path(
+        "posts/<int:pk>/reschedule/",
+        publications.publication_reschedule_view,
+        name="publication-reschedule",
+    ),
+    path("posts/<int:pk>/cancel/", publications.publication_cancel_view, name="publication-cancel"),
+    path("posts/<int:pk>/retry/", publications.publication_retry_view, name="publication-retry"),
+    path(
+        "posts/<int:pk>/destinations/<int:rendition_pk>/",
+        publications.rendition_card,
+        name="rendition-card",
+    ),
+    path(
+        "posts/<int:pk>/destinations/<int:rendition_pk>/retry/",
+        publications.rendition_retry_view,
+        name="rendition-retry",
+    ),
+    path(
+        "posts/<int:pk>/destinations/<int:rendition_pk>/resolve/",
+        publications.rendition_resolve_view,
+        name="rendition-resolve",
+    ),
+    # Team and tokens.
+    path("team/", team.workspace_team, name="workspace-team"),
+    path("team/invite/", team.workspace_invite, name="workspace-invite"),
+    path("team/<int:user_id>/role/", team.workspace_member_role, name="workspace-member-role"),
+    path(
+        "team/<int:user_id>/remove/",
+        team.workspace_member_remove,
+        name="workspace-member-remove",
+    ),
+    path("tokens/", tokens.token_list, name="api-tokens"),
+    path("tokens/new/", tokens.token_create, name="api-token-create"),
+    path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="api-token-revoke"),
+]
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path(
-        "w/<slug:workspace_slug>/connect/<str:platform>/",
-        connect.connect_start,
-        name="connect-start",
-    ),
-    path(
-        "w/<slug:workspace_slug>/connect/<str:platform>/password/",
-        connect.connect_password,
-        name="connect-password",
-    ),
+    path("", home.home, name="home"),
+    *auth_patterns,
+    path("o/", include(organization_patterns)),
+    path("w/<slug:workspace_slug>/", include(workspace_patterns)),
     path("connect/<str:platform>/callback/", connect.connect_callback, name="connect-callback"),
 ]

@@ -1,0 +1,193 @@
+"""The composer's template data: each part, destination and setting with its form ids,
+counts and messages worked out here, so the templates only lay them out."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.urls import reverse
+
+from apps.accounts.models import SocialAccount, Workspace
+from apps.providers.catalog import PlatformCapabilities, SettingSpec, UnknownPlatform
+from apps.providers.catalog import get_capabilities as _caps
+from apps.web.composer.checks import Count, DestinationCheck, DraftCheck, Message
+from apps.web.composer.draft import DestinationDraft, Draft, MediaDraft
+
+
+@dataclass
+class MediaView:
+    position: int
+    media: MediaDraft
+    preview_url: str
+    field_id: str
+    alt_id: str
+    errors: list[str]
+
+    @property
+    def is_image(self) -> bool:
+        return self.media.asset.kind in ("image", "gif")
+
+
+@dataclass
+class PartView:
+    index: int
+    label: str
+    text: str
+    field_id: str
+    counts_id: str
+    errors: list[str]
+    counts: list[tuple[DestinationCheck, Count]] = field(default_factory=list)
+    media: list[MediaView] = field(default_factory=list)
+    upload_errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SettingView:
+    spec: SettingSpec
+    value: str
+    field_id: str
+    errors: list[str]
+
+
+@dataclass
+class DestinationView:
+    destination: DestinationDraft
+    check: DestinationCheck | None
+    parts: list[PartView]
+    settings: list[SettingView]
+
+    @property
+    def key(self) -> str:
+        return self.destination.key
+
+    @property
+    def account(self) -> SocialAccount:
+        return self.destination.account
+
+    @property
+    def capabilities(self) -> PlatformCapabilities | None:
+        return self.destination.capabilities
+
+
+@dataclass
+class AccountChoice:
+    account: SocialAccount
+    capabilities: PlatformCapabilities | None
+    selected: bool
+
+    @property
+    def is_selectable(self) -> bool:
+        return self.account.status != SocialAccount.Status.DISABLED
+
+
+def _part_label(index: int, total: int) -> str:
+    return f"Part {index + 1} of {total}" if total > 1 else "Text"
+
+
+def composer_context(
+    *,
+    workspace: Workspace,
+    draft: Draft,
+    check: DraftCheck,
+    accounts: list[SocialAccount],
+    errors: list[Message] = (),
+    upload_errors: dict[int, list[str]] | None = None,
+) -> dict:
+    """Everything the composer templates read (the form and the live-check fragment)."""
+    by_field: dict[str, list[str]] = defaultdict(list)
+    for message in errors:
+        by_field[message.field_id].append(message.message)
+    upload_errors = upload_errors or {}
+    total = len(draft.segments)
+
+    parts = []
+    for i, segment in enumerate(draft.segments):
+        part = PartView(
+            index=i,
+            label=_part_label(i, total),
+            text=segment.text,
+            field_id=f"seg-{i}-text",
+            counts_id=f"seg-{i}-counts",
+            errors=by_field.get(f"seg-{i}-text", []),
+            counts=check.source_counts(i),
+            upload_errors=upload_errors.get(i, []) + by_field.get(f"seg-{i}-file", []),
+        )
+        for j, media in enumerate(segment.media):
+            part.media.append(
+                MediaView(
+                    position=j,
+                    media=media,
+                    preview_url=reverse(
+                        "media-file",
+                        kwargs={"workspace_slug": workspace.slug, "pk": media.asset.pk},
+                    ),
+                    field_id=f"seg-{i}-media-{j}",
+                    alt_id=f"seg-{i}-alt-{j}",
+                    errors=by_field.get(f"seg-{i}-media-{j}", [])
+                    + by_field.get(f"seg-{i}-alt-{j}", []),
+                )
+            )
+        parts.append(part)
+
+    destinations = []
+    for destination in draft.destinations:
+        dest_check = check.for_destination(destination.key)
+        key = destination.key
+        override_parts = []
+        if destination.override:
+            for i, text in enumerate(destination.texts[:total]):
+                field_id = f"override-{key}-{i}-text"
+                override_parts.append(
+                    PartView(
+                        index=i,
+                        label=_part_label(i, total),
+                        text=text,
+                        field_id=field_id,
+                        counts_id=f"override-{key}-{i}-counts",
+                        errors=by_field.get(field_id, []),
+                        counts=[(dest_check, c)]
+                        if dest_check and (c := dest_check.count_for(i))
+                        else [],
+                    )
+                )
+        caps = destination.capabilities
+        settings = [
+            SettingView(
+                spec=spec,
+                value=destination.settings.get(spec.name, ""),
+                field_id=f"setting-{key}-{spec.name}",
+                errors=by_field.get(f"setting-{key}-{spec.name}", []),
+            )
+            for spec in (caps.settings if caps else ())
+        ]
+        destinations.append(
+            DestinationView(
+                destination=destination, check=dest_check, parts=override_parts, settings=settings
+            )
+        )
+
+    selected = {d.key for d in draft.destinations}
+    choices = []
+    for account in accounts:
+        try:
+            caps = _caps(account.platform)
+        except UnknownPlatform:
+            caps = None
+        choices.append(
+            AccountChoice(account=account, capabilities=caps, selected=str(account.pk) in selected)
+        )
+
+    active = draft.active_tab if draft.destination(draft.active_tab) else ""
+    return {
+        "draft": draft,
+        "check": check,
+        "parts": parts,
+        "destination_views": destinations,
+        "account_choices": choices,
+        "errors": list(errors),
+        "general_errors": [m for m in errors if not m.field_id],
+        "schedule_errors": by_field.get("schedule-date", []),
+        "destination_errors": by_field.get("destinations", []),
+        "active_tab": active or (destinations[0].key if destinations else ""),
+    }

@@ -1,0 +1,64 @@
+"""Handing a composer draft to the publication services: save a draft, schedule, or
+publish now. The services decide everything; this only chooses the arguments."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+
+from apps.accounts.models import User, Workspace
+from apps.common.errors import ValidationFailed
+from apps.publications.models import Publication
+from apps.publications.services import publication_create, publication_update
+from apps.web.composer.draft import Draft
+
+SAVE_DRAFT, SCHEDULE, PUBLISH_NOW = "save_draft", "schedule", "publish_now"
+SUBMIT_OPS = (SAVE_DRAFT, SCHEDULE, PUBLISH_NOW)
+
+
+def _schedule_args(draft: Draft, op: str) -> dict:
+    """The time arguments for op: a wall-clock time in the draft's zone, now, or none."""
+    error = draft.time_error()
+    if error:
+        raise ValidationFailed(error, details={"local_time": [error]})
+    if op == PUBLISH_NOW:
+        return {"scheduled_at": timezone.now(), "timezone": draft.zone}
+    if op == SCHEDULE and not draft.has_time:
+        message = "Pick a date and time, or use Publish now."
+        raise ValidationFailed(message, code="SCHEDULE_REQUIRED", details={"local_time": [message]})
+    if draft.has_time:
+        return {"local_time": draft.local_time(), "timezone": draft.zone}
+    return {}
+
+
+def draft_submit(
+    *,
+    draft: Draft,
+    op: str,
+    workspace: Workspace,
+    user: User,
+    publication: Publication | None = None,
+) -> Publication:
+    """Create (or, with publication, update at draft.revision) the publication: a draft
+    for SAVE_DRAFT, scheduled at the draft's time for SCHEDULE, due now for PUBLISH_NOW.
+    Raises the services' DomainErrors unchanged."""
+    status = "draft" if op == SAVE_DRAFT else "scheduled"
+    times = _schedule_args(draft, op)
+    if publication is None:
+        return publication_create(
+            workspace=workspace,
+            author=user,
+            segments=draft.segments_payload(),
+            destinations=draft.destinations_payload(),
+            status=status,
+            **times,
+        )
+    if not times and op == SAVE_DRAFT:
+        times = {"scheduled_at": None}  # the person cleared the date and time
+    return publication_update(
+        publication=publication,
+        expected_revision=draft.revision if draft.revision is not None else -1,
+        segments=draft.segments_payload(),
+        destinations=draft.destinations_payload(),
+        status=status,
+        **times,
+    )

@@ -1,0 +1,1 @@
+"""Web forms, one module per area. They parse and validate input; services write."""

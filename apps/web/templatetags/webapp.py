@@ -1,0 +1,124 @@
+"""Template helpers of the web app: navigation, the workspace switcher, permission checks
+and small formatting filters."""
+
+from __future__ import annotations
+
+from django import template
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.accounts.permissions import workspaces_for
+from apps.web.access import permits
+from apps.web.navigation import WORKSPACE_NAV
+
+register = template.Library()
+
+PLATFORM_NAMES = {
+    "mastodon": "Mastodon",
+    "bluesky": "Bluesky",
+    "linkedin": "LinkedIn",
+    "x": "X",
+    "threads": "Threads",
+    "instagram": "Instagram",
+    "facebook": "Facebook Pages",
+    "tiktok": "TikTok",
+    "youtube": "YouTube",
+    "pinterest": "Pinterest",
+    "reddit": "Reddit",
+    "sandbox": "Sandbox",
+}
+
+ACTION_LABELS = {
+    "reconnect": "Reconnect the account",
+    "edit": "Edit the post",
+    "wait": "Wait: it is retried automatically",
+    "verify": "Check the platform, then resolve",
+    "retry": "Retry",
+    "contact_support": "Contact support",
+}
+
+
+@register.filter
+def platform_name(platform: str) -> str:
+    return PLATFORM_NAMES.get(platform, str(platform).title())
+
+
+@register.filter
+def humanize(value: str | None) -> str:
+    """snake_case codes as words: partially_published -> Partially published."""
+    if not value:
+        return ""
+    text = str(value).replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
+@register.filter
+def action_label(action: str | None) -> str:
+    return ACTION_LABELS.get(action or "", humanize(action))
+
+
+@register.filter
+def at(mapping: dict | None, key: str):
+    """mapping[key], or None: `errors|at:"segments.0.text"`."""
+    if not mapping:
+        return None
+    return mapping.get(key)
+
+
+@register.simple_tag
+def zone_name() -> str:
+    """The zone times are shown in right now (the user's display zone on their pages)."""
+    return timezone.get_current_timezone_name()
+
+
+@register.simple_tag(takes_context=True)
+def can(context: template.Context, workspace, action: str) -> bool:
+    request = context.get("request")
+    if request is None or workspace is None or not request.user.is_authenticated:
+        return False
+    return permits(request, workspace, action)
+
+
+@register.inclusion_tag("web/_workspace_nav.html", takes_context=True)
+def workspace_nav(context: template.Context) -> dict:
+    request = context.get("request")
+    workspace = context.get("workspace")
+    items = []
+    if request is not None and workspace is not None and request.user.is_authenticated:
+        for item in WORKSPACE_NAV:
+            if permits(request, workspace, item.action):
+                items.append(
+                    {
+                        "label": item.label,
+                        "url": reverse(item.url_name, kwargs={"workspace_slug": workspace.slug}),
+                        "current": item.section == context.get("section"),
+                    }
+                )
+    return {"items": items, "workspace": workspace}
+
+
+@register.inclusion_tag("web/_workspace_switcher.html", takes_context=True)
+def workspace_switcher(context: template.Context) -> dict:
+    request = context.get("request")
+    current = context.get("workspace")
+    groups: list[dict] = []
+    if request is not None and request.user.is_authenticated:
+        for workspace in workspaces_for(request.user):
+            if not groups or groups[-1]["organization"] != workspace.organization:
+                groups.append({"organization": workspace.organization, "workspaces": []})
+            groups[-1]["workspaces"].append(workspace)
+    return {"groups": groups, "current": current}
+
+
+@register.simple_tag(takes_context=True)
+def user_organizations(context: template.Context) -> list:
+    from apps.accounts.models import Organization
+
+    request = context.get("request")
+    if request is None or not request.user.is_authenticated:
+        return []
+    return list(
+        Organization.objects.exclude(state=Organization.State.DELETED)
+        .filter(memberships__user=request.user)
+        .order_by("name")
+    )

@@ -1,0 +1,1 @@
+"""Web pages, one module per area (accounts, composer, calendar, publications...)."""

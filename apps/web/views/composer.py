@@ -1,0 +1,226 @@
+"""The composer: one source text (thread parts, media), destinations with their own tabs
+and overrides, live checks per destination, and save / schedule / publish now.
+
+Everything round-trips through the server: structural changes (a part added, a file
+attached, a destination picked) re-render the form (htmx swaps it in place, or a plain
+POST reloads it), and typing asks `composer_check` for fresh counters and problems.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import FileResponse, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from apps.accounts.models import SocialAccount, Workspace
+from apps.accounts.permissions import Action
+from apps.common.errors import Conflict, DomainError, NotFound, ValidationFailed
+from apps.publications.models import MediaAsset, Publication
+from apps.publications.services import media_asset_create
+from apps.renditions.models import Rendition
+from apps.web.access import WorkspaceRequest, is_htmx, require, workspace_view
+from apps.web.composer.checks import Message, check_draft, problems_from_details
+from apps.web.composer.draft import Draft
+from apps.web.composer.present import composer_context
+from apps.web.composer.submit import PUBLISH_NOW, SAVE_DRAFT, SCHEDULE, SUBMIT_OPS, draft_submit
+from apps.web.views.common import redirect_to
+
+SUCCESS = {
+    SAVE_DRAFT: "Draft saved.",
+    SCHEDULE: "Scheduled. Each destination's status is below.",
+    PUBLISH_NOW: "Publishing now. Each destination's status updates below.",
+}
+
+
+def _accounts(workspace: Workspace) -> list[SocialAccount]:
+    return list(SocialAccount.objects.for_workspace(workspace).order_by("platform", "handle"))
+
+
+def is_editable(publication: Publication) -> bool:
+    """True while no destination went out or is in flight (clean failures may change)."""
+    live = publication.renditions.exclude(status=Rendition.Status.CANCELLED)
+    return publication.status != Publication.Status.CANCELLED and all(
+        r.is_content_editable for r in live
+    )
+
+
+@workspace_view(Action.EDIT)
+@require_http_methods(["GET", "POST"])
+def compose(request: WorkspaceRequest) -> HttpResponse:
+    return _composer(request, publication=None)
+
+
+@workspace_view(Action.EDIT)
+@require_http_methods(["GET", "POST"])
+def publication_edit(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    publication = get_object_or_404(Publication.objects.for_workspace(request.workspace), pk=pk)
+    if not is_editable(publication):
+        messages.warning(
+            request,
+            "This post already went out (or is going out) to some destinations, so it can "
+            "no longer be edited. Retry or cancel what is left from its page.",
+        )
+        return redirect_to(request, _detail_url(request.workspace, publication))
+    return _composer(request, publication=publication)
+
+
+def _op(request: WorkspaceRequest) -> str:
+    return request.POST.get("op", "refresh")
+
+
+def _apply_op(draft: Draft, op: str) -> None:
+    name, _, args = op.partition(":")
+    numbers = [int(n) for n in args.split(":") if n.isdigit()]
+    if name == "add_segment":
+        draft.add_segment()
+    elif name == "remove_segment" and len(numbers) == 1:
+        draft.remove_segment(numbers[0])
+    elif name == "remove_media" and len(numbers) == 2:
+        draft.remove_media(numbers[0], numbers[1])
+
+
+def _upload(request: WorkspaceRequest, draft: Draft) -> dict[int, list[str]]:
+    """Store the files chosen in each part and attach them; returns errors by part."""
+    errors: dict[int, list[str]] = {}
+    for i in range(len(draft.segments)):
+        for upload in request.FILES.getlist(f"segment-{i}-file"):
+            try:
+                asset = media_asset_create(
+                    workspace=request.workspace,
+                    file=upload,
+                    created_by=request.user,
+                    original_name=upload.name,
+                )
+            except ValidationFailed as exc:
+                errors.setdefault(i, []).append(f"{upload.name}: {exc.message}")
+            else:
+                draft.attach(i, asset)
+    return errors
+
+
+def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> HttpResponse:
+    workspace = request.workspace
+    zone = request.user.display_timezone
+    accounts = _accounts(workspace)
+    errors: list[Message] = []
+    upload_errors: dict[int, list[str]] = {}
+    notice = ""
+    status = 200
+    if request.method == "POST":
+        draft = Draft.from_post(request.POST, workspace=workspace, accounts=accounts, zone=zone)
+        upload_errors = _upload(request, draft)
+        op = _op(request)
+        _apply_op(draft, op)
+        if op in SUBMIT_OPS and not upload_errors:
+            if op != SAVE_DRAFT:
+                require(request, Action.PUBLISH)
+            try:
+                saved = draft_submit(
+                    draft=draft,
+                    op=op,
+                    workspace=workspace,
+                    user=request.user,
+                    publication=publication,
+                )
+            except Conflict as exc:
+                status = 409
+                if exc.code == "REVISION_CONFLICT":
+                    # Keep everything the person wrote; the next save applies it on top of
+                    # the current revision, which they have now been told about.
+                    draft.revision = exc.details.get("current_revision", draft.revision)
+                    notice = (
+                        "Someone else changed this post while you were editing it. Your "
+                        "version is still in the form below: review it, then save again to "
+                        "replace theirs."
+                    )
+                else:
+                    errors = _errors(draft, exc)
+            except DomainError as exc:
+                status = 400 if isinstance(exc, ValidationFailed | NotFound) else exc.http_status
+                errors = _errors(draft, exc)
+            else:
+                messages.success(request, SUCCESS[op])
+                return redirect_to(request, _detail_url(workspace, saved))
+        elif upload_errors:
+            status = 400
+    elif publication is not None:
+        draft = Draft.from_publication(publication, zone=zone)
+    else:
+        draft = Draft.empty(zone=zone)
+
+    context = composer_context(
+        workspace=workspace,
+        draft=draft,
+        check=check_draft(draft),
+        accounts=accounts,
+        errors=errors,
+        upload_errors=upload_errors,
+    )
+    context.update(
+        workspace=workspace,
+        section="compose",
+        publication=publication,
+        notice=notice,
+        form_url=_form_url(workspace, publication),
+        check_url=reverse("composer-check", kwargs={"workspace_slug": workspace.slug}),
+    )
+    template = "web/composer/_form.html" if is_htmx(request) else "web/composer/page.html"
+    return render(request, template, context, status=status)
+
+
+def _errors(draft: Draft, exc: DomainError) -> list[Message]:
+    """The error's field messages, or its message alone when it names no field."""
+    field_messages = [
+        (path, texts)
+        for path, texts in (exc.details or {}).items()
+        if isinstance(texts, list) and all(isinstance(t, str) for t in texts)
+    ]
+    if field_messages:
+        return problems_from_details(draft, dict(field_messages))
+    return [Message(path="", label="", message=exc.message)]
+
+
+def _form_url(workspace: Workspace, publication: Publication | None) -> str:
+    if publication is None:
+        return reverse("composer", kwargs={"workspace_slug": workspace.slug})
+    return reverse(
+        "publication-edit", kwargs={"workspace_slug": workspace.slug, "pk": publication.pk}
+    )
+
+
+def _detail_url(workspace: Workspace, publication: Publication) -> str:
+    return reverse(
+        "publication-detail", kwargs={"workspace_slug": workspace.slug, "pk": publication.pk}
+    )
+
+
+@workspace_view(Action.EDIT)
+@require_POST
+def composer_check(request: WorkspaceRequest) -> HttpResponse:
+    """The live check while typing: fresh counters and problems for every destination,
+    as out-of-band fragments (the form itself is left alone, so focus and caret stay)."""
+    workspace = request.workspace
+    draft = Draft.from_post(
+        request.POST,
+        workspace=workspace,
+        accounts=_accounts(workspace),
+        zone=request.user.display_timezone,
+    )
+    context = composer_context(
+        workspace=workspace, draft=draft, check=check_draft(draft), accounts=[]
+    )
+    context["workspace"] = workspace
+    return render(request, "web/composer/_checks_oob.html", context)
+
+
+@workspace_view(Action.VIEW)
+@require_GET
+def media_file(request: WorkspaceRequest, pk: int) -> FileResponse:
+    """A workspace's uploaded file, for previews (members only)."""
+    asset = get_object_or_404(MediaAsset.objects.for_workspace(request.workspace), pk=pk)
+    response = FileResponse(asset.file.open("rb"), content_type=asset.mime_type)
+    response["Cache-Control"] = "private, max-age=3600"
+    response["Content-Disposition"] = "inline"
+    return response

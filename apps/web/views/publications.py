@@ -1,0 +1,412 @@
+"""A publication's page: each destination's status, attempts, errors and the action to
+take; manual retry and resolving unknown outcomes; cancel and reschedule.
+
+While a destination is in flight (or due within a couple of minutes) its card polls a
+fragment every 2 s; scheduled further ahead, every 30 s; settled ones do not poll. A
+failed destination with no retry pending waits for a person, so it does not poll either.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from apps.accounts.models import Workspace
+from apps.accounts.permissions import Action
+from apps.common.errors import Conflict, DomainError
+from apps.jobs.models import Job
+from apps.providers.catalog import PlatformCapabilities, UnknownPlatform, get_capabilities
+from apps.publications.models import Publication
+from apps.publications.services import publication_cancel, publication_reschedule
+from apps.renditions.delivery import publish_dedupe_key
+from apps.renditions.models import DeliveryAttempt, Rendition
+from apps.renditions.services import (
+    MANUAL_RETRY_LIMIT,
+    publication_retry,
+    rendition_resolve,
+    rendition_retry,
+)
+from apps.web.access import WorkspaceRequest, is_htmx, permits, workspace_view
+from apps.web.forms.workspace import RescheduleForm, ResolveForm
+from apps.web.views.common import redirect_to
+from apps.web.views.composer import is_editable
+
+R = Rendition.Status
+FAST_POLL_S, SLOW_POLL_S = 2, 30
+DUE_SOON = timedelta(minutes=2)
+DUE_WITHIN = timedelta(hours=1)
+
+
+def due_at(rendition: Rendition) -> datetime | None:
+    """When the next attempt runs: its pending publish job's time (a manual retry runs
+    now, whatever the post's own time), else the rendition's effective time."""
+    run_at = (
+        Job.objects.unfinished()
+        .filter(dedupe_key=publish_dedupe_key(rendition.pk), status=Job.Status.PENDING)
+        .values_list("run_at", flat=True)
+        .first()
+    )
+    return run_at or rendition.effective_scheduled_at
+
+
+def poll_seconds(rendition: Rendition, now: datetime, due: datetime | None) -> int | None:
+    """How often the card of this destination refreshes itself, or None."""
+    if rendition.status in (R.PUBLISHING, R.WAITING):
+        return FAST_POLL_S
+    if rendition.status == R.SCHEDULED:
+        pass
+    elif rendition.is_retry_pending:
+        due = rendition.next_retry_at if due is None else min(due, rendition.next_retry_at)
+    else:
+        return None
+    if due is None or due - now <= DUE_SOON:
+        return FAST_POLL_S
+    return SLOW_POLL_S if due - now <= DUE_WITHIN else None
+
+
+@dataclass
+class DestinationCard:
+    rendition: Rendition
+    capabilities: PlatformCapabilities | None
+    attempts: list[DeliveryAttempt]
+    poll: int | None
+    due_at: datetime | None
+    url: str
+    can_publish: bool
+    edit_url: str | None
+    resolve_form: ResolveForm | None = None
+    message: str = ""
+    message_level: str = "success"
+
+    @property
+    def error(self) -> dict | None:
+        return self.rendition.last_error if self.rendition.status == R.FAILED else None
+
+    @property
+    def action(self) -> str | None:
+        error = self.error
+        if self.rendition.ambiguous:
+            return "verify"
+        return (error or {}).get("action")
+
+    @property
+    def can_retry(self) -> bool:
+        r = self.rendition
+        return (
+            self.can_publish
+            and r.status == R.FAILED
+            and not r.ambiguous
+            and r.manual_retry_count < MANUAL_RETRY_LIMIT
+        )
+
+    @property
+    def can_resolve(self) -> bool:
+        return self.can_publish and self.rendition.status == R.FAILED and self.rendition.ambiguous
+
+    @property
+    def retries_left(self) -> int:
+        return max(0, MANUAL_RETRY_LIMIT - self.rendition.manual_retry_count)
+
+
+def _publication(request: WorkspaceRequest, pk: int) -> Publication:
+    return get_object_or_404(Publication.objects.for_workspace(request.workspace), pk=pk)
+
+
+def _rendition(request: WorkspaceRequest, pk: int, rendition_pk: int) -> Rendition:
+    return get_object_or_404(
+        Rendition.objects.for_workspace(request.workspace).select_related(
+            "social_account", "publication"
+        ),
+        pk=rendition_pk,
+        publication_id=pk,
+    )
+
+
+def _detail_url(workspace: Workspace, publication: Publication) -> str:
+    return reverse(
+        "publication-detail", kwargs={"workspace_slug": workspace.slug, "pk": publication.pk}
+    )
+
+
+def _card(request: WorkspaceRequest, rendition: Rendition, *, editable: bool) -> DestinationCard:
+    workspace = request.workspace
+    try:
+        caps = get_capabilities(rendition.platform)
+    except UnknownPlatform:
+        caps = None
+    can_publish = permits(request, workspace, Action.PUBLISH)
+    edit_url = None
+    if editable and permits(request, workspace, Action.EDIT):
+        edit_url = reverse(
+            "publication-edit",
+            kwargs={"workspace_slug": workspace.slug, "pk": rendition.publication_id},
+        )
+    due = due_at(rendition) if rendition.status in (R.SCHEDULED, R.FAILED) else None
+    return DestinationCard(
+        rendition=rendition,
+        capabilities=caps,
+        attempts=list(rendition.delivery_attempts.order_by("started_at", "pk")),
+        poll=poll_seconds(rendition, timezone.now(), due),
+        due_at=due,
+        url=reverse(
+            "rendition-card",
+            kwargs={
+                "workspace_slug": workspace.slug,
+                "pk": rendition.publication_id,
+                "rendition_pk": rendition.pk,
+            },
+        ),
+        can_publish=can_publish,
+        edit_url=edit_url,
+        resolve_form=ResolveForm() if rendition.ambiguous and can_publish else None,
+    )
+
+
+def _head_context(request: WorkspaceRequest, publication: Publication) -> dict:
+    """What the page head offers: edit, reschedule, retry all, cancel."""
+    renditions = list(publication.renditions.all())
+    workspace = request.workspace
+    retryable = [
+        r
+        for r in renditions
+        if r.status == R.FAILED and not r.ambiguous and r.manual_retry_count < MANUAL_RETRY_LIMIT
+    ]
+    return {
+        "can_edit": is_editable(publication) and permits(request, workspace, Action.EDIT),
+        "can_publish": permits(request, workspace, Action.PUBLISH),
+        "can_retry_all": len(retryable) > 1,
+        "can_cancel": any(
+            r.status in Rendition.NOT_STARTED or (r.status == R.FAILED and not r.ambiguous)
+            for r in renditions
+        ),
+        "can_reschedule": any(r.status in Rendition.NOT_STARTED for r in renditions),
+    }
+
+
+def seen_marker(publication: Publication) -> str:
+    """What a polling card tells the server about the page it sits on, so the page head
+    is sent again only when the publication changed."""
+    return f"{publication.status}:{publication.revision}"
+
+
+def _render_card(
+    request: WorkspaceRequest, card: DestinationCard, *, status: int = 200, head: bool = True
+) -> HttpResponse:
+    publication = Publication.objects.get(pk=card.rendition.publication_id)
+    context = {
+        "workspace": request.workspace,
+        "card": card,
+        "publication": publication,
+        "with_head": head or request.GET.get("seen") != seen_marker(publication),
+    }
+    if context["with_head"]:
+        context.update(_head_context(request, publication))
+    return render(request, "web/publications/_card_response.html", context, status=status)
+
+
+@workspace_view(Action.VIEW)
+@require_GET
+def publication_detail(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    publication = _publication(request, pk)
+    editable = is_editable(publication)
+    renditions = publication.renditions.select_related("social_account").order_by(
+        "social_account__platform", "social_account__handle"
+    )
+    cards = [_card(request, r, editable=editable) for r in renditions]
+    segments = publication.segments.order_by("position").prefetch_related("media_links__media")
+    context = {
+        "workspace": request.workspace,
+        "section": "posts",
+        "publication": publication,
+        "segments": segments,
+        "cards": cards,
+        **_head_context(request, publication),
+    }
+    return render(request, "web/publications/detail.html", context)
+
+
+@workspace_view(Action.VIEW)
+@require_GET
+def rendition_card(request: WorkspaceRequest, pk: int, rendition_pk: int) -> HttpResponse:
+    """One destination's card: what its polling swaps in (and the page's status badge,
+    out of band)."""
+    rendition = _rendition(request, pk, rendition_pk)
+    card = _card(request, rendition, editable=is_editable(rendition.publication))
+    return _render_card(request, card, head=False)
+
+
+@workspace_view(Action.PUBLISH)
+@require_POST
+def rendition_retry_view(request: WorkspaceRequest, pk: int, rendition_pk: int) -> HttpResponse:
+    rendition = _rendition(request, pk, rendition_pk)
+    try:
+        rendition_retry(rendition=rendition, user=request.user)
+    except DomainError as exc:
+        text, level = exc.message, "error"
+    else:
+        text, level = "Retrying now.", "success"
+    return _after_action(request, rendition, text, level)
+
+
+@workspace_view(Action.PUBLISH)
+@require_POST
+def rendition_resolve_view(request: WorkspaceRequest, pk: int, rendition_pk: int) -> HttpResponse:
+    rendition = _rendition(request, pk, rendition_pk)
+    form = ResolveForm(request.POST)
+    if not form.is_valid():
+        card = _card(request, rendition, editable=is_editable(rendition.publication))
+        card.resolve_form = form
+        if is_htmx(request):
+            return _render_card(request, card, status=400, head=False)
+        return _render_card_page(request, rendition.publication, card)
+    try:
+        rendition_resolve(
+            rendition=rendition,
+            outcome=form.cleaned_data["outcome"],
+            provider_url=form.cleaned_data["provider_url"] or "",
+            user=request.user,
+        )
+    except DomainError as exc:
+        text, level = exc.message, "error"
+    else:
+        text, level = (
+            {
+                "published": "Recorded as published.",
+                "failed": "Recorded as failed; it will not be retried.",
+                "retry": "Sending it again now.",
+            }[form.cleaned_data["outcome"]],
+            "success",
+        )
+    return _after_action(request, rendition, text, level)
+
+
+def _render_card_page(
+    request: WorkspaceRequest, publication: Publication, card: DestinationCard
+) -> HttpResponse:
+    """Without htmx, a form error shows on a page holding just that destination."""
+    context = {"workspace": request.workspace, "publication": publication, "card": card}
+    return render(request, "web/publications/card_page.html", context, status=400)
+
+
+def _after_action(
+    request: WorkspaceRequest, rendition: Rendition, text: str, level: str
+) -> HttpResponse:
+    rendition.refresh_from_db()
+    if is_htmx(request):
+        card = _card(request, rendition, editable=is_editable(rendition.publication))
+        card.message, card.message_level = text, level
+        return _render_card(request, card, status=200 if level == "success" else 409)
+    getattr(messages, level)(request, text)
+    return redirect_to(request, _detail_url(request.workspace, rendition.publication))
+
+
+@workspace_view(Action.PUBLISH)
+@require_POST
+def publication_retry_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    publication = _publication(request, pk)
+    try:
+        retried = publication_retry(publication=publication, user=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Retrying {len(retried)} destination(s) now.")
+    return redirect_to(request, _detail_url(request.workspace, publication))
+
+
+@workspace_view(Action.PUBLISH)
+@require_POST
+def publication_cancel_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    publication = _publication(request, pk)
+    publication_cancel(publication=publication)
+    messages.success(
+        request,
+        "Cancelled what had not gone out. Destinations already published stay on their platforms.",
+    )
+    return redirect_to(request, _detail_url(request.workspace, publication))
+
+
+def _safe_next(request: WorkspaceRequest, fallback: str) -> str:
+    candidate = request.POST.get("next") or request.GET.get("next") or ""
+    if candidate and url_has_allowed_host_and_scheme(
+        candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return candidate
+    return fallback
+
+
+@workspace_view(Action.PUBLISH)
+@require_http_methods(["GET", "POST"])
+def publication_reschedule_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    """The quick edit of a post's time (from the calendar or the post's page). It names
+    the revision it was opened at: when someone changed the post since, nothing is
+    written, the form keeps the new time and says so."""
+    publication = _publication(request, pk)
+    zone = zoneinfo.ZoneInfo(request.user.display_timezone)
+    next_url = _safe_next(request, _detail_url(request.workspace, publication))
+    notice = ""
+    status = 200
+    if request.method == "POST":
+        form = RescheduleForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            local = datetime.combine(data["date"], data["time"]).isoformat(timespec="minutes")
+            try:
+                publication_reschedule(
+                    publication=publication,
+                    expected_revision=data["revision"],
+                    local_time=local,
+                    timezone=request.user.display_timezone,
+                )
+            except Conflict as exc:
+                status = 409
+                if exc.code == "REVISION_CONFLICT":
+                    current = exc.details.get("current_revision", publication.revision)
+                    form = RescheduleForm(initial={**data, "revision": current})
+                    notice = (
+                        "Someone changed this post after you opened it, so the new time was "
+                        "not saved. Your time is kept below: check the post, then save again."
+                    )
+                else:
+                    form.add_error(None, exc.message)
+            except DomainError as exc:
+                status = 400
+                form.add_error(None, exc.message)
+            else:
+                messages.success(request, "Rescheduled.")
+                return redirect_to(request, next_url)
+        else:
+            status = 400
+    else:
+        local = publication.scheduled_at.astimezone(zone) if publication.scheduled_at else None
+        form = RescheduleForm(
+            initial={
+                "date": local.date() if local else None,
+                "time": local.strftime("%H:%M") if local else None,
+                "revision": publication.revision,
+            }
+        )
+    publication.refresh_from_db()
+    context = {
+        "workspace": request.workspace,
+        "section": "calendar",
+        "publication": publication,
+        "form": form,
+        "notice": notice,
+        "next": next_url,
+        "zone": request.user.display_timezone,
+    }
+    template = (
+        "web/publications/_reschedule_form.html"
+        if is_htmx(request)
+        else "web/publications/reschedule.html"
+    )
+    return render(request, template, context, status=status)

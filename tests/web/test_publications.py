@@ -1,0 +1,284 @@
+"""A post's page: each destination's status, error and action; manual retry; resolving
+unknown outcomes; live updates by polling; cancel; and the quick reschedule with its
+revision check."""
+
+import zoneinfo
+from datetime import datetime, time, timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.jobs.models import Job
+from apps.publications.services import (
+    publication_create,
+    publication_reschedule,
+    publication_update,
+)
+from apps.renditions.models import DeliveryAttempt, Rendition
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def publication(workspace_a, news, short, alice):
+    return publication_create(
+        workspace=workspace_a,
+        author=alice,
+        segments=[{"text": "hello world"}],
+        destinations=[{"account": news.pk}, {"account": short.pk}],
+        scheduled_at=timezone.now() + timedelta(hours=3),
+        status="scheduled",
+    )
+
+
+def rendition_of(publication, account) -> Rendition:
+    return publication.renditions.get(social_account=account)
+
+
+def fail(rendition: Rendition, *, kind: str, action: str, ambiguous=False, retry_at=None):
+    rendition.mark_publishing()
+    rendition.mark_failed(
+        {
+            "kind": kind,
+            "code": "E42",
+            "http_status": 422,
+            "message": f"The platform said no ({kind}).",
+            "action": action,
+        },
+        retry_at=retry_at,
+        ambiguous=ambiguous,
+    )
+    DeliveryAttempt.objects.create(
+        rendition=rendition,
+        workspace_id=rendition.workspace_id,
+        kind="publish",
+        outcome="unknown" if ambiguous else "failed",
+        error=rendition.last_error,
+        finished_at=timezone.now(),
+    )
+
+
+def url(publication, suffix: str = "") -> str:
+    return f"/w/ws-a/posts/{publication.pk}/{suffix}"
+
+
+def card_url(publication, rendition, suffix: str = "") -> str:
+    return url(publication, f"destinations/{rendition.pk}/{suffix}")
+
+
+def test_it_shows_each_destinations_status_error_and_action(as_alice, publication, news, short):
+    fail(rendition_of(publication, short), kind="content_rejected", action="edit")
+    page = as_alice.get(url(publication)).content.decode()
+    assert "Sandbox @news" in page
+    assert 'data-status="scheduled"' in page
+    assert "Content rejected" in page
+    assert "HTTP 422" in page
+    assert "The platform said no (content_rejected)." in page
+    assert 'data-action="edit">Edit the post</span>' in page
+    assert "Retry now" in page
+    assert "Delivery record (1 attempt)" in page
+    assert "hello world" in page
+
+
+def test_an_expired_account_points_to_reconnecting(as_alice, publication, short):
+    fail(rendition_of(publication, short), kind="auth_expired", action="reconnect")
+    page = as_alice.get(url(publication)).content.decode()
+    assert f'href="/w/ws-a/accounts/#account-{short.pk}">Reconnect @short</a>' in page
+
+
+def test_a_pending_automatic_retry_shows_its_time(as_alice, alice, publication, short):
+    alice.display_timezone = "Asia/Tokyo"
+    alice.save()
+    retry_at = timezone.now() + timedelta(minutes=30)
+    fail(rendition_of(publication, short), kind="rate_limited", action="wait", retry_at=retry_at)
+    page = as_alice.get(url(publication)).content.decode()
+    local = retry_at.astimezone(zoneinfo.ZoneInfo("Asia/Tokyo"))
+    assert f"{local:%H:%M:%S} Asia/Tokyo" in page
+    assert "Wait: it is retried automatically" in page
+    assert "Failed, retry pending" in page
+
+
+def test_manual_retry_reschedules_the_destination_now(as_alice, publication, short):
+    rendition = rendition_of(publication, short)
+    fail(rendition, kind="content_rejected", action="edit")
+    response = as_alice.post(card_url(publication, rendition, "retry/"), **HTMX)
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Retrying now." in page
+    assert 'data-status="scheduled"' in page
+    assert 'hx-trigger="every 2s"' in page  # due now: it polls until it settles
+    assert 'id="publication-head" hx-swap-oob="true"' in page
+    rendition.refresh_from_db()
+    assert (rendition.status, rendition.manual_retry_count) == ("scheduled", 1)
+    assert Job.objects.get(dedupe_key=f"publish:{rendition.pk}").status == "pending"
+
+
+def test_a_refused_retry_says_why(as_alice, publication, news):
+    response = as_alice.post(card_url(publication, rendition_of(publication, news), "retry/"))
+    assert response.status_code == 302
+    page = as_alice.get(response["Location"]).content.decode()
+    assert "Only a failed destination can be retried; this one is scheduled." in page
+
+
+def test_an_unknown_outcome_is_resolved_as_published_with_its_link(as_alice, publication, short):
+    rendition = rendition_of(publication, short)
+    fail(rendition, kind="outcome_unknown", action="verify", ambiguous=True)
+    page = as_alice.get(url(publication)).content.decode()
+    assert "Unknown outcome" in page
+    assert "the post may exist" in page
+    assert "Retry now" not in page  # never blindly resent
+    assert 'name="outcome"' in page
+
+    response = as_alice.post(
+        card_url(publication, rendition, "resolve/"),
+        {"outcome": "published", "provider_url": "https://sandbox.example/@short/9"},
+        **HTMX,
+    )
+    assert response.status_code == 200
+    assert "Recorded as published." in response.content.decode()
+    rendition.refresh_from_db()
+    assert rendition.status == "published"
+    assert rendition.provider_url == "https://sandbox.example/@short/9"
+
+
+def test_resolving_as_published_needs_the_link(as_alice, publication, short):
+    rendition = rendition_of(publication, short)
+    fail(rendition, kind="outcome_unknown", action="verify", ambiguous=True)
+    response = as_alice.post(
+        card_url(publication, rendition, "resolve/"), {"outcome": "published"}, **HTMX
+    )
+    assert response.status_code == 400
+    assert "Give the post&#x27;s link when it was published." in response.content.decode()
+    rendition.refresh_from_db()
+    assert rendition.ambiguous
+
+
+def test_resolving_as_retry_sends_it_again(as_alice, publication, short):
+    rendition = rendition_of(publication, short)
+    fail(rendition, kind="outcome_unknown", action="verify", ambiguous=True)
+    as_alice.post(card_url(publication, rendition, "resolve/"), {"outcome": "retry"})
+    rendition.refresh_from_db()
+    assert (rendition.status, rendition.ambiguous) == ("scheduled", False)
+
+
+@pytest.mark.parametrize(
+    ("status", "due_in", "poll"),
+    [
+        ("publishing", None, "every 2s"),
+        ("scheduled", timedelta(seconds=30), "every 2s"),
+        ("scheduled", timedelta(minutes=20), "every 30s"),
+        ("scheduled", timedelta(days=2), None),
+        ("published", None, None),
+    ],
+)
+def test_a_card_polls_only_while_something_may_change_soon(
+    as_alice, publication, news, status, due_in, poll
+):
+    rendition = rendition_of(publication, news)
+    if due_in is not None:
+        publication_reschedule(
+            publication=publication, expected_revision=1, scheduled_at=timezone.now() + due_in
+        )
+    if status == "publishing":
+        rendition.mark_publishing()
+    if status == "published":
+        rendition.mark_publishing()
+        rendition.mark_published("1", "https://sandbox.example/1")
+    page = as_alice.get(card_url(publication, rendition), **HTMX).content.decode()
+    if poll:
+        assert f'hx-trigger="{poll}"' in page
+    else:
+        assert "hx-trigger" not in page
+
+
+def test_a_polled_card_sends_the_page_head_only_when_the_post_changed(as_alice, publication, news):
+    rendition = rendition_of(publication, news)
+    seen = f"{publication.status}:{publication.revision}"
+    same = as_alice.get(card_url(publication, rendition), {"seen": seen}, **HTMX)
+    assert "publication-head" not in same.content.decode()
+    changed = as_alice.get(card_url(publication, rendition), {"seen": "draft:1"}, **HTMX)
+    assert 'id="publication-head" hx-swap-oob="true"' in changed.content.decode()
+
+
+def test_cancel_stops_what_has_not_gone_out(as_alice, publication, news):
+    rendition = rendition_of(publication, news)
+    response = as_alice.post(url(publication, "cancel/"), follow=True)
+    assert "Cancelled what had not gone out." in response.content.decode()
+    publication.refresh_from_db()
+    rendition.refresh_from_db()
+    assert publication.status == "cancelled"
+    assert rendition.status == "cancelled"
+
+
+def test_retry_all_failed_destinations(as_alice, publication, news, short):
+    for account in (news, short):
+        fail(rendition_of(publication, account), kind="provider_unavailable", action="wait")
+    page = as_alice.get(url(publication)).content.decode()
+    assert "Retry all failed" in page
+    response = as_alice.post(url(publication, "retry/"), follow=True)
+    assert "Retrying 2 destination(s) now." in response.content.decode()
+    assert set(publication.renditions.values_list("status", flat=True)) == {"scheduled"}
+
+
+def test_reschedule_moves_the_post_in_the_users_zone(as_alice, alice, publication):
+    alice.display_timezone = "America/New_York"
+    alice.save()
+    day = (timezone.now() + timedelta(days=5)).date()
+    response = as_alice.post(
+        url(publication, "reschedule/"),
+        {
+            "date": day.isoformat(),
+            "time": "08:15",
+            "revision": publication.revision,
+            "next": "/w/ws-a/calendar/",
+        },
+        **HTMX,
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == "/w/ws-a/calendar/"
+    publication.refresh_from_db()
+    zone = zoneinfo.ZoneInfo("America/New_York")
+    assert publication.scheduled_at == datetime.combine(day, time(8, 15), zone)
+    job = Job.objects.get(dedupe_key=f"publish:{publication.renditions.first().pk}")
+    assert job.run_at == publication.scheduled_at
+
+
+def test_a_stale_reschedule_is_not_saved_and_keeps_the_new_time(as_alice, publication):
+    before = publication.scheduled_at
+    publication_update(
+        publication=publication, expected_revision=1, segments=[{"text": "edited meanwhile"}]
+    )
+    day = (timezone.now() + timedelta(days=9)).date()
+    response = as_alice.post(
+        url(publication, "reschedule/"),
+        {"date": day.isoformat(), "time": "07:45", "revision": "1"},
+        **HTMX,
+    )
+    page = response.content.decode()
+    assert response.status_code == 409
+    assert "Someone changed this post after you opened it" in page
+    assert f'value="{day.isoformat()}"' in page
+    assert 'value="07:45"' in page
+    assert 'name="revision" value="2"' in page
+    publication.refresh_from_db()
+    assert publication.scheduled_at == before
+
+
+def test_reschedule_refuses_a_time_long_past(as_alice, publication):
+    response = as_alice.post(
+        url(publication, "reschedule/"),
+        {"date": "2020-01-01", "time": "10:00", "revision": publication.revision},
+    )
+    assert response.status_code == 400
+    assert "in the past" in response.content.decode()
+
+
+def test_an_open_redirect_is_not_followed_after_rescheduling(as_alice, publication):
+    day = (timezone.now() + timedelta(days=1)).date().isoformat()
+    response = as_alice.post(
+        url(publication, "reschedule/"),
+        {"date": day, "time": "10:00", "revision": "1", "next": "https://evil.example/"},
+    )
+    assert response["Location"] == url(publication)
