@@ -61,6 +61,7 @@ class Bench:
     # -- lifecycle ---------------------------------------------------------------------
 
     def run(self, *, fairness: bool = True) -> dict:
+        completed = False
         try:
             self.start_workers()
             self.throughput()
@@ -68,10 +69,13 @@ class Bench:
             self.scheduled_latency()
             if fairness:
                 self.fairness()
+            completed = True
         finally:
-            self.figures["worker_exit_codes"] = self.stop_workers()
+            self.figures["worker_exit_codes"] = codes = self.stop_workers()
             self.figures["duplicate_claims"] = self._duplicates()
             self.cleanup()
+            if completed and codes == [0] * len(codes) and self._log is not None:
+                self._log.unlink(missing_ok=True)  # kept only when something went wrong
         return self.figures
 
     def start_workers(self) -> None:
@@ -102,6 +106,7 @@ class Bench:
                     argv, env=env, stdout=log, stderr=log
                 )
             )
+        log.close()  # the children hold their own descriptors
         self._wait_for(
             lambda: (
                 WorkerProcess.objects.filter(

@@ -13,7 +13,6 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
@@ -22,23 +21,11 @@ from django.db import connection, transaction
 from apps.jobs.models import Job, WorkerProcess
 from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
 from tests.factories import OrganizationFactory
+from tests.jobs.conftest import worker_database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 STARTED = re.compile(r"Job (\d+) \(noop\) started")
-
-
-def _test_database_url() -> str:
-    db = connection.settings_dict
-    auth = quote(db["USER"] or "", safe="")
-    if db["PASSWORD"]:
-        auth += ":" + quote(db["PASSWORD"], safe="")
-    name = quote(db["NAME"], safe="")
-    host = db["HOST"] or db["OPTIONS"].get("host", "")
-    if host.startswith("/"):  # a Unix socket directory
-        return f"postgres://{auth}@/{name}?host={quote(host, safe='/')}"
-    port = f":{db['PORT']}" if db["PORT"] else ""
-    return f"postgres://{auth}@{host}{port}/{name}"
 
 
 class WorkerProc:
@@ -49,7 +36,7 @@ class WorkerProc:
         self.log = tmp_path / f"{name}.log"
         environment = {
             **os.environ,
-            "DATABASE_URL": _test_database_url(),
+            "DATABASE_URL": worker_database_url(),
             "LOG_LEVEL": "DEBUG",
             "WORKER_POLL_S": "0.2",
             **env,

@@ -7,7 +7,6 @@ own organizations and removes them, its jobs and its workers' rows afterwards.
 
 import json
 import os
-import sys
 
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
@@ -61,7 +60,10 @@ class Command(BaseCommand):
             fair_small_jobs=options["fair_small_jobs"],
             timeout_s=options["timeout"],
         )
-        figures = Bench(config=config, progress=sys.stderr).run(fairness=not options["no_fairness"])
+        self.stderr.ending = ""  # the progress bar redraws its line with "\r"
+        figures = Bench(config=config, progress=self.stderr).run(
+            fairness=not options["no_fairness"]
+        )
         result = {
             "jobs": config.jobs,
             "orgs": config.orgs,

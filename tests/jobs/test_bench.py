@@ -1,0 +1,48 @@
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from apps.accounts.models import Organization
+from apps.jobs.models import Job, WorkerProcess
+from tests.jobs.conftest import worker_database_url
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_bench_queue_prints_its_figures_and_cleans_up(monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", worker_database_url())  # for the worker processes
+    out, err = StringIO(), StringIO()
+
+    call_command(
+        "bench_queue",
+        jobs=200,
+        orgs=2,
+        workers=1,
+        latency_jobs=5,
+        scheduled_jobs=5,
+        fair_big=100,
+        fair_small_orgs=2,
+        fair_small_jobs=2,
+        timeout=60,
+        stdout=out,
+        stderr=err,
+    )
+
+    figures = json.loads(out.getvalue().strip().splitlines()[-1])
+    for key in (
+        "enqueue_per_s",
+        "jobs_per_s",
+        "latency_p50_ms",
+        "latency_p99_ms",
+        "due_latency_p99_ms",
+        "fairness_max_start_s",
+    ):
+        assert figures[key] > 0, key
+    assert figures["duplicate_claims"] == 0
+    assert figures["worker_exit_codes"] == [0]
+    assert "drain" in err.getvalue()  # the progress bar
+    assert not Organization.objects.filter(slug__startswith="bench-").exists()
+    assert not Job.objects.filter(type="noop").exists()
+    assert not WorkerProcess.objects.filter(name__startswith="bench-").exists()
