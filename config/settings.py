@@ -193,6 +193,8 @@ if API_THROTTLE_RATE and not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", API
     raise ImproperlyConfigured("API_THROTTLE_RATE looks like 600/min (or N/s, N/hour, N/day).")
 # How long a POST's Idempotency-Key and its stored response are kept.
 IDEMPOTENCY_RETENTION_HOURS = env.float("IDEMPOTENCY_RETENTION_HOURS", default=24.0)
+if IDEMPOTENCY_RETENTION_HOURS <= 0:
+    raise ImproperlyConfigured("IDEMPOTENCY_RETENTION_HOURS must be positive.")
 # Largest JSON (or form) body accepted, in bytes; bigger ones are refused with 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
 # Local memory by default (per process). With several web processes, set a shared cache

@@ -11,9 +11,13 @@ A resource is a ``WorkspaceViewSet`` subclass registered on the one router in
   ``@action``) or an HTTP method to the scopes it needs, and ``required_object_scopes``
   does the same for rules that depend on the object (see ``apps.api.permissions``);
 - **idempotency**: every POST handler runs under the Idempotency-Key protocol
-  (``apps.api.idempotency``);
+  (``apps.api.idempotency``); secrets a response shows once are listed in
+  ``idempotency_redacted_fields`` so they are never stored;
 - **pagination**: stable cursor pages (``apps.api.pagination``); ids in URLs are
   integers, anything else is a 404 before the view runs;
+- **query parameters**: only those the view reads, others are 400 UNKNOWN_FIELD. ``list``
+  takes ``cursor``, ``limit`` and the fields of ``filter_serializer``; a custom action that
+  reads parameters overrides ``allowed_query_params()``;
 - **thin handlers**: ``parse()`` validates input with a serializer and returns plain data
   for a service call; ``render()`` builds the response with an output serializer.
 
@@ -29,7 +33,9 @@ A new resource looks like::
             widget = widget_create(workspace=self.workspace, **data)
             return self.render(widget, status=201)
 
-and is documented with ``extend_schema`` and ``apps.api.schema.errors(...)``.
+Input serializers subclass ``apps.api.serializers.base.StrictSerializer`` (unknown fields
+refused) with its JSON-typed fields (``TextField``, ``IntegerField``, ``IdField``...), and
+the view is documented with ``extend_schema`` and ``apps.api.schema.errors(...)``.
 Endpoints that are not a collection of workspace rows (the catalog, /me) subclass
 ``WorkspaceAPIView`` instead: same authentication, scopes and throttling.
 """
@@ -126,6 +132,9 @@ class WorkspaceViewSet(StrictViewMixin, viewsets.GenericViewSet):
     # The query filters `list` reads (its fields are the allowed parameters, beside the
     # pagination's cursor and limit).
     filter_serializer: type[serializers.Serializer] | None = None
+    # Response fields never stored with an Idempotency-Key (secrets shown once); a replay
+    # answers them as null.
+    idempotency_redacted_fields: frozenset[str] = frozenset()
     request: ApiRequest
 
     def allowed_query_params(self) -> set[str]:
@@ -156,7 +165,7 @@ class WorkspaceViewSet(StrictViewMixin, viewsets.GenericViewSet):
         # The router bound this route's POST action to `post` just before dispatch.
         post = getattr(self, "post", None)
         if post is not None:
-            self.post = idempotent(post)
+            self.post = idempotent(post, redact=self.idempotency_redacted_fields)
         return super().dispatch(request, *args, **kwargs)
 
     # --- thin handlers ------------------------------------------------------------------

@@ -135,8 +135,11 @@ def _replay(record: IdempotencyRecord, fingerprint: str) -> Response:
     return Response(body, status=200, headers={REPLAYED_HEADER: "true"})
 
 
-def idempotent(handler: Handler) -> Handler:
-    """Wrap a POST handler (bound, authenticated by the time it runs) in the protocol."""
+def idempotent(handler: Handler, *, redact: frozenset[str] = frozenset()) -> Handler:
+    """Wrap a POST handler (bound, authenticated by the time it runs) in the protocol.
+
+    ``redact`` names top-level response fields that are never stored (a secret shown once:
+    a new token, a webhook signing secret); a replay answers them as null."""
 
     @wraps(handler)
     def run(request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -158,7 +161,10 @@ def idempotent(handler: Handler) -> Handler:
             response = handler(request, *args, **kwargs)
             if 200 <= response.status_code < 300:
                 record.response_status = response.status_code
-                record.response_body = json.loads(JSONRenderer().render(response.data) or b"null")
+                body = json.loads(JSONRenderer().render(response.data) or b"null")
+                if isinstance(body, dict):
+                    body = {k: (None if k in redact else v) for k, v in body.items()}
+                record.response_body = body
                 record.save(update_fields=["response_status", "response_body", "updated_at"])
             else:
                 record.delete()

@@ -115,3 +115,49 @@ def test_an_unexpected_error_on_an_api_path_is_a_json_500(api_a, monkeypatch):
     assert response.status_code == 500
     assert error(response)["code"] == "INTERNAL_ERROR"
     assert "a bug" not in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/api/v1/publications", {"state": "scheduled"}),
+        ("/api/v1/accounts", {"page": "2"}),
+        ("/api/v1/capabilities", {"platform": "x"}),
+    ],
+)
+def test_unknown_query_parameters_are_refused(api_a, path, params):
+    response = api_a.get(path, params)
+    assert response.status_code == 400
+    assert error(response)["code"] == "UNKNOWN_FIELD"
+    assert list(error(response)["details"]) == list(params)
+
+
+@pytest.mark.parametrize("limit", ["0", "201", "ten", ""])
+def test_a_page_size_out_of_range_is_refused(api_a, limit):
+    response = api_a.get(URL, {"limit": limit})
+    assert response.status_code == 400
+    assert "limit" in error(response)["details"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"text": 5},
+        {"text": "Hi", "destinations": [{"account": "5"}]},
+        {"text": "Hi", "status": True},
+    ],
+)
+def test_values_of_the_wrong_json_type_are_refused(api_a, body):
+    response = api_a.post(URL, body)
+    assert response.status_code == 400
+    assert error(response)["code"] == "VALIDATION_ERROR"
+
+
+def test_a_suspended_organization_may_only_read(api_a, workspace_a):
+    workspace_a.organization.state = "suspended"
+    workspace_a.organization.save()
+
+    assert api_a.get(URL).status_code == 200
+    response = api_a.post(URL, {"text": "Hi"})
+    assert response.status_code == 403
+    assert error(response)["code"] == "ORGANIZATION_SUSPENDED"

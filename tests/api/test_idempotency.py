@@ -107,6 +107,20 @@ def test_other_posts_replay_too(api_a):
     assert again.json()["id"] == first.json()["id"]
 
 
+def test_a_new_tokens_secret_is_never_stored_nor_replayed(api_a):
+    body = {"name": "t", "scopes": ["read"]}
+    first = api_a.post("/api/v1/tokens", body, HTTP_IDEMPOTENCY_KEY="tok-secret")
+    again = api_a.post("/api/v1/tokens", body, HTTP_IDEMPOTENCY_KEY="tok-secret")
+
+    secret = first.json()["token"]
+    assert secret
+    assert again.json()["token"] is None
+    assert again.json()["id"] == first.json()["id"]
+    stored = IdempotencyRecord.objects.get(key="tok-secret").response_body
+    assert stored["token"] is None
+    assert secret not in str(stored)
+
+
 def test_pruning_deletes_records_past_the_window(api_a, settings):
     settings.IDEMPOTENCY_RETENTION_HOURS = 1
     post(api_a, {"text": "Old"}, key="old")

@@ -37,12 +37,14 @@ class TokenSerializer(serializers.ModelSerializer):
 class TokenCreatedSerializer(TokenSerializer):
     """A new token, with its secret: shown this once, stored nowhere."""
 
-    token = serializers.SerializerMethodField(help_text="The secret. Shown only in this response.")
+    token = serializers.SerializerMethodField(
+        help_text="The secret. Shown only in this response (null in an Idempotency-Key replay)."
+    )
 
     class Meta(TokenSerializer.Meta):
         fields = [*TokenSerializer.Meta.fields, "token"]
 
-    @extend_schema_field(serializers.CharField())
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_token(self, token: ApiToken) -> str:
         return self.context["clear"]
 

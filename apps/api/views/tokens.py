@@ -23,6 +23,8 @@ class TokenViewSet(WorkspaceViewSet):
     queryset = ApiToken.objects.all()
     serializer_class = TokenSerializer
     required_scopes = {"list": "read", "create": "write", "destroy": "write"}
+    # The secret is stored nowhere, not even with an Idempotency-Key's response.
+    idempotency_redacted_fields = frozenset({"token"})
 
     @extend_schema(
         summary="List tokens",
@@ -33,8 +35,9 @@ class TokenViewSet(WorkspaceViewSet):
 
     @extend_schema(
         summary="Create a token",
-        description="The secret is in this response only; it is stored hashed. A token "
-        "can grant only scopes it holds itself (403 SCOPE_ESCALATION).",
+        description="The secret is in this response only; it is stored hashed (a replay "
+        "with the same Idempotency-Key answers it as null). A token can grant only scopes "
+        "it holds itself (403 SCOPE_ESCALATION).",
         request=TokenCreateSerializer,
         parameters=[IDEMPOTENCY_KEY],
         responses={
