@@ -23,5 +23,7 @@ WORKSPACE_NAV: list[NavItem] = [
     NavItem("Posts", "publication-list", Action.VIEW, "posts"),
     NavItem("Accounts", "workspace-accounts", Action.VIEW, "accounts"),
     NavItem("Team", "workspace-team", Action.VIEW, "team"),
+    NavItem("Series", "series", Action.VIEW, "series"),  # issue 10
+    NavItem("Webhooks", "webhooks", Action.ADMIN, "webhooks"),  # issue 10
     NavItem("API tokens", "api-tokens", Action.ADMIN, "tokens"),
 ]

@@ -13,6 +13,8 @@ from apps.web.views import (
     team,
     tokens,
 )
+from apps.web.views import series as series_views  # webhooks and series (issue 10)
+from apps.web.views import webhooks as webhook_views  # webhooks and series (issue 10)
 
 auth_patterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -121,6 +123,24 @@ workspace_patterns = [
     path("tokens/", tokens.token_list, name="api-tokens"),
     path("tokens/new/", tokens.token_create, name="api-token-create"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="api-token-revoke"),
+    # Webhooks and recurring series (issue 10).
+    path("webhooks/", webhook_views.webhook_list, name="webhooks"),
+    path("webhooks/new/", webhook_views.webhook_create, name="webhook-create"),
+    path("webhooks/<int:pk>/", webhook_views.webhook_detail, name="webhook-detail"),
+    path("webhooks/<int:pk>/toggle/", webhook_views.webhook_toggle, name="webhook-toggle"),
+    path("webhooks/<int:pk>/rotate/", webhook_views.webhook_rotate, name="webhook-rotate"),
+    path("webhooks/<int:pk>/delete/", webhook_views.webhook_delete, name="webhook-delete"),
+    path(
+        "webhooks/<int:pk>/deliveries/<int:delivery_pk>/redeliver/",
+        webhook_views.webhook_redeliver_view,
+        name="webhook-redeliver",
+    ),
+    path("series/", series_views.series_list, name="series"),
+    path("series/new/", series_views.series_create_view, name="series-create"),
+    path("series/<int:pk>/", series_views.series_detail, name="series-detail"),
+    path("series/<int:pk>/pause/", series_views.series_pause_view, name="series-pause"),
+    path("series/<int:pk>/resume/", series_views.series_resume_view, name="series-resume"),
+    path("series/<int:pk>/delete/", series_views.series_delete_view, name="series-delete"),
 ]
 
 urlpatterns = [

@@ -134,11 +134,13 @@ def emit_account_needs_reconnect(account: SocialAccount) -> None:
 
 
 def emit_publication_status_change(publication: Publication, *, previous: str, status: str) -> None:
-    """``publication.scheduled`` when the aggregate becomes scheduled, and
-    ``publication.completed`` when it becomes terminal; called only on a change."""
+    """``publication.scheduled`` when the aggregate becomes scheduled (from a draft, or a
+    failure retried by a person), and ``publication.completed`` when it becomes terminal;
+    called only on a change."""
     if status == previous:
         return
-    if status == "scheduled":
+    if status == "scheduled" and previous != "publishing":
+        # (publishing -> scheduled is a worker handing work back at shutdown: no news.)
         event = constants.PUBLICATION_SCHEDULED
     elif status in TERMINAL_PUBLICATION_STATUSES:
         event = constants.PUBLICATION_COMPLETED

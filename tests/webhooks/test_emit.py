@@ -14,6 +14,7 @@ from apps.publications.models import Publication
 from apps.publications.services import publication_cancel, publication_create
 from apps.renditions.services import rendition_resolve
 from apps.webhooks.constants import DELIVER_JOB, EVENT_TYPES
+from apps.webhooks.events import emit_publication_status_change
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from apps.webhooks.services import webhook_emit, webhook_endpoint_create
 from tests.factories import PublicationFactory, RenditionFactory, RenditionSegmentFactory
@@ -147,6 +148,17 @@ class TestEmit:
         assert event.data["rendition"]["id"] == rendition.pk
         assert event.data["rendition"]["provider_url"] == "https://x.example/p/1"
         assert event.data["rendition"]["error"] is None
+
+    def test_a_publication_handed_back_to_scheduled_is_no_news(self, workspace_a):
+        endpoint_for(workspace_a)
+        publication = PublicationFactory(workspace=workspace_a, status="scheduled")
+
+        emit_publication_status_change(publication, previous="publishing", status="scheduled")
+        emit_publication_status_change(publication, previous="scheduled", status="scheduled")
+        assert events(workspace_a) == []
+
+        emit_publication_status_change(publication, previous="failed", status="scheduled")
+        assert [e.type for e in events(workspace_a)] == ["publication.scheduled"]
 
     def test_every_event_type_is_known(self):
         assert set(EVENT_TYPES) == {
