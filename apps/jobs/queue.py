@@ -58,7 +58,8 @@ _JSON_COLUMNS = frozenset({"payload", "last_error"})
 # across workers (a worker that finds an organization locked skips it, like SKIP LOCKED
 # one level up). The claim statement then runs with a snapshot taken after the locks are
 # held, so it sees every claim committed before. A last row (id NULL) says whether a
-# system job is due.
+# system job is due, and in how many seconds the next pending job falls due and the next
+# waiting job is to be promoted (what an idle worker sleeps until).
 _DUE_ORGS_SQL = """
 WITH RECURSIVE heads AS (
     (SELECT j.organization_id, j.run_at FROM jobs_job j
@@ -74,11 +75,18 @@ due AS MATERIALIZED (
     SELECT o.id FROM heads JOIN accounts_organization o ON o.id = heads.organization_id
      WHERE heads.run_at <= now() AND o.state = 'active'
 )
-SELECT due.id, pg_try_advisory_xact_lock(%(ns)s, (due.id %% 2147483647)::int) FROM due
+SELECT due.id, pg_try_advisory_xact_lock(%(ns)s, (due.id %% 2147483647)::int),
+       NULL::float8, NULL::float8
+  FROM due
 UNION ALL
-SELECT NULL, true WHERE EXISTS (
-    SELECT 1 FROM jobs_job j
-     WHERE j.status = 'pending' AND j.organization_id IS NULL AND j.run_at <= now())
+SELECT NULL, EXISTS (
+           SELECT 1 FROM jobs_job j
+            WHERE j.status = 'pending' AND j.organization_id IS NULL AND j.run_at <= now()),
+       extract(epoch FROM (SELECT min(j.run_at) FROM jobs_job j
+                            WHERE j.status = 'pending' AND j.run_at > now() {type_filter})
+                          - clock_timestamp())::float8,
+       extract(epoch FROM (SELECT min(j.run_at) FROM jobs_job j WHERE j.status = 'waiting')
+                          - clock_timestamp())::float8
 """
 
 # The claim proper. Per locked organization: seats = cap - live in-flight jobs; it takes
@@ -152,6 +160,9 @@ _LEASE_GUARD = (
 class ClaimResult:
     jobs: list[Job]
     contended: bool  # some due organization was being claimed by another worker
+    found_due: bool = False  # some organization or system job had due work
+    pending_in: float | None = None  # seconds until the next pending job falls due
+    waiting_in: float | None = None  # seconds until the next waiting job is promoted
 
 
 def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | None) -> ClaimResult:
@@ -162,6 +173,7 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
     early retry may find more.
     """
     type_filter = "AND j.type = ANY(%(types)s::text[])" if types else ""
+    due_sql = _DUE_ORGS_SQL.format(type_filter=type_filter)
     sql = _CLAIM_SQL.format(type_filter=type_filter, returning=_CLAIM_RETURNING)
     with transaction.atomic(), _cursor() as cursor:
         # Statistics lag behind bursts of new jobs (autovacuum analyzes at most once a
@@ -174,19 +186,26 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
         # wild row estimates would otherwise make PostgreSQL compile these small
         # statements (hundreds of ms each). These settings last for this transaction.
         _execute(cursor, _SESSION_SQL, {})
-        _execute(cursor, _DUE_ORGS_SQL, {"ns": CLAIM_LOCK_NAMESPACE})
-        orgs, contended, system_due = [], False, False
-        for org_id, locked in cursor.fetchall():
+        _execute(cursor, due_sql, {"ns": CLAIM_LOCK_NAMESPACE, "types": list(types or ())})
+        orgs, contended, system_due, pending_in, waiting_in = [], False, False, None, None
+        for org_id, locked, pending, waiting in cursor.fetchall():
             if org_id is None:
-                system_due = True
+                system_due, pending_in, waiting_in = locked, pending, waiting
             elif locked:
                 orgs.append(org_id)
             else:
                 contended = True
+        found = ClaimResult(
+            jobs=[],
+            contended=contended,
+            found_due=bool(orgs or contended or system_due),
+            pending_in=None if pending_in is None else max(pending_in, 0.0),
+            waiting_in=None if waiting_in is None else max(waiting_in, 0.0),
+        )
         if not orgs and not system_due:
             # Nothing due, or other workers are claiming every due organization: most
             # wake-ups end here, so they skip the claim statement.
-            return ClaimResult(jobs=[], contended=contended)
+            return found
         _execute(
             cursor,
             sql,
@@ -208,7 +227,8 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
             locked_by=worker,
             run_at=datetime.fromtimestamp(float(row[-1]), tz=UTC),
         )
-    return ClaimResult(jobs=jobs, contended=contended)
+    found.jobs = jobs
+    return found
 
 
 def jobs_from_rows(columns: Sequence[str], rows: Iterable[Sequence]) -> list[Job]:
@@ -366,27 +386,6 @@ def promote_waiting(*, limit: int = 1000) -> int:
     with _cursor() as cursor:
         _execute(cursor, sql, {"limit": limit})
         return cursor.rowcount
-
-
-def next_due_in(types: Sequence[str] | None = None) -> tuple[float | None, float | None]:
-    """Seconds (database clock) until the next pending job falls due, and until the next
-    waiting job is to be promoted; None when there is none. Pending jobs already due are
-    left out: if they were not claimed, they wait for a seat, not for time."""
-    type_filter = "AND type = ANY(%(types)s::text[])" if types else ""
-    sql = f"""
-        SELECT extract(epoch FROM (SELECT min(run_at) FROM jobs_job
-                                    WHERE status = 'pending' AND run_at > now() {type_filter})
-                                 - clock_timestamp()),
-               extract(epoch FROM (SELECT min(run_at) FROM jobs_job WHERE status = 'waiting')
-                                 - clock_timestamp())
-    """  # noqa: S608 - only constants are spliced in
-    with _cursor() as cursor:
-        _execute(cursor, sql, {"types": list(types or ())})
-        pending_in, waiting_in = cursor.fetchone()
-    return (
-        None if pending_in is None else max(float(pending_in), 0.0),
-        None if waiting_in is None else max(float(waiting_in), 0.0),
-    )
 
 
 def notify() -> None:

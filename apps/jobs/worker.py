@@ -170,6 +170,9 @@ class Worker:
         self._max_held = max(self.threads, self.batch_size)
         self._threshold = max(1, self.batch_size // 2)
         self._last_contended = False
+        self._last_found_due = False
+        self._next_due: float | None = None  # monotonic time the next pending job falls due
+        self._next_waiting: float | None = None  # ... and the next waiting job is promoted
         self.claims = self.contended_claims = 0
 
         self._tasks: stdlib_queue.SimpleQueue[Job | None] = stdlib_queue.SimpleQueue()
@@ -195,6 +198,9 @@ class Worker:
             types=self.types,
         )
         self._last_contended = result.contended
+        self._last_found_due = result.found_due
+        self._next_due = None if result.pending_in is None else started + result.pending_in
+        self._next_waiting = None if result.waiting_in is None else started + result.waiting_in
         self.claims += 1
         if result.contended and not result.jobs:
             self.contended_claims += 1
@@ -333,6 +339,12 @@ class Worker:
             return "lost"
         self.jobs_done += 1
         _log_transition(job, change)
+        if change.delay_s is not None:  # back in the queue: wake up when it is due again
+            due = time.monotonic() + change.delay_s
+            if change.status == WAITING:
+                self._next_waiting = min(self._next_waiting or due, due)
+            else:
+                self._next_due = min(self._next_due or due, due)
         return str(change.status)
 
     def _write_transition(self, job: Job, change: Transition, job_type: JobType | None) -> bool:
@@ -425,25 +437,32 @@ class Worker:
             self.heartbeat()
             state.next_heartbeat = now + self.heartbeat_s
         if now >= state.next_recover:
-            self.recover_stale()
+            state.maybe_work |= self.recover_stale() > 0
             state.next_recover = now + min(self.heartbeat_s, self.stale_after_s / 4)
         if now >= state.next_periodic:
-            services.ensure_periodic_jobs(self._periodic_types())
+            state.maybe_work |= services.ensure_periodic_jobs(self._periodic_types()) > 0
             state.next_periodic = now + _PERIODIC_CHECK_S
-        if now >= state.next_promote:
-            self.promote_waiting()
+        waiting_due = self._next_waiting is not None and self._next_waiting <= now
+        if now >= state.next_promote or waiting_due:
+            self._next_waiting = None
+            self.promote_waiting()  # its NOTIFY wakes this worker too
             state.next_promote = now + self.poll_s
+        if self._next_due is not None and self._next_due <= now:
+            state.maybe_work, self._next_due = True, None
 
         free = self._max_held - len(self._held)
         want = claimed = 0
-        may_claim = not (once and state.claimed_once)
+        may_claim = state.maybe_work and not (once and state.claimed_once)
         if may_claim and free > 0 and (free >= self._threshold or self._tasks.empty()):
             want = min(free, self.batch_size)
             jobs = self.claim_batch(limit=want)
             claimed, state.claimed_once = len(jobs), True
             for job in jobs:
                 self._tasks.put(job)
-        if want:
+            # Look again only if there may be more: a NOTIFY, a timer or a poll says so
+            # otherwise. (Due work left behind may be waiting for seats this worker's own
+            # jobs hold: look again when they finish.)
+            state.maybe_work = self._last_found_due
             state.contended_streak = (
                 state.contended_streak + 1 if self._last_contended and not claimed else 0
             )
@@ -451,7 +470,8 @@ class Worker:
             return True
         if want and claimed >= want:
             return False  # a full batch: more is probably due
-        self._wait(self._idle_timeout(state, looked_for_work=bool(want)))
+        if self._wait(self._idle_timeout(state, looked_for_work=bool(want))):
+            state.maybe_work = True
         return False
 
     def _idle_timeout(self, state: _LoopState, *, looked_for_work: bool) -> float:
@@ -462,28 +482,26 @@ class Worker:
             # backing off while that keeps happening.
             backoff = 0.001 * 2 ** min(state.contended_streak, 10)
             timeout = min(timeout, backoff * random.uniform(0.5, 1.5))  # noqa: S311
-        elif looked_for_work:
-            pending_in, waiting_in = queue.next_due_in(self.types)
-            if pending_in is not None:
-                timeout = min(timeout, pending_in + 0.001)
-            if waiting_in is not None:
-                state.next_promote = min(state.next_promote, now + waiting_in)
+        for due in (self._next_due, self._next_waiting):
+            if due is not None:
+                timeout = min(timeout, due - now + 0.001)
         if self._done_buffer:
             timeout = min(timeout, self._done_since + _FLUSH_MAX_DELAY_S - now)
         deadlines = (state.next_heartbeat, state.next_recover, state.next_periodic)
         timeout = min(timeout, *(d - now for d in deadlines), state.next_promote - now)
         return max(timeout, 0.0)
 
-    def _wait(self, timeout: float) -> None:
-        """Sleep until a NOTIFY, a pool result, a signal, or the timeout."""
+    def _wait(self, timeout: float) -> bool:
+        """Sleep until a NOTIFY, a pool result, a signal, or the timeout. True when a
+        NOTIFY or the timeout ended it (there may be work to claim)."""
         fds = [self._wake_r]
         listen_fd = self._listener.fileno() if self._listener.is_connected else None
         if listen_fd is not None:
             fds.append(listen_fd)
         readable, _, _ = select.select(fds, [], [], max(timeout, 0.0))
         self._drain_wake_pipe()
-        if listen_fd is not None and listen_fd in readable:
-            self._listener.drain()
+        notified = listen_fd is not None and listen_fd in readable and self._listener.drain() > 0
+        return notified or not readable
 
     def _drain_wake_pipe(self) -> None:
         # Reset the flag before the results are read, so a result appended from now on
@@ -533,6 +551,7 @@ class Worker:
         self._sleep_unless_stopped(state.backoff)
         # After the outage, catch up at once: leases, recovery, waiting jobs.
         state.next_heartbeat = state.next_recover = state.next_promote = time.monotonic()
+        state.maybe_work = True  # NOTIFYs sent during the outage were lost
 
     def _sleep_unless_stopped(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -638,6 +657,7 @@ class _LoopState:
     next_periodic: float = 0.0
     next_promote: float = 0.0
     claimed_once: bool = False
+    maybe_work: bool = True  # a claim could find something (NOTIFY, timer, poll...)
     contended_streak: int = 0
     outage_since: float | None = None
     backoff: float = 0.1

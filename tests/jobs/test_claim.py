@@ -168,7 +168,9 @@ def _plans(orgs, *, analyze=True):
         if analyze:
             cursor.execute("ANALYZE jobs_job")
         cursor.execute(queue._SESSION_SQL)  # as the claim does
-        cursor.execute("EXPLAIN " + queue._DUE_ORGS_SQL, {"ns": 1})
+        cursor.execute(
+            "EXPLAIN " + queue._DUE_ORGS_SQL.format(type_filter=""), {"ns": 1, "types": []}
+        )
         due_plan = "\n".join(row[0] for row in cursor.fetchall())
         sql = queue._CLAIM_SQL.format(type_filter="", returning="j.id")
         params = {"orgs": orgs, "limit": 10, "stale_s": 10, "worker": "w", "types": []}
