@@ -106,7 +106,7 @@ def test_callback_connects_the_account_with_encrypted_credentials(
     state = parse_qs(urlsplit(_start(as_alice, platform)["Location"]).query)["state"][0]
     response = as_alice.get(f"/connect/{platform}/callback/", {"state": state, "code": "c0de"})
     assert response.status_code == 302
-    assert response["Location"] == "/"
+    assert response["Location"] == "/w/ws-a/accounts/"  # the workspace's accounts page
     account = SocialAccount.objects.get(workspace=workspace_a, platform=platform)
     assert account.status == SocialAccount.Status.CONNECTED
     assert account.handle in ("alice", "Alice Example", "alice@mastodon.example")
