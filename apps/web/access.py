@@ -62,7 +62,8 @@ def workspace_view(action: Action = Action.VIEW) -> Callable:
             workspace = workspace_for(request, workspace_slug, action)
             request.workspace = workspace
             request.role = workspace_role(request.user, workspace)
-            request.session[LAST_WORKSPACE_KEY] = workspace.slug
+            if request.session.get(LAST_WORKSPACE_KEY) != workspace.slug:
+                request.session[LAST_WORKSPACE_KEY] = workspace.slug  # a write: only on change
             with timezone.override(request.user.display_timezone):
                 return view(request, *args, **kwargs)
 

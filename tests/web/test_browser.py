@@ -45,14 +45,20 @@ ZONE = "Europe/Warsaw"
 ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
 
 
+def _unavailable(reason: str) -> None:
+    if os.environ.get("REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason}, and REQUIRE_BROWSER=1 requires the browser tests.")
+    pytest.skip(f"{reason}; set REQUIRE_BROWSER=1 to fail instead of skipping.")
+
+
 @pytest.fixture(scope="module")
 def browser():
     if not Path(CHROMIUM).exists():
-        reason = "chromium is not installed (apt-get install chromium)"
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason}, and REQUIRE_BROWSER=1 requires the browser tests.")
-        pytest.skip(f"{reason}; set REQUIRE_BROWSER=1 to fail instead of skipping.")
-    from playwright.sync_api import sync_playwright
+        _unavailable("chromium is not installed (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[dev]')")
 
     # Playwright's sync API runs an event loop in this thread, and Django's ORM (the test
     # drives the worker) refuses to run beside one unless told it is safe. Only while the
@@ -228,6 +234,29 @@ def test_a_team_composes_schedules_and_watches_a_thread_publish(page, site, tmp_
     ]
     assert Publication.objects.get().status == "published"
 
+    # The other pages a team uses, for review.
+    page.get_by_role("link", name="Overview", exact=True).click()
+    expect(page.get_by_role("heading", name="Recently published")).to_be_visible()
+    shot(page, "11-overview")
+    page.get_by_role("link", name="Posts", exact=True).click()
+    expect(page.locator("tbody tr")).to_have_count(1)
+    shot(page, "12-posts")
+    page.get_by_role("link", name="Team", exact=True).click()
+    page.get_by_role("textbox", name="Email").fill("sam@example.com")
+    page.get_by_role("button", name="Invite").click()
+    expect(page.get_by_text("Invited sam@example.com")).to_be_visible()
+    shot(page, "13-team")
+    page.get_by_role("link", name="API tokens").click()
+    page.get_by_label("Name").fill("CI")
+    page.get_by_role("button", name="Create the token").click()
+    expect(page.locator("#token-secret")).to_contain_text("sp_")
+    shot(page, "14-api-token-created")
+    page.goto("/o/acme/")
+    expect(page.get_by_role("heading", name="Usage this month")).to_be_visible()
+    shot(page, "15-organization")
+    page.goto("/settings/")
+    shot(page, "16-settings")
+
     # The same pages on a phone-width screen.
     phone = page.context.browser.new_context(
         base_url=site,
@@ -237,6 +266,7 @@ def test_a_team_composes_schedules_and_watches_a_thread_publish(page, site, tmp_
     )
     small = phone.new_page()
     for name, url in [
+        ("phone-overview", "/w/launch/"),
         ("phone-publication", publication_url),
         ("phone-calendar", "/w/launch/calendar/"),
         ("phone-composer", "/w/launch/compose/"),

@@ -165,7 +165,7 @@ def test_scheduling_an_over_limit_destination_is_refused_by_field_path(as_alice,
     response = as_alice.post(COMPOSE, data, **HTMX)
     page = response.content.decode()
     assert response.status_code == 400
-    assert 'class="error-summary"' in page
+    assert 'class="error-summary compose-top"' in page
     assert "<code>destinations.1.segments.0.text</code>" in page
     assert "60 characters; sandbox allows 40." in page
     assert not Publication.objects.exists()

@@ -71,7 +71,13 @@ class TokenCreateForm(forms.Form):
     name = forms.CharField(label="Name", max_length=100, help_text="What uses it, e.g. CI.")
     scopes = forms.MultipleChoiceField(
         label="Scopes",
-        choices=ApiToken.Scope.choices,
+        choices=[
+            (ApiToken.Scope.READ, "read: see posts, accounts and their status"),
+            (ApiToken.Scope.WRITE, "write: drafts, edits, uploads, accounts and tokens"),
+            (ApiToken.Scope.PUBLISH, "publish: schedule, retry and resolve"),
+            (ApiToken.Scope.CLI, "cli: the command-line client"),
+            (ApiToken.Scope.MCP, "mcp: assistants through the MCP server"),
+        ],
         initial=["read", "write", "publish"],
         widget=forms.CheckboxSelectMultiple,
     )

@@ -62,11 +62,9 @@ def poll_seconds(rendition: Rendition, now: datetime, due: datetime | None) -> i
     """How often the card of this destination refreshes itself, or None."""
     if rendition.status in (R.PUBLISHING, R.WAITING):
         return FAST_POLL_S
-    if rendition.status == R.SCHEDULED:
-        pass
-    elif rendition.is_retry_pending:
+    if rendition.is_retry_pending:
         due = rendition.next_retry_at if due is None else min(due, rendition.next_retry_at)
-    else:
+    elif rendition.status != R.SCHEDULED:
         return None
     if due is None or due - now <= DUE_SOON:
         return FAST_POLL_S
@@ -111,10 +109,6 @@ class DestinationCard:
     @property
     def can_resolve(self) -> bool:
         return self.can_publish and self.rendition.status == R.FAILED and self.rendition.ambiguous
-
-    @property
-    def retries_left(self) -> int:
-        return max(0, MANUAL_RETRY_LIMIT - self.rendition.manual_retry_count)
 
 
 def _publication(request: WorkspaceRequest, pk: int) -> Publication:
