@@ -348,8 +348,9 @@ def lease_is_held(job: Job) -> bool:
            AND locked_at > now() - make_interval(secs => %s)
         FOR UPDATE
     """
+    stale_s = getattr(job, "_stale_after_s", settings.WORKER_STALE_AFTER_S)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [job.pk, job.lease, settings.WORKER_STALE_AFTER_S])
+        cursor.execute(sql, [job.pk, job.lease, stale_s])
         return cursor.fetchone() is not None
 
 

@@ -206,6 +206,7 @@ class Worker:
             self.contended_claims += 1
         for job in result.jobs:
             job._claimed_mono = started
+            job._stale_after_s = self.stale_after_s  # the window lease_is_held applies
             self._held[job.id] = job
         if result.jobs:
             logger.debug("Claimed %d job(s).", len(result.jobs))

@@ -200,3 +200,29 @@ def test_prune_deletes_finished_jobs_past_retention_only(db, settings):
     assert not Job.objects.filter(pk=gone.pk).exists()
     assert set(Job.objects.values_list("pk", flat=True)) == {kept_recent.pk, kept_unfinished.pk}
     assert not WorkerProcess.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workers_are_notified_when_the_enqueuing_transaction_commits_only():
+    import select
+
+    from apps.jobs.listener import Listener
+
+    org = OrganizationFactory()
+    listener = Listener()
+    listener.connect()
+    try:
+        with pytest.raises(RuntimeError), transaction.atomic():
+            job_enqueue(type="noop", payload={}, organization=org)
+            raise RuntimeError("rolled back")
+        select.select([listener.fileno()], [], [], 0.2)
+        assert listener.drain() == 0
+
+        with transaction.atomic():
+            job_enqueue(type="noop", payload={}, organization=org)
+            select.select([listener.fileno()], [], [], 0.2)
+            assert listener.drain() == 0  # not before the commit
+        readable, _, _ = select.select([listener.fileno()], [], [], 5)
+        assert readable and listener.drain() == 1
+    finally:
+        listener.close()
