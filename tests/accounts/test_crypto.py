@@ -97,3 +97,17 @@ def test_reconnecting_replaces_credentials_and_status(ring, workspace_a):
     assert again.pk == account.pk
     assert again.status == SocialAccount.Status.CONNECTED
     assert services.social_account_credentials(again) == {"access_token": "fresh"}
+
+
+def test_rotate_command_reencrypts_webhook_secrets_too(ring, settings, workspace_a):
+    from apps.webhooks.models import WebhookEndpoint
+    from apps.webhooks.services import webhook_endpoint_create, webhook_endpoint_secret
+
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True  # no DNS lookup of the example host
+    endpoint, secret = webhook_endpoint_create(workspace=workspace_a, url="https://127.0.0.1/in")
+    settings.ENCRYPTION_KEYS = [ring["new"], ring["old"]]
+    out = io.StringIO()
+    call_command("rotate_encryption_keys", stdout=out)
+    assert "1 webhook secret(s)" in out.getvalue()
+    settings.ENCRYPTION_KEYS = [ring["new"]]
+    assert webhook_endpoint_secret(WebhookEndpoint.objects.get(pk=endpoint.pk)) == secret

@@ -183,3 +183,17 @@ def test_no_token_is_401_and_a_read_token_cannot_change_anything(client_with, en
         assert error(response)["code"] == "INSUFFICIENT_SCOPE"
     response = reader.post(URL, {"url": "https://hooks.example.com/x"}, format="json")
     assert response.status_code == 403
+
+
+def test_an_idempotent_create_never_stores_nor_replays_the_secret(api_a):
+    from apps.api.models import IdempotencyRecord
+
+    body = {"url": "https://hooks.example.com/once", "event_types": ["rendition.failed"]}
+    first = api_a.post(URL, body, format="json", HTTP_IDEMPOTENCY_KEY="hook-once")
+    again = api_a.post(URL, body, format="json", HTTP_IDEMPOTENCY_KEY="hook-once")
+
+    secret = first.json()["secret"]
+    assert secret.startswith("whsec_")
+    assert again.json()["id"] == first.json()["id"]
+    assert again.json()["secret"] is None
+    assert secret not in str(IdempotencyRecord.objects.get(key="hook-once").response_body)

@@ -35,6 +35,8 @@ class WebhookViewSet(WorkspaceViewSet):
 
     queryset = WebhookEndpoint.objects.order_by("-id")
     serializer_class = WebhookEndpointSerializer
+    # The signing secret is shown once: never kept in a stored Idempotency-Key replay.
+    idempotency_redacted_fields = frozenset({"secret"})
     required_scopes = {
         "list": "read",
         "retrieve": "read",
