@@ -46,7 +46,9 @@ class JobOutcome(Exception):  # noqa: N818 - control flow, not only errors
 class RetryableError(JobOutcome):
     """A failure that may succeed later. Retried with backoff only if `kind` is in the job
     type's `retry_kinds` and attempts remain; otherwise the job fails. `retry_at` (from a
-    Retry-After or rate-limit reset header) is the earliest next attempt."""
+    Retry-After or rate-limit reset header) is the earliest next attempt. With `exact`, the
+    handler has already applied the backoff and `retry_at` is the next attempt itself (so
+    the time it recorded elsewhere, e.g. on a rendition, is the job's run_at)."""
 
     def __init__(
         self,
@@ -55,12 +57,14 @@ class RetryableError(JobOutcome):
         *,
         retry_at: Until | None = None,
         details: dict | None = None,
+        exact: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind = str(kind)
         self.message = message
         self.retry_at = retry_at
         self.details = details or {}
+        self.exact = exact and retry_at is not None
 
 
 class PermanentError(JobOutcome):

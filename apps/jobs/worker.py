@@ -124,7 +124,10 @@ def decide(job: Job, job_type: JobType, exc: BaseException, *, worker: str = "")
     error["retryable"] = retry
     if not retry:
         return Transition(status=FAILED, last_error=error)
-    delay = job_type.backoff.delay(job.attempts, floor_s=floor)
+    if isinstance(exc, RetryableError) and exc.exact:
+        delay = floor
+    else:
+        delay = job_type.backoff.delay(job.attempts, floor_s=floor)
     error["retry_in_s"] = round(delay, 3)
     return Transition(status=PENDING, last_error=error, delay_s=delay)
 

@@ -518,7 +518,8 @@ def _fail(job: Job, rendition: Rendition, err: ProviderError, *, details: dict |
                     err.kind,
                     err.message,
                     retry_at=timedelta(seconds=delay_s),
-                    details={**error, "exact": True},
+                    details=error,
+                    exact=True,  # the rendition shows this very time as its next retry
                 )
             current.mark_failed(error, retry_at=now + timedelta(seconds=delay_s))
         else:

@@ -82,6 +82,23 @@ def test_retry_after_is_the_floor_of_the_next_attempt(worker, job_types):
     assert 120 <= seconds_from_now(job.run_at) <= 120.01
 
 
+def test_an_exact_retry_time_is_kept_as_given(worker, job_types):
+    error = RetryableError("provider_unavailable", "503", retry_at=timedelta(seconds=5), exact=True)
+    job_types(
+        "t.exact",
+        _raiser(error),
+        retry_kinds={"provider_unavailable"},
+        backoff=Backoff(base_s=600, cap_s=3600),  # jitter would land far later
+    )
+    job = _claim_one(worker, type="t.exact")
+
+    worker.run_one(job)
+
+    job.refresh_from_db()
+    assert job.status == "pending"
+    assert 4.9 <= seconds_from_now(job.run_at) <= 5.01
+
+
 def test_a_kind_not_listed_for_retry_fails_the_job(worker, job_types):
     job_types(
         "t.rejected",
