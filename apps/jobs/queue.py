@@ -394,12 +394,21 @@ def notify() -> None:
         _execute(cursor, "SELECT pg_notify(%(channel)s, '')", {"channel": NOTIFY_CHANNEL})
 
 
+# Django turns psycopg's automatic preparation off (prepare_threshold None), which also
+# ignores an explicit prepare=True. A threshold no query reaches prepares exactly the
+# statements that ask (these), and leaves the connection's other queries as they were.
+_PREPARE_ONLY_WHEN_ASKED = 2**31
+
+
 def _cursor() -> psycopg.Cursor:
     """A cursor on the thread's Django connection (so it shares its transaction) that
     binds parameters server-side, so the hot statements are prepared once per connection
     instead of being parsed and planned on every batch."""
     connection.ensure_connection()
-    return psycopg.Cursor(connection.connection)
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        raw.prepare_threshold = _PREPARE_ONLY_WHEN_ASKED
+    return psycopg.Cursor(raw)
 
 
 def _execute(cursor: psycopg.Cursor, sql: str, params: dict) -> None:
