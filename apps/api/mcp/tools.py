@@ -1,0 +1,353 @@
+"""The MCP tools. Each one is the API endpoint it mirrors, reached another way:
+
+| tool                | API endpoint                       | scopes (beside mcp)            |
+| ------------------- | ---------------------------------- | ------------------------------ |
+| list_accounts       | GET /accounts                      | read                           |
+| list_capabilities   | GET /capabilities                  | read                           |
+| validate_draft      | POST /publications/validate        | read                           |
+| create_publication  | POST /publications                 | write (+ publish if scheduled) |
+| get_publication     | GET /publications/{id}             | read                           |
+| retry_publication   | POST /publications/{id}/retry      | publish                        |
+
+Inputs go through the API's serializers and the same services; outputs are the API's
+JSON. Another workspace's id is NOT_FOUND, as in the API. Refusals are tool errors whose
+text (and structured content) is the API's envelope ``{"error": {code, message,
+details}}``. Tools that write are refused in maintenance mode and for suspended
+organizations, and every call counts against the token's API rate limit.
+
+Tools are plain functions: the SDK runs them in worker threads, so the ORM is used as in
+any synchronous view.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Annotated, Any, Literal
+
+from django.db import close_old_connections
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import JSONRenderer
+
+from apps.accounts.models import ApiToken, Organization, SocialAccount
+from apps.api.errors import envelope, validation_details
+from apps.api.mcp.auth import token_from_state
+from apps.api.permissions import InsufficientScope
+from apps.api.serializers.accounts import AccountSerializer
+from apps.api.serializers.publications import PublicationCreateSerializer, PublicationSerializer
+from apps.api.throttling import TokenRateThrottle
+from apps.api.validation import publication_validate
+from apps.common.errors import DomainError, NotFound, PermissionDenied
+from apps.ops.services import maintenance_state
+from apps.providers.catalog import all_capabilities, get_capabilities
+from apps.publications.models import Publication
+from apps.publications.services import publication_create
+from apps.renditions.services import publication_retry
+
+# The SDK logs every stateless request at INFO; keep that out of the site's logs unless an
+# operator configured this logger.
+_transport_log = logging.getLogger("mcp.server.streamable_http")
+if _transport_log.level == logging.NOTSET:
+    _transport_log.setLevel(logging.WARNING)
+
+MAX_ACCOUNTS = 500
+
+server = MCPServer(
+    name="socialpost",
+    instructions=(
+        "Compose, validate, schedule and follow social media posts in one workspace. "
+        "Call list_accounts for destination account ids and list_capabilities for each "
+        "platform's limits; validate_draft reports every problem before create_publication; "
+        "get_publication shows what happened per destination; retry_publication resends "
+        "failed destinations (never published ones)."
+    ),
+)
+
+READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+
+
+class MaintenanceRefusal(DomainError):
+    """Maintenance mode: writes wait (the API answers 503 MAINTENANCE)."""
+
+    code = "MAINTENANCE"
+    http_status = 503
+
+
+# --- plumbing -------------------------------------------------------------------------------
+
+
+def _json(data: Any) -> Any:
+    """Serializer output as plain JSON values (dates as the API writes them)."""
+    return json.loads(JSONRenderer().render(data))
+
+
+def _result(data: dict, *, is_error: bool = False) -> CallToolResult:
+    text = json.dumps(data, ensure_ascii=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error
+    )
+
+
+def _authorize(token: ApiToken, scopes: tuple[str, ...], *, writes: bool) -> None:
+    """The API's rules for the endpoint this tool mirrors (apps.api.permissions)."""
+    if writes and token.workspace.organization.state != Organization.State.ACTIVE:
+        raise PermissionDenied(
+            "The organization is suspended; only reads are allowed.",
+            code="ORGANIZATION_SUSPENDED",
+        )
+    missing = [scope for scope in scopes if not token.has_scope(scope)]
+    if missing:
+        raise InsufficientScope(
+            f"This token lacks the '{missing[0]}' scope."
+            if len(missing) == 1
+            else f"This token lacks the scopes {', '.join(missing)}.",
+            details={"required": list(scopes), "token_scopes": list(token.scopes)},
+        )
+    throttle = TokenRateThrottle()
+    if not throttle.allow_request(SimpleNamespace(auth=token), None):
+        wait = max(1, math.ceil(throttle.wait() or 1))
+        raise DomainError(
+            "Too many requests for this token.",
+            code="RATE_LIMITED",
+            details={"retry_after_s": wait},
+        )
+    if writes:
+        state = maintenance_state()
+        if state.is_on:
+            raise MaintenanceRefusal(state.message, details={"retry_after_s": state.retry_after_s})
+
+
+def _run(
+    ctx: Context,
+    work: Callable[[ApiToken], dict],
+    *,
+    scopes: tuple[str, ...],
+    writes: bool = False,
+) -> CallToolResult:
+    """Authorize, do the work, and answer the API's JSON or its error envelope."""
+    token = token_from_state(ctx.request_context.request.state)
+    close_old_connections()
+    try:
+        _authorize(token, scopes, writes=writes)
+        return _result(work(token))
+    except DomainError as exc:
+        return _result(envelope(exc.code, exc.message, exc.details), is_error=True)
+    except ValidationError as exc:
+        code, details = validation_details(exc.detail)
+        return _result(envelope(code, "The request is not valid.", details), is_error=True)
+    finally:
+        close_old_connections()
+
+
+def _publication(token: ApiToken, publication_id: int) -> Publication:
+    try:
+        return Publication.objects.for_workspace(token.workspace).get(pk=publication_id)
+    except Publication.DoesNotExist:
+        raise NotFound(
+            "No publication with this id in this workspace.", details={"id": publication_id}
+        ) from None
+
+
+def _rendered(publication: Publication) -> dict:
+    fresh = Publication.objects.get(pk=publication.pk)
+    return _json(PublicationSerializer(fresh).data)
+
+
+def _body(**fields: Any) -> dict:
+    """A POST /publications body from the tool's arguments (unset ones left out)."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+def _parsed(body: dict) -> dict:
+    serializer = PublicationCreateSerializer(data=body)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+# --- argument types (the API's fields; the serializers stay the judge) ----------------------
+
+Text = Annotated[str | None, Field(description="Shorthand for one segment; give text or segments.")]
+Segments = Annotated[
+    list[dict[str, Any]] | None,
+    Field(
+        description='The posts in thread order: [{"text": "...", "media": [{"id": 1, '
+        '"alt_text": "..."}]}]. Several segments make a thread.'
+    ),
+]
+Destinations = Annotated[
+    list[dict[str, Any]] | None,
+    Field(
+        description='Where to post: [{"account": <id from list_accounts>, "segments": '
+        '[...optional own text...], "settings": {...}, "scheduled_at": "...optional..."}].'
+    ),
+]
+ScheduledAt = Annotated[
+    str | None, Field(description="An ISO-8601 instant with offset: 2027-03-28T09:00:00+02:00.")
+]
+LocalTime = Annotated[
+    str | None,
+    Field(description="A wall-clock time without offset (2027-03-28T09:00), read in timezone."),
+]
+Zone = Annotated[
+    str | None, Field(description="An IANA zone, e.g. Europe/Warsaw (default: the workspace's).")
+]
+Status = Annotated[
+    Literal["draft", "scheduled"],
+    Field(description="draft, or scheduled (goes out at the time; needs the publish scope)."),
+]
+ReferenceKey = Annotated[
+    str | None,
+    Field(description="Your own key, unique in the workspace: a retried create cannot duplicate."),
+]
+PublicationId = Annotated[int, Field(description="A publication id.", ge=1)]
+
+
+# --- tools ----------------------------------------------------------------------------------
+
+
+@server.tool(annotations=READ)
+def list_accounts(ctx: Context) -> CallToolResult:
+    """The workspace's destination accounts: id, platform, handle, status. Use the ids in
+    `destinations`."""
+
+    def work(token: ApiToken) -> dict:
+        accounts = SocialAccount.objects.for_workspace(token.workspace).order_by("-id")
+        return {"accounts": _json(AccountSerializer(accounts[:MAX_ACCOUNTS], many=True).data)}
+
+    return _run(ctx, work, scopes=("read",))
+
+
+@server.tool(annotations=READ)
+def list_capabilities(
+    ctx: Context,
+    platform: Annotated[
+        str | None, Field(description="One platform (e.g. mastodon); all when omitted.")
+    ] = None,
+) -> CallToolResult:
+    """What each platform accepts (text limits and counting, media, threads, alt text,
+    settings) and its readiness (experimental until proven against the live platform)."""
+
+    def work(token: ApiToken) -> dict:
+        if platform is not None:
+            return {"platforms": [get_capabilities(platform).as_dict()]}
+        return {"platforms": [caps.as_dict() for caps in all_capabilities().values()]}
+
+    return _run(ctx, work, scopes=("read",))
+
+
+@server.tool(annotations=READ)
+def validate_draft(
+    ctx: Context,
+    text: Text = None,
+    segments: Segments = None,
+    destinations: Destinations = None,
+    scheduled_at: ScheduledAt = None,
+    local_time: LocalTime = None,
+    timezone: Zone = None,
+    status: Status = "draft",
+    reference_key: ReferenceKey = None,
+) -> CallToolResult:
+    """Check a publication without creating it: every problem (text too long for a
+    platform, media it refuses, a time in the past, a taken reference key...) with its
+    field path and machine code. Takes the same arguments as create_publication."""
+    body = _body(
+        text=text,
+        segments=segments,
+        destinations=destinations,
+        scheduled_at=scheduled_at,
+        local_time=local_time,
+        timezone=timezone,
+        status=status,
+        reference_key=reference_key,
+    )
+
+    def work(token: ApiToken) -> dict:
+        problems = publication_validate(token=token, data=_parsed(body))
+        return {"valid": not problems, "problems": _json(problems)}
+
+    return _run(ctx, work, scopes=("read",))
+
+
+@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+def create_publication(
+    ctx: Context,
+    text: Text = None,
+    segments: Segments = None,
+    destinations: Destinations = None,
+    scheduled_at: ScheduledAt = None,
+    local_time: LocalTime = None,
+    timezone: Zone = None,
+    status: Status = "draft",
+    reference_key: ReferenceKey = None,
+) -> CallToolResult:
+    """Create a publication: a draft, or scheduled to go out at its time (now when no time
+    is given). Answers the publication with one rendition per destination."""
+    body = _body(
+        text=text,
+        segments=segments,
+        destinations=destinations,
+        scheduled_at=scheduled_at,
+        local_time=local_time,
+        timezone=timezone,
+        status=status,
+        reference_key=reference_key,
+    )
+    scopes = ("write", "publish") if status == Publication.Status.SCHEDULED else ("write",)
+
+    def work(token: ApiToken) -> dict:
+        publication = publication_create(
+            workspace=token.workspace, author=token.created_by, **_parsed(body)
+        )
+        return _rendered(publication)
+
+    return _run(ctx, work, scopes=scopes, writes=True)
+
+
+@server.tool(annotations=READ)
+def get_publication(
+    ctx: Context,
+    publication_id: Annotated[int | None, Field(description="A publication id.", ge=1)] = None,
+    reference_key: Annotated[
+        str | None, Field(description="Or find it by the reference key it was created with.")
+    ] = None,
+) -> CallToolResult:
+    """A publication and, per destination, its status, provider URL, attempts, next retry,
+    whether the outcome is ambiguous, and the error (kind, code, action to take)."""
+
+    def work(token: ApiToken) -> dict:
+        if (publication_id is None) == (reference_key is None):
+            raise DomainError(
+                "Give publication_id or reference_key (one of them).",
+                code="VALIDATION_ERROR",
+                details={"publication_id": ["Give publication_id or reference_key."]},
+            )
+        if publication_id is not None:
+            return _rendered(_publication(token, publication_id))
+        found = Publication.objects.for_workspace(token.workspace).filter(
+            reference_key=reference_key
+        )
+        if not found:
+            raise NotFound("No publication with this reference key in this workspace.")
+        return _rendered(found[0])
+
+    return _run(ctx, work, scopes=("read",))
+
+
+@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+def retry_publication(ctx: Context, publication_id: PublicationId) -> CallToolResult:
+    """Send the failed destinations of a publication again now (at most 6 manual retries
+    each). Published destinations are never sent again; an ambiguous one must be resolved
+    by a person first."""
+
+    def work(token: ApiToken) -> dict:
+        publication = _publication(token, publication_id)
+        publication_retry(publication=publication, user=token.created_by)
+        return _rendered(publication)
+
+    return _run(ctx, work, scopes=("publish",), writes=True)

@@ -1,0 +1,228 @@
+"""The MCP tools through the MCP client library against the live endpoint."""
+
+import json
+from datetime import timedelta
+
+import httpx
+import pytest
+from django.utils import timezone
+from mcp import MCPError
+
+from apps.publications.models import Publication
+from apps.renditions.models import normalize_error
+from tests.factories import PublicationFactory, RenditionFactory, SocialAccountFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TOOLS = {
+    "list_accounts",
+    "list_capabilities",
+    "validate_draft",
+    "create_publication",
+    "get_publication",
+    "retry_publication",
+}
+
+
+def error_of(result) -> dict:
+    assert result.is_error, result
+    body = json.loads(result.content[0].text)
+    assert set(body["error"]) == {"code", "message", "details"}
+    return body["error"]
+
+
+def later(hours: int = 2) -> str:
+    return (timezone.now() + timedelta(hours=hours)).isoformat()
+
+
+def test_it_lists_the_tools(mcp, workspace_a, make_token):
+    async def names(session):
+        return {tool.name for tool in (await session.list_tools()).tools}
+
+    assert mcp.session(make_token(workspace_a, scopes=["mcp"]).clear, names) == TOOLS
+
+
+def test_list_accounts_shows_only_the_workspace_accounts(mcp, sandy, workspace_b):
+    SocialAccountFactory(workspace=workspace_b, handle="outsider")
+
+    result = mcp("list_accounts")
+
+    assert not result.is_error
+    assert [a["handle"] for a in result.structured_content["accounts"]] == ["sandy"]
+
+
+def test_list_capabilities_answers_the_catalog(mcp):
+    one = mcp("list_capabilities", platform="sandbox")
+    unknown = mcp("list_capabilities", platform="myspace")
+
+    (sandbox,) = one.structured_content["platforms"]
+    assert sandbox["platform"] == "sandbox"
+    assert sandbox["text"]["limit"] == 500
+    assert error_of(unknown)["code"] == "UNKNOWN_PLATFORM"
+
+
+def test_validate_draft_reports_every_problem_with_path_and_code(mcp, sandy, sandra):
+    result = mcp(
+        "validate_draft",
+        text="x" * 501,
+        destinations=[{"account": sandy.pk}, {"account": sandra.pk}],
+    )
+
+    assert not result.is_error
+    report = result.structured_content
+    assert report["valid"] is False
+    assert {(p["path"], p["code"]) for p in report["problems"]} == {
+        ("destinations.0.segments.0.text", "TEXT_TOO_LONG"),
+        ("destinations.1.segments.0.text", "TEXT_TOO_LONG"),
+    }
+    assert not Publication.objects.exists()
+
+
+def test_create_publication_schedules_it_to_two_destinations(mcp, workspace_a, sandy, sandra):
+    at = later()
+
+    result = mcp(
+        "create_publication",
+        segments=[{"text": "First"}, {"text": "Second"}],
+        destinations=[{"account": sandy.pk}, {"account": sandra.pk}],
+        scheduled_at=at,
+        status="scheduled",
+        reference_key="mcp-1",
+    )
+
+    assert not result.is_error, result.content
+    body = result.structured_content
+    assert body["status"] == "scheduled"
+    assert {r["account_handle"] for r in body["renditions"]} == {"sandy", "sandra"}
+    publication = Publication.objects.get(pk=body["id"])
+    assert publication.workspace == workspace_a
+    assert publication.reference_key == "mcp-1"
+    assert publication.scheduled_at == timezone.datetime.fromisoformat(at)
+    assert [s.text for s in publication.segments.order_by("position")] == ["First", "Second"]
+
+
+def test_scheduling_needs_the_publish_scope_as_in_the_api(mcp, workspace_a, make_token, sandy):
+    writer = make_token(workspace_a, scopes=["mcp", "write"]).clear
+    destinations = [{"account": sandy.pk}]
+
+    refused = mcp(
+        "create_publication", token=writer, text="Hi", destinations=destinations, status="scheduled"
+    )
+    draft = mcp("create_publication", token=writer, text="Hi", destinations=destinations)
+
+    error = error_of(refused)
+    assert error["code"] == "INSUFFICIENT_SCOPE"
+    assert error["details"]["required"] == ["write", "publish"]
+    assert draft.structured_content["status"] == "draft"
+    assert Publication.objects.count() == 1
+
+
+def test_a_body_the_api_refuses_is_the_api_envelope(mcp, sandy):
+    result = mcp("create_publication", segments=[{"text": "Hi", "colour": "red"}])
+
+    error = error_of(result)
+    assert error["code"] == "UNKNOWN_FIELD"
+    assert error["details"] == {"segments.0.colour": ["Unknown field."]}
+
+
+def test_get_publication_shows_each_destination(mcp, workspace_a, sandy, sandra):
+    publication = PublicationFactory(workspace=workspace_a, status="failed", reference_key="r-7")
+    RenditionFactory(
+        publication=publication,
+        social_account=sandy,
+        status="published",
+        published_at=timezone.now(),
+        provider_url="https://sandbox.example/p/1",
+    )
+    RenditionFactory(
+        publication=publication,
+        social_account=sandra,
+        status="failed",
+        ambiguous=True,
+        last_error=normalize_error({"kind": "timeout_after_send", "message": "No answer."}),
+    )
+
+    by_id = mcp("get_publication", publication_id=publication.pk)
+    by_key = mcp("get_publication", reference_key="r-7")
+
+    renditions = {r["account_handle"]: r for r in by_id.structured_content["renditions"]}
+    assert renditions["sandy"]["status"] == "published"
+    assert renditions["sandy"]["provider_url"] == "https://sandbox.example/p/1"
+    assert renditions["sandra"]["ambiguous"] is True
+    assert renditions["sandra"]["error"]["kind"] == "timeout_after_send"
+    assert by_key.structured_content["id"] == publication.pk
+
+
+def test_another_workspaces_publication_is_not_found(mcp, workspace_b):
+    theirs = PublicationFactory(workspace=workspace_b, status="failed", reference_key="theirs")
+    RenditionFactory(publication=theirs, status="failed")
+
+    assert error_of(mcp("get_publication", publication_id=theirs.pk))["code"] == "NOT_FOUND"
+    assert error_of(mcp("get_publication", reference_key="theirs"))["code"] == "NOT_FOUND"
+    assert error_of(mcp("retry_publication", publication_id=theirs.pk))["code"] == "NOT_FOUND"
+    assert theirs.renditions.get().status == "failed"
+
+
+def test_retry_publication_sends_failed_destinations_again(mcp, workspace_a, sandy):
+    publication = PublicationFactory(workspace=workspace_a, status="failed")
+    failed = RenditionFactory(
+        publication=publication,
+        social_account=sandy,
+        status="failed",
+        last_error=normalize_error({"kind": "content_rejected", "message": "No."}),
+    )
+
+    result = mcp("retry_publication", publication_id=publication.pk)
+
+    assert not result.is_error, result.content
+    assert result.structured_content["renditions"][0]["status"] == "scheduled"
+    failed.refresh_from_db()
+    assert failed.manual_retry_count == 1
+
+
+def test_a_token_without_the_mcp_scope_is_refused(mcp, workspace_a, make_token):
+    api_only = make_token(workspace_a, scopes=["read", "write", "publish"]).clear
+
+    response = httpx.post(
+        mcp.url,
+        headers={"Authorization": f"Bearer {api_only}", "Accept": "application/json"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "INSUFFICIENT_SCOPE"
+    assert response.json()["error"]["details"]["required"] == ["mcp"]
+
+    async def tools(session):
+        return await session.list_tools()
+
+    with pytest.RaisesGroup(pytest.RaisesGroup(MCPError)):  # the client stops at initialize
+        mcp.session(api_only, tools)
+
+
+def test_a_request_without_a_live_token_is_401(mcp, workspace_a, make_token):
+    revoked = make_token(workspace_a)
+    revoked.token.revoked_at = timezone.now()
+    revoked.token.save()
+    cases = {
+        None: "UNAUTHENTICATED",
+        "Token abc": "INVALID_AUTH_HEADER",
+        "Bearer sp_unknown": "INVALID_TOKEN",
+        f"Bearer {revoked.clear}": "INVALID_TOKEN",
+    }
+    for authorization, code in cases.items():
+        headers = {"Authorization": authorization} if authorization else {}
+        response = httpx.post(mcp.url, headers=headers, json={})
+
+        assert response.status_code == 401, authorization
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+        assert response.json()["error"]["code"] == code, authorization
+
+
+def test_a_foreign_host_is_refused_and_django_answers_beside_the_endpoint(mcp):
+    response = httpx.post(mcp.url, headers={"Host": "evil.example"}, json={})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "DISALLOWED_HOST"
+    api = httpx.get(mcp.url.replace("/mcp", "/api/v1/me"))
+    assert api.status_code == 401
+    assert api.json()["error"]["code"] == "UNAUTHENTICATED"
