@@ -18,8 +18,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -27,6 +29,7 @@ from typing import TextIO
 
 import httpx
 from django.conf import settings
+from django.db import connection
 from django.db.models import CharField, Count, Exists, Min, OuterRef, Q, Value
 from django.db.models.functions import Cast, Concat
 from django.utils import timezone
@@ -40,6 +43,7 @@ from apps.publications.services import publication_create
 from apps.renditions.models import DeliveryAttempt, Rendition
 
 PROVIDER_TIMEOUT_S = 2.0
+CREATE_THREADS = 4
 
 
 def behaviours(renditions: int) -> dict[str, dict]:
@@ -83,6 +87,7 @@ class Soak:
     _procs: list[subprocess.Popen] = field(default_factory=list)
     _web: subprocess.Popen | None = None
     _logdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="soak-")))
+    _stopping: threading.Event = field(default_factory=threading.Event)
 
     # -- the run -----------------------------------------------------------------------
 
@@ -94,8 +99,15 @@ class Soak:
             for _ in range(self.config.workers):
                 self._start_worker(base_url)
             started = time.monotonic()
-            rendition_ids = self._publications(accounts, rng)
-            self._wait(rendition_ids, rng)
+            # Workers die at random from the first post on, while posts are still created.
+            chaos = threading.Thread(target=self._chaos, args=(base_url,), daemon=True)
+            chaos.start()
+            try:
+                rendition_ids = self._publications(accounts, rng)
+                self._wait(rendition_ids)
+            finally:
+                self._stopping.set()
+                chaos.join()
             elapsed = time.monotonic() - started
             return self._figures(rendition_ids, accounts, elapsed)
         finally:
@@ -202,62 +214,68 @@ class Soak:
         return pools
 
     def _publications(self, pools: dict[int, list[SocialAccount]], rng: random.Random) -> list[int]:
+        """Create the publications from a few threads (each with its own connection), due
+        over the spread window, never before they exist."""
         bar = ProgressBar(self.progress, "creating", self.config.publications)
         start = timezone.now() + timedelta(seconds=2)
         workspace_ids = list(pools)
-        ids: list[int] = []
+        plan = []
         for i in range(self.config.publications):
             pool = pools[workspace_ids[i % len(workspace_ids)]]
             accounts = rng.sample(pool, k=min(self.config.destinations, len(pool)))
-            # Never due before it exists: lateness measures the scheduler, not this loop.
-            due = max(
-                start + timedelta(seconds=rng.uniform(0, self.config.spread_s)),
-                timezone.now() + timedelta(seconds=1),
-            )
-            publication = publication_create(
-                workspace=accounts[0].workspace,
-                author=None,
-                segments=[{"text": f"Soak {self.tag} #{i}"}],
-                destinations=[{"account": account.pk} for account in accounts],
-                scheduled_at=due,
-                status="scheduled",
-            )
-            ids.extend(publication.renditions.values_list("pk", flat=True))
-            bar.update(i + 1)
+            plan.append((i, accounts, rng.uniform(0, self.config.spread_s)))
+
+        def create(item) -> list[int]:
+            i, accounts, offset = item
+            try:
+                due = max(start + timedelta(seconds=offset), timezone.now() + timedelta(seconds=1))
+                publication = publication_create(
+                    workspace=accounts[0].workspace,
+                    author=None,
+                    segments=[{"text": f"Soak {self.tag} #{i}"}],
+                    destinations=[{"account": account.pk} for account in accounts],
+                    scheduled_at=due,
+                    status="scheduled",
+                )
+                return list(publication.renditions.values_list("pk", flat=True))
+            finally:
+                connection.close()  # this thread's own connection
+
+        ids: list[int] = []
+        with ThreadPoolExecutor(max_workers=CREATE_THREADS) as pool:
+            for done, created in enumerate(pool.map(create, plan), start=1):
+                ids.extend(created)
+                bar.update(done)
         bar.close()
         return ids
 
-    def _wait(self, rendition_ids: list[int], rng: random.Random) -> None:
-        """Until every rendition is settled, killing and replacing a worker now and then."""
+    def _wait(self, rendition_ids: list[int]) -> None:
+        """Until every rendition is settled (or the timeout)."""
         bar = ProgressBar(self.progress, "publishing", len(rendition_ids))
         deadline = time.monotonic() + self.config.timeout_s
-        next_kill = time.monotonic() + self.config.kill_every_s
-        base_url = self._web_url()
         while time.monotonic() < deadline:
             unsettled = _unsettled(rendition_ids).count()
             bar.update(len(rendition_ids) - unsettled, f"kills={self.kills}")
             if unsettled == 0:
                 break
-            if self.config.kill_every_s and time.monotonic() >= next_kill:
-                self._kill_one(rng, base_url)
-                next_kill = time.monotonic() + self.config.kill_every_s
             time.sleep(0.5)
         bar.close()
 
-    def _web_url(self) -> str:
-        args = self._web.args if self._web else []
-        bind = args[args.index("--bind") + 1]
-        return f"http://{bind}"
-
-    def _kill_one(self, rng: random.Random, base_url: str) -> None:
-        alive = [p for p in self._procs if p.poll() is None]
-        if not alive:
+    def _chaos(self, base_url: str) -> None:
+        """Every kill_every_s, SIGKILL a random worker (mid-publish, as likely as not) and
+        start a replacement, until the run stops."""
+        if not self.config.kill_every_s:
             return
-        victim = rng.choice(alive)
-        victim.send_signal(signal.SIGKILL)
-        victim.wait()
-        self.kills += 1
-        self._start_worker(base_url)
+        rng = random.Random(self.config.seed + 1)  # noqa: S311 - reproducible chaos
+        while not self._stopping.wait(self.config.kill_every_s):
+            alive = [p for p in self._procs if p.poll() is None]
+            if not alive:
+                continue
+            victim = rng.choice(alive)
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            self.kills += 1
+            self._start_worker(base_url)
 
     def _stop_all(self) -> None:
         for proc in self._procs:
