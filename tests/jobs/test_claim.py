@@ -244,3 +244,18 @@ def test_batched_writes_find_their_rows_by_primary_key(worker):
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "jobs_job_pkey" in plan and "Seq Scan" not in plan, plan
+
+
+def test_the_claim_statements_are_prepared_once_per_connection(worker):
+    org = OrganizationFactory(inflight_cap=100)
+    for _ in range(3):
+        JobFactory(organization=org)
+        assert len(worker.claim_batch()) == 1
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT statement FROM pg_prepared_statements"
+            " WHERE statement LIKE '%%WITH RECURSIVE heads%%'"
+            "    OR statement LIKE '%%WITH seats AS%%'"
+        )
+        assert len(cursor.fetchall()) == 2
