@@ -245,6 +245,9 @@ PUBLISH_RETRY_BASE_S = env.float("PUBLISH_RETRY_BASE_S", default=30.0)
 PUBLISH_RETRY_CAP_S = env.float("PUBLISH_RETRY_CAP_S", default=1800.0)
 # Delay before an ambiguous publish is looked up on its platform.
 RECONCILE_DELAY_S = env.float("RECONCILE_DELAY_S", default=10.0)
+# Without an idempotency key, a lookup's "no such post" is trusted (and the post resent) only
+# this long after the unanswered request left: a slow platform may still store it meanwhile.
+RECONCILE_SETTLE_S = env.float("RECONCILE_SETTLE_S", default=300.0)
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default="") or SITE_URL
 

@@ -70,7 +70,7 @@ class SoakConfig:
     workspaces: int = 4
     threads: int = 4
     spread_s: float = 20.0  # publications are due across this window from the start
-    kill_every_s: float = 4.0  # 0 disables the chaos
+    kill_every_s: float = 10.0  # 0 disables the chaos
     timeout_s: float = 900.0
     seed: int = 1
     keep: bool = False
@@ -161,6 +161,7 @@ class Soak:
             "WORKER_POLL_S": "0.5",
             "WORKER_GRACE_S": "5",
             "RECONCILE_DELAY_S": "1",
+            "RECONCILE_SETTLE_S": "20",
             "PUBLISH_RETRY_BASE_S": "1",
             "PUBLISH_RETRY_CAP_S": "8",
             "LOG_LEVEL": "WARNING",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
 from apps.accounts import services as account_services
@@ -103,8 +104,21 @@ def reconcile(job: Job) -> None:
         return
     attempt.close(DeliveryAttempt.Outcome.ABSENT)
     if adapter.lookup_is_strong:
-        _resend(job, rendition, note="the platform has no such post")
-        return
+        # Absence now is not absence for good: the unanswered request may still be on its
+        # way through the platform. Without an idempotency key to make a resend harmless,
+        # trust the absence only once such a request can no longer land.
+        settled_at = (sent.started_at if sent else rendition.updated_at) + timedelta(
+            seconds=settings.RECONCILE_SETTLE_S
+        )
+        if adapter.is_retry_safe(account) or timezone.now() >= settled_at:
+            _resend(job, rendition, note="the platform has no such post")
+            return
+        raise RetryableError(
+            NOT_FOUND_YET,
+            "Not found yet; looking again once the unanswered request cannot land.",
+            retry_at=settled_at,
+            exact=True,
+        )
     if job.attempts < job.max_attempts:
         raise RetryableError(NOT_FOUND_YET, "Not found yet; looking again later.")
     raise PermanentError(

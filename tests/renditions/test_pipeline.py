@@ -345,3 +345,39 @@ def test_a_lost_lease_writes_no_outcome(sandbox, worker, workspace_a):
     rendition = publication.renditions.get()
     assert rendition.status == "scheduled"
     assert witness(sandbox, "fenced") == []
+
+
+def test_without_key_support_absence_is_trusted_only_after_the_settle_window(
+    sandbox, settings, worker, workspace_a
+):
+    settings.RECONCILE_SETTLE_S = 60
+    account = sandbox_account_create(
+        workspace=workspace_a, handle="late", behaviour={"honours_idempotency_key": False}
+    )
+    publication = publish_now(workspace_a, [account])
+    rendition = publication.renditions.get()
+    [job] = worker.claim_batch()
+    # A request left and no answer came: nothing is on the platform (yet).
+    rendition.mark_publishing()
+    sent = DeliveryAttempt.objects.create(
+        rendition=rendition, workspace=workspace_a, kind="publish", segment_position=0
+    )
+    job_recover_stale(job_ids=[job.pk])
+    rendition.refresh_from_db()
+    assert rendition.ambiguous is True
+
+    run_due(worker)  # the lookup finds nothing, but the request might still land
+    rendition.refresh_from_db()
+    assert (rendition.status, rendition.ambiguous) == ("failed", True)
+    again = Job.objects.get(dedupe_key=reconcile_dedupe_key(rendition.pk))
+    assert again.status == "pending"
+    expected = sent.started_at + timedelta(seconds=60)
+    assert abs((again.run_at - expected).total_seconds()) < 1
+    assert witness(sandbox, "late") == []
+
+    settings.RECONCILE_SETTLE_S = 0  # the window has passed
+    Job.objects.filter(pk=again.pk).update(run_at=timezone.now())
+    drain(worker, publication)
+    rendition.refresh_from_db()
+    assert rendition.status == "published"
+    assert len(witness(sandbox, "late")) == 1
