@@ -3,7 +3,6 @@ job types, and database-clock helpers (the queue decides everything on the datab
 clock, so tests move time by moving rows)."""
 
 from datetime import timedelta
-from urllib.parse import quote
 
 import pytest
 from django.db import connection
@@ -53,17 +52,3 @@ def age_heartbeat(job, seconds: float) -> None:
     from apps.jobs.models import Job
 
     Job.objects.filter(pk=job.pk).update(locked_at=db_now() - timedelta(seconds=seconds))
-
-
-def worker_database_url() -> str:
-    """A DATABASE_URL naming the test database, for worker processes a test starts."""
-    db = connection.settings_dict
-    auth = quote(db["USER"] or "", safe="")
-    if db["PASSWORD"]:
-        auth += ":" + quote(db["PASSWORD"], safe="")
-    name = quote(db["NAME"], safe="")
-    host = db["HOST"] or db["OPTIONS"].get("host", "")
-    if host.startswith("/"):  # a Unix socket directory
-        return f"postgres://{auth}@/{name}?host={quote(host, safe='/')}"
-    port = f":{db['PORT']}" if db["PORT"] else ""
-    return f"postgres://{auth}@{host}{port}/{name}"

@@ -6,7 +6,7 @@ from django.core.management import call_command
 
 from apps.accounts.models import Organization
 from apps.jobs.models import Job, WorkerProcess
-from tests.jobs.conftest import worker_database_url
+from tests.processes import test_database_url as worker_database_url
 
 
 @pytest.mark.slow

@@ -21,7 +21,8 @@ from django.db import connection, transaction
 from apps.jobs.models import Job, WorkerProcess
 from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
 from tests.factories import OrganizationFactory
-from tests.jobs.conftest import worker_database_url
+from tests.processes import test_database_url as worker_database_url
+from tests.processes import wait_until as _wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -98,14 +99,6 @@ def start_worker(tmp_path):
         if proc.proc.poll() is None:
             proc.proc.kill()
             proc.proc.wait()
-
-
-def _wait_until(condition, timeout: float, what: str, interval: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"Timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def _job(pk: int) -> Job:
