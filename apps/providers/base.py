@@ -10,6 +10,7 @@ exists, so an adapter only ever publishes one segment per call.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
@@ -53,9 +54,18 @@ class PublishContext:
     # session, a Meta container). Adapters write into it before the step the handle guards;
     # the pipeline persists it on the rendition segment between attempts.
     checkpoint: dict = field(default_factory=dict)
+    # Writes `checkpoint` to the database at once (the pipeline supplies it). An adapter
+    # calls `persist_checkpoint()` the moment a platform hands it a handle worth keeping
+    # (an upload session, a container id), before the next request: a worker killed after
+    # that point still leaves the handle for the next attempt.
+    checkpoint_saver: Callable[[dict], None] | None = None
 
     def idempotency_key(self, position: int) -> str:
         return f"{self.idempotency_base}-s{position}"
+
+    def persist_checkpoint(self) -> None:
+        if self.checkpoint_saver is not None:
+            self.checkpoint_saver(dict(self.checkpoint))
 
 
 @dataclass(frozen=True)

@@ -152,15 +152,21 @@ def publish_context(rendition: Rendition, credentials: dict) -> PublishContext:
         rendition_id=rendition.pk,
         idempotency_base=f"rendition-{rendition.pk}",
         checkpoint=dict(rendition.checkpoint or {}),
+        checkpoint_saver=lambda checkpoint: _write_checkpoint(rendition, checkpoint),
     )
 
 
+def _write_checkpoint(rendition: Rendition, checkpoint: dict) -> None:
+    """Keep the server-issued handles an adapter recorded (upload sessions, containers):
+    written at once and whatever the lease, since they describe the platform."""
+    Rendition.objects.filter(pk=rendition.pk).update(checkpoint=checkpoint)
+    rendition.checkpoint = dict(checkpoint)
+
+
 def _save_checkpoint(run: _Run) -> None:
-    """Keep the server-issued handles an adapter recorded (upload sessions, containers)
-    for the next attempt; written whatever the lease, since they describe the platform."""
+    """Persist what the adapter recorded in the checkpoint, if it did not itself."""
     if run.ctx.checkpoint != (run.rendition.checkpoint or {}):
-        Rendition.objects.filter(pk=run.rendition.pk).update(checkpoint=run.ctx.checkpoint)
-        run.rendition.checkpoint = dict(run.ctx.checkpoint)
+        _write_checkpoint(run.rendition, dict(run.ctx.checkpoint))
 
 
 # --- the publish job -----------------------------------------------------------------------
