@@ -1,0 +1,159 @@
+"""What every platform fake is: a request router over one shared store of what it published."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs
+
+from loadtest.platform_fakes.faults import FaultPlan
+
+
+@dataclass
+class FakeRequest:
+    method: str
+    host: str  # the platform host the adapter addressed (graph.facebook.com)
+    path: str  # the path on that host, starting with "/"
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-cased names
+    body: bytes = b""
+
+    def json(self) -> dict:
+        try:
+            value = json.loads(self.body or b"{}")
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def form(self) -> dict[str, str]:
+        """A urlencoded body (or the query string), one value per name."""
+        if self.headers.get("content-type", "").startswith("multipart/"):
+            return {}
+        parsed = parse_qs(self.body.decode("utf-8", "replace"), keep_blank_values=True)
+        return {k: v[-1] for k, v in parsed.items()}
+
+    def arg(self, name: str, default: str | None = None) -> str | None:
+        values = self.query.get(name)
+        return values[-1] if values else default
+
+    @property
+    def bearer(self) -> str:
+        keyword, _, token = self.headers.get("authorization", "").partition(" ")
+        return token.strip() if keyword.lower() in ("bearer", "oauth") else ""
+
+
+@dataclass
+class FakeResponse:
+    status: int = 200
+    body: bytes | str | dict | list | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    # Seconds to hold the answer (a `timeout_after_accept` sleeps past the client timeout).
+    delay_s: float = 0.0
+    # Close the connection without answering (a dropped upload).
+    drop: bool = False
+
+    def encoded(self) -> tuple[bytes, str]:
+        if self.body is None:
+            return b"", "application/json"
+        if isinstance(self.body, dict | list):
+            return json.dumps(self.body).encode(), "application/json"
+        if isinstance(self.body, str):
+            return self.body.encode(), "text/plain; charset=utf-8"
+        return self.body, "application/octet-stream"
+
+
+def json_response(body: dict | list, status: int = 200, **headers: str) -> FakeResponse:
+    return FakeResponse(status=status, body=body, headers=dict(headers))
+
+
+@dataclass
+class StoredPost:
+    """One post as the platform holds it: the witness that counts duplicates."""
+
+    id: str
+    account: str  # the platform's id of the account that posted
+    text: str
+    created_at: float = field(default_factory=time.time)
+    # Visible in listings/lookups from this time on (listing lag).
+    visible_at: float = field(default_factory=time.time)
+    reply_to: str | None = None
+    media: list[str] = field(default_factory=list)
+    state: str = "published"  # or "processing", "failed" for asynchronous platforms
+    idempotency_key: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+Route = tuple[str, re.Pattern, Callable[..., FakeResponse]]
+
+
+class PlatformFake:
+    """Base of a platform fake. Subclasses set `platform` and `hosts` and declare routes
+    with `route(method, path_regex)` on handler methods taking (request, **groups)."""
+
+    platform: str = ""
+    hosts: tuple[str, ...] = ()
+
+    def __init__(self, faults: FaultPlan | None = None) -> None:
+        self.faults = faults or FaultPlan.calm()
+        self.lock = threading.RLock()
+        self.posts: dict[str, StoredPost] = {}
+        self.accounts: dict[str, dict] = {}  # remote id -> {"access_token", "refresh_token", ...}
+        self.calls: list[tuple[str, str]] = []  # (method, path) in arrival order
+        self._routes: list[Route] = []
+        for name in dir(type(self)):
+            handler = getattr(self, name)
+            spec = getattr(handler, "_fake_route", None)
+            if spec:
+                method, pattern = spec
+                self._routes.append((method, re.compile(pattern + r"\Z"), handler))
+
+    # --- what the soak and tests use ------------------------------------------------------
+
+    def new_account(self, handle: str) -> dict:
+        """Open an account on the platform; returns what our SocialAccount stores:
+        {"remote_id", "handle", "credentials": {...}, "settings": {...}}."""
+        raise NotImplementedError
+
+    def published(self) -> list[StoredPost]:
+        """Every post that exists on the platform (any state but failed)."""
+        with self.lock:
+            return [p for p in self.posts.values() if p.state != "failed"]
+
+    # --- serving ---------------------------------------------------------------------------
+
+    def handle(self, request: FakeRequest) -> FakeResponse:
+        with self.lock:
+            self.calls.append((request.method, request.path))
+        for method, pattern, handler in self._routes:
+            if method != request.method:
+                continue
+            match = pattern.match(request.path)
+            if match:
+                return handler(request, **match.groupdict())
+        return json_response({"error": "not_found", "path": request.path}, 404)
+
+    def new_id(self) -> str:
+        return uuid.uuid4().hex[:16]
+
+    def store(self, post: StoredPost) -> StoredPost:
+        with self.lock:
+            if self.faults.strikes("listing_lag"):
+                post.visible_at = time.time() + self.faults.listing_lag_s
+            self.posts[post.id] = post
+        return post
+
+
+def route(method: str, pattern: str):
+    """Declare a handler for `method` on paths matching `pattern` (named groups become
+    keyword arguments)."""
+
+    def decorate(func):
+        func._fake_route = (method, pattern)
+        return func
+
+    return decorate
