@@ -240,6 +240,9 @@ WORKER_GRACE_S = env.float("WORKER_GRACE_S", default=30.0)
 # Finished jobs (done, failed, cancelled) are deleted this many days after they finished.
 JOB_RETENTION_DAYS = env.float("JOB_RETENTION_DAYS", default=14.0)
 PROVIDER_TIMEOUT_S = env.float("PROVIDER_TIMEOUT_S", default=30.0)
+# Test and soak harnesses only: send every platform call to the platform fakes served at
+# this base URL (loadtest.platform_fakes). Empty in production.
+PROVIDER_API_REDIRECT = env.str("PROVIDER_API_REDIRECT", default="")
 # Backoff of automatic publish retries: full jitter up to base * 2**n, capped, in seconds.
 PUBLISH_RETRY_BASE_S = env.float("PUBLISH_RETRY_BASE_S", default=30.0)
 PUBLISH_RETRY_CAP_S = env.float("PUBLISH_RETRY_CAP_S", default=1800.0)

@@ -19,11 +19,38 @@ from django.conf import settings
 from apps.providers.errors import classify_transport
 
 
-def client(*, headers: dict | None = None, timeout: float | None = None) -> httpx.Client:
+def client(*, headers: dict | None = None, timeout: float | None = None, **kwargs) -> httpx.Client:
+    """The HTTP client every adapter uses (so every platform call is redirectable)."""
+    redirect = getattr(settings, "PROVIDER_API_REDIRECT", "")
+    if redirect:
+        kwargs["transport"] = RedirectTransport(redirect)
     return httpx.Client(
         headers=headers or {},
         timeout=settings.PROVIDER_TIMEOUT_S if timeout is None else timeout,
+        **kwargs,
     )
+
+
+class RedirectTransport(httpx.HTTPTransport):
+    """Sends `https://<host>/<path>` to `<base>/<host>/<path>`: how the soak and the tests
+    put the platform fakes (loadtest.platform_fakes) behind the real adapters. Never set in
+    production (PROVIDER_API_REDIRECT is empty there)."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__()
+        self.base = httpx.URL(base.rstrip("/"))
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host not in (self.base.host, "127.0.0.1", "localhost"):
+            path = f"{self.base.path.rstrip('/')}/{request.url.host}{request.url.raw_path.decode()}"
+            request.url = self.base.copy_with(raw_path=path.encode())
+            request.headers["Host"] = self.base.netloc.decode()
+        return super().handle_request(request)
+
+
+def redirected() -> bool:
+    """True when platform calls go to the fakes (tenant-chosen hosts need no DNS check)."""
+    return bool(getattr(settings, "PROVIDER_API_REDIRECT", ""))
 
 
 def send(http: httpx.Client, method: str, url: str, *, is_create: bool, **kwargs) -> httpx.Response:
@@ -61,6 +88,8 @@ def require_public_https(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme != "https" or not parts.hostname or parts.username or parts.password:
         raise UnsafeURL(f"{url!r} is not a plain https:// address.")
+    if redirected():
+        return url  # the request goes to the platform fakes, never to this host
     try:
         addresses = resolve_host(parts.hostname)
     except (OSError, UnicodeError) as exc:

@@ -22,6 +22,7 @@ import httpx
 from django.conf import settings
 from django.utils import timezone
 
+from apps.providers import httpcall
 from apps.providers.base import (
     Adapter,
     MediaPayload,
@@ -226,7 +227,7 @@ def graph_call(
 def graph_client(access_token: str | None = None) -> httpx.Client:
     """Tokens travel in the Authorization header, never in a URL that could be logged."""
     headers = {"Authorization": f"Bearer {access_token}"} if access_token else {}
-    return httpx.Client(headers=headers, timeout=settings.PROVIDER_TIMEOUT_S)
+    return httpcall.client(headers=headers, timeout=settings.PROVIDER_TIMEOUT_S)
 
 
 def token_expiry(body: dict) -> datetime | None:

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
 from apps.accounts.services import social_account_store_credentials
+from apps.providers import httpcall
 from apps.providers.errors import (
     Action,
     ErrorKind,
@@ -84,7 +85,7 @@ def token_request(
     credentials is an operator problem and says so.
     """
     try:
-        with httpx.Client(timeout=settings.PROVIDER_TIMEOUT_S) as client:
+        with httpcall.client(timeout=settings.PROVIDER_TIMEOUT_S) as client:
             response = client.post(url, data=data, auth=auth, headers=headers)
     except httpx.HTTPError as exc:
         raise classify_transport(exc, is_create=False) from exc

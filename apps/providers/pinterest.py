@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
-from apps.providers import oauth
+from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
@@ -99,7 +99,7 @@ def _call(client: httpx.Client, method: str, path: str, *, is_create: bool, **kw
 
 
 def _client(credentials: dict) -> httpx.Client:
-    return httpx.Client(
+    return httpcall.client(
         headers={"Authorization": f"Bearer {credentials.get('access_token', '')}"},
         timeout=settings.PROVIDER_TIMEOUT_S,
     )
@@ -278,7 +278,7 @@ class PinterestAdapter(Adapter):
         # the file, and no Pinterest token.
         with (
             video.open() as fh,
-            httpx.Client(timeout=settings.PROVIDER_TIMEOUT_S) as storage,
+            httpcall.client(timeout=settings.PROVIDER_TIMEOUT_S) as storage,
         ):
             try:
                 response = storage.post(

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
-from apps.providers import oauth
+from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
@@ -113,7 +113,7 @@ def _http_error(response: httpx.Response, *, is_create: bool) -> ProviderError:
 
 
 def _client(credentials: dict) -> httpx.Client:
-    return httpx.Client(
+    return httpcall.client(
         headers={
             "Authorization": f"Bearer {credentials.get('access_token', '')}",
             "User-Agent": settings.REDDIT_USER_AGENT,
@@ -253,7 +253,7 @@ class RedditAdapter(Adapter):
         )
         action = "https:" + lease["args"]["action"]
         fields = {f["name"]: f["value"] for f in lease["args"]["fields"]}
-        with image.open() as fh, httpx.Client(timeout=settings.PROVIDER_TIMEOUT_S) as storage:
+        with image.open() as fh, httpcall.client(timeout=settings.PROVIDER_TIMEOUT_S) as storage:
             try:
                 response = storage.post(
                     action, data=fields, files={"file": (f"image.{extension}", fh, image.mime_type)}

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
-from apps.providers import oauth
+from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
@@ -136,7 +136,7 @@ def _call(client: httpx.Client, url: str, payload: dict, *, is_create: bool) -> 
 
 
 def _client(access_token: str) -> httpx.Client:
-    return httpx.Client(
+    return httpcall.client(
         headers={
             "Authorization": f"Bearer {access_token}",
             "Content-Type": "application/json; charset=UTF-8",
@@ -328,7 +328,7 @@ class TikTokAdapter(Adapter):
         can never publish, so starting over is safe; a lost answer to the last chunk may
         hide a completed upload, so the post is left pending and polling settles it."""
         total = video.size_bytes
-        with video.open() as fh, httpx.Client(timeout=settings.PROVIDER_TIMEOUT_S) as upload:
+        with video.open() as fh, httpcall.client(timeout=settings.PROVIDER_TIMEOUT_S) as upload:
             for index in range(count):
                 first = index * chunk_size
                 last = total - 1 if index == count - 1 else first + chunk_size - 1

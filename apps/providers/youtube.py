@@ -20,7 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
-from apps.providers import oauth
+from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
@@ -183,7 +183,7 @@ class YouTubeAdapter(Adapter):
 
     @staticmethod
     def _client(ctx: PublishContext) -> httpx.Client:
-        return httpx.Client(
+        return httpcall.client(
             headers={"Authorization": f"Bearer {ctx.credentials.get('access_token', '')}"},
             timeout=settings.PROVIDER_TIMEOUT_S,
         )
@@ -408,7 +408,7 @@ class YouTubeAdapter(Adapter):
         )
         expires = oauth.expires_at(body.get("expires_in"))
         try:
-            with httpx.Client(
+            with httpcall.client(
                 headers={"Authorization": f"Bearer {body['access_token']}"},
                 timeout=settings.PROVIDER_TIMEOUT_S,
             ) as client:

@@ -53,7 +53,7 @@ class _MetaParser(HTMLParser):
 def _fetch(url: str, max_bytes: int) -> tuple[str, str, bytes] | None:
     """GET a public URL (following a few redirects, each re-checked); returns (final url,
     content type, body) or None when unsafe, failing, or larger than max_bytes."""
-    with httpx.Client(timeout=PAGE_TIMEOUT_S, follow_redirects=False) as http:
+    with httpcall.client(timeout=PAGE_TIMEOUT_S, follow_redirects=False) as http:
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 httpcall.require_public_https(url)

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
+from apps.providers import httpcall
 from apps.providers.base import (
     Adapter,
     PublishContext,
@@ -28,7 +29,7 @@ class SandboxAdapter(Adapter):
         headers = {}
         if credentials:
             headers["Authorization"] = f"Bearer {credentials.get('access_token', '')}"
-        return httpx.Client(
+        return httpcall.client(
             base_url=settings.SANDBOX_BASE_URL.rstrip("/") + "/sandbox/api/v1",
             headers=headers,
             timeout=settings.PROVIDER_TIMEOUT_S,
