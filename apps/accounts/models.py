@@ -4,6 +4,7 @@ connected social accounts."""
 import hashlib
 import hmac
 import secrets
+import uuid
 import zoneinfo
 
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
@@ -292,3 +293,16 @@ class SocialAccount(models.Model):
     @property
     def token_expired(self) -> bool:
         return self.token_expires_at is not None and self.token_expires_at <= timezone.now()
+
+
+class Installation(models.Model):
+    """This installation's identity: one row, made when the database is first migrated.
+
+    Handles we derive for platforms (a Bluesky record key) mix it in, so a reset database
+    whose ids start over never mistakes an earlier installation's post for its own."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return str(self.id)
