@@ -20,8 +20,10 @@ Platforms disagree on what a "character" is, so the catalog names a counter per 
 
 URL detection is a close approximation of the platforms' own extractors: a URL with an
 http(s) scheme always counts; X also counts a bare domain ending in a known or two-letter
-top-level domain ("example.com/path", "file.py"), and never one glued to an ``@`` (e-mail
-addresses) or to a word.
+top-level domain ("example.com", "bit.ly/abc", "www.foo.jp"), and never one glued to an
+``@`` (e-mail addresses) or to a word. As in twitter-text, a bare one-label name under a
+country-code TLD with no path ("file.py", "it.so") is not a link, except under ``.co`` and
+``.tv`` ("t.co", "twitch.tv").
 """
 
 from __future__ import annotations
@@ -66,10 +68,14 @@ _SCHEME_URL = regex.compile(
     r"(?<![\w/.@$#])https?://[\w-]+(?:\.[\w-]+)+(?::\d{1,5})?" + _URL_TAIL, regex.IGNORECASE
 )
 _BARE_DOMAIN_URL = regex.compile(
-    r"(?<![\w/.@$#\-:])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
-    rf"(?:{_GTLDS}|[a-z]{{2}})(?![\w-])(?::\d{{1,5}})?" + _URL_TAIL,
+    r"(?<![\w/.@$#\-:])(?P<domain>(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
+    rf"(?:{_GTLDS}|[a-z]{{2}}))(?![\w-])(?::\d{{1,5}})?" + _URL_TAIL,
     regex.IGNORECASE,
 )
+# twitter-text's invalidShortDomain / validSpecialShortDomain: "name.cc" without a path is
+# not a link, unless the country code is one of these.
+_SHORT_DOMAIN = regex.compile(r"[a-z0-9-]+\.[a-z]{2}", regex.IGNORECASE)
+_SPECIAL_SHORT_CCTLDS = ("co", "tv")
 # Trailing punctuation is sentence punctuation, not part of the URL.
 _TRAILING_PUNCT = ".,:;!?'\")]}"
 
@@ -115,9 +121,20 @@ def find_urls(text: str, *, bare_domains: bool = False) -> list[tuple[int, int]]
             if any(s <= start < e for s, e in spans):
                 continue
             url = _trim(match.group())
+            if _is_short_domain_without_path(match.group("domain"), url):
+                continue
             spans.append((start, start + len(url)))
         spans.sort()
     return spans
+
+
+def _is_short_domain_without_path(domain: str, url: str) -> bool:
+    rest = url[len(domain) :].lstrip(":0123456789")  # a port is not a path
+    return (
+        not rest.startswith("/")
+        and _SHORT_DOMAIN.fullmatch(domain) is not None
+        and domain.rsplit(".", 1)[1].lower() not in _SPECIAL_SHORT_CCTLDS
+    )
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int]], placeholder: str) -> str:

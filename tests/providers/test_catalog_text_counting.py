@@ -97,7 +97,15 @@ class TestX:
             ("\u20ac", 2),  # nor is the euro sign
             (DEVANAGARI_KSHI, 4),  # four code points below U+1100
             ("example.com", 23),  # bare domains are links on X
-            ("see file.py now", 4 + 23 + 4),
+            # twitter-text: a bare one-label ccTLD name without a path is not a link...
+            ("see file.py now", 15),
+            ("it.so foo.jp", 12),
+            # ...but with a path, a subdomain, a second-level name or under .co/.tv it is.
+            ("bit.ly/abcde", 23),
+            ("www.foo.jp", 23),
+            ("foo.co.jp", 23),
+            ("vine.co twitch.tv", 23 + 1 + 23),
+            ("foo.jp:8080", 11),  # a port is not a path
             ("a@example.com", 13),  # an e-mail address is not a link
             ("https://example.com/path?q=1.", 24),  # sentence punctuation stays out
             ("(https://en.wikipedia.org/wiki/Foo_(bar))", 25),
@@ -143,5 +151,21 @@ def test_url_spans():
     assert [text[s:e] for s, e in find_urls(text, bare_domains=True)] == [
         "https://x.com/a",
         "www.example.org",
-        "c.io",
     ]
+
+
+def test_url_spans_follow_twitter_texts_short_domain_conformance_cases():
+    # twitter-text conformance/extract.yml, "urls" section.
+    cases = [
+        ("twitter.jp日本語it.so中国語foo.jp it.so foo.jp", []),
+        ("MLB.tv vine.co twitch.tv t.co", ["MLB.tv", "vine.co", "twitch.tv", "t.co"]),
+        ("t.co/abcde bit.ly/abcde", ["t.co/abcde", "bit.ly/abcde"]),
+        (
+            "foo.com foo.net foo.org foo.edu foo.gov",
+            ["foo.com", "foo.net", "foo.org", "foo.edu", "foo.gov"],
+        ),
+        ("foo.co.jp www.foo.co.uk foo.jp", ["foo.co.jp", "www.foo.co.uk"]),
+    ]
+    for text, expected in cases:
+        spans = find_urls(text, bare_domains=True)
+        assert [text[s:e] for s, e in spans] == expected, text
