@@ -1,5 +1,6 @@
 """The X adapter against a respx fake of the documented API v2."""
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -56,37 +57,63 @@ def _created(post_id="1445880548472328192", text="hello"):
     return {"data": {"id": post_id, "text": text, "edit_history_tweet_ids": [post_id]}}
 
 
-def _upload_fake(respx_mock, *, processing: list[dict] | None = None):
-    """INIT/APPEND/FINALIZE/STATUS on one URL, answered by `command`."""
+def _media_fake(respx_mock, *, processing: list[dict] | None = None):
+    """X's v2 media endpoints as documented (docs.x.com x-api/media): the one-shot upload,
+    initialize / append / finalize by path, and the status poll. The retired
+    `command=INIT|APPEND|FINALIZE` form is refused. Returns the (step, request) calls."""
     calls: list[tuple[str, httpx.Request]] = []
     statuses = iter(processing or [])
+    invalid = {
+        "title": "Invalid Request",
+        "detail": "One or more parameters to your request was invalid.",
+        "type": "https://api.x.com/2/problems/invalid-request",
+    }
 
-    def handle(request: httpx.Request) -> httpx.Response:
-        if request.method == "GET":
-            calls.append(("STATUS", request))
-            return httpx.Response(
-                200, json={"data": {"id": "m1", "processing_info": next(statuses)}}
-            )
-        ctype = request.headers["Content-Type"]
-        command = (
-            multipart_field(request, "command").decode()
-            if ctype.startswith("multipart/")
-            else form(request)["command"]
+    def one_shot(request: httpx.Request) -> httpx.Response:
+        calls.append(("UPLOAD", request))
+        if multipart_field(request, "command") is not None or "command" in request.url.params:
+            return httpx.Response(400, json=invalid)
+        if multipart_field(request, "media") is None or multipart_field(
+            request, "media_category"
+        ) not in (b"tweet_image", b"dm_image", b"subtitles"):
+            return httpx.Response(400, json=invalid)
+        return httpx.Response(
+            200,
+            json={
+                "data": {"id": "i1", "media_key": "3_i1", "size": 10, "expires_after_secs": 86400}
+            },
         )
-        calls.append((command, request))
-        if command == "INIT":
-            return httpx.Response(
-                200,
-                json={"data": {"id": "m1", "media_key": "3_m1", "expires_after_secs": 86400}},
-            )
-        if command == "APPEND":
-            return httpx.Response(204)
-        data = {"id": "m1", "media_key": "3_m1", "size": 10}
+
+    def initialize(request: httpx.Request) -> httpx.Response:
+        calls.append(("INITIALIZE", request))
+        return httpx.Response(
+            200, json={"data": {"id": "m1", "media_key": "7_m1", "expires_after_secs": 86400}}
+        )
+
+    def append(request: httpx.Request, media_id: str) -> httpx.Response:
+        calls.append(("APPEND", request))
+        assert media_id == "m1"
+        return httpx.Response(200, json={"data": {"expires_at": 1796220000}})
+
+    def finalize(request: httpx.Request, media_id: str) -> httpx.Response:
+        calls.append(("FINALIZE", request))
+        data = {"id": media_id, "media_key": "7_m1", "size": 10, "expires_after_secs": 86400}
         if processing:
             data["processing_info"] = {"state": "pending", "check_after_secs": 1}
         return httpx.Response(200, json={"data": data})
 
-    respx_mock.route(url__startswith=UPLOAD).mock(side_effect=handle)
+    def status(request: httpx.Request) -> httpx.Response:
+        calls.append(("STATUS", request))
+        media_id = request.url.params["media_id"]
+        return httpx.Response(
+            200, json={"data": {"id": media_id, "processing_info": next(statuses)}}
+        )
+
+    respx_mock.post(UPLOAD).mock(side_effect=one_shot)
+    respx_mock.post(f"{UPLOAD}/initialize").mock(side_effect=initialize)
+    respx_mock.post(url__regex=rf"{UPLOAD}/(?P<media_id>[^/]+)/append").mock(side_effect=append)
+    respx_mock.post(url__regex=rf"{UPLOAD}/(?P<media_id>[^/]+)/finalize").mock(side_effect=finalize)
+    respx_mock.get(url__startswith=UPLOAD).mock(side_effect=status)
     return calls
 
 
@@ -102,35 +129,63 @@ def test_it_publishes_text(respx_mock, account):
     assert published.provider_url == "https://x.com/alice/status/1445880548472328192"
 
 
-def test_media_goes_through_chunked_upload_with_alt_text(respx_mock, account, monkeypatch):
-    monkeypatch.setattr(x_media, "CHUNK_BYTES", 4)
-    calls = _upload_fake(respx_mock)
-    meta = respx_mock.post(f"{API}/media/metadata").respond(200, json={})
+def test_a_small_image_goes_in_one_request_with_alt_text(respx_mock, account):
+    calls = _media_fake(respx_mock)
+    meta = respx_mock.post(f"{API}/media/metadata").respond(200, json={"data": {"id": "i1"}})
     create = respx_mock.post(f"{API}/tweets").respond(201, json=_created())
     XAdapter().publish_segment(
         make_ctx(account), SegmentPayload(0, "pic", [image(data=b"0123456789")]), reply_to=None
     )
-    assert [c for c, _ in calls] == ["INIT", "APPEND", "APPEND", "APPEND", "FINALIZE"]
-    assert form(calls[0][1]) == {
-        "command": "INIT",
-        "media_type": "image/png",
-        "total_bytes": "10",
-        "media_category": "tweet_image",
-    }
-    appends = [r for c, r in calls if c == "APPEND"]
-    assert [multipart_field(r, "segment_index") for r in appends] == [b"0", b"1", b"2"]
-    assert b"".join(multipart_field(r, "media") for r in appends) == b"0123456789"
-    assert all(multipart_field(r, "media_id") == b"m1" for r in appends)
-    assert form(calls[-1][1]) == {"command": "FINALIZE", "media_id": "m1"}
+    assert [step for step, _ in calls] == ["UPLOAD"]
+    request = calls[0][1]
+    assert request.headers["Content-Type"].startswith("multipart/form-data")
+    assert multipart_field(request, "media") == b"0123456789"
+    assert multipart_field(request, "media_category") == b"tweet_image"
     assert body(meta.calls.last.request) == {
-        "id": "m1",
+        "id": "i1",
         "metadata": {"alt_text": {"text": "A red square"}},
     }
-    assert body(create.calls.last.request) == {"text": "pic", "media": {"media_ids": ["m1"]}}
+    assert body(create.calls.last.request) == {"text": "pic", "media": {"media_ids": ["i1"]}}
+
+
+def test_video_goes_through_initialize_append_finalize(respx_mock, account, monkeypatch):
+    monkeypatch.setattr(x_media, "CHUNK_BYTES", 4)
+    calls = _media_fake(respx_mock)
+    respx_mock.post(f"{API}/media/metadata").respond(200, json={"data": {"id": "m1"}})
+    create = respx_mock.post(f"{API}/tweets").respond(201, json=_created())
+    video = image(kind="video", mime="video/mp4", data=b"0123456789")
+    XAdapter().publish_segment(make_ctx(account), SegmentPayload(0, "v", [video]), reply_to=None)
+    assert [step for step, _ in calls] == ["INITIALIZE", "APPEND", "APPEND", "APPEND", "FINALIZE"]
+    assert body(calls[0][1]) == {
+        "media_type": "video/mp4",
+        "total_bytes": 10,
+        "media_category": "tweet_video",
+    }
+    appends = [r for step, r in calls if step == "APPEND"]
+    assert [str(r.url) for r in appends] == [f"{UPLOAD}/m1/append"] * 3
+    assert [multipart_field(r, "segment_index") for r in appends] == [b"0", b"1", b"2"]
+    assert b"".join(multipart_field(r, "media") for r in appends) == b"0123456789"
+    assert str(calls[-1][1].url) == f"{UPLOAD}/m1/finalize"
+    assert body(create.calls.last.request)["media"] == {"media_ids": ["m1"]}
+
+
+@pytest.mark.parametrize(
+    ("kind", "mime", "size", "category"),
+    [("gif", "image/gif", 10, "tweet_gif"), ("image", "image/png", 6 * 1024 * 1024, "tweet_image")],
+)
+def test_gifs_and_large_images_are_chunked(respx_mock, account, kind, mime, size, category):
+    calls = _media_fake(respx_mock)
+    respx_mock.post(f"{API}/media/metadata").respond(200, json={"data": {"id": "m1"}})
+    respx_mock.post(f"{API}/tweets").respond(201, json=_created())
+    media = image(kind=kind, mime=mime, data=b"x" * size)
+    XAdapter().publish_segment(make_ctx(account), SegmentPayload(0, "g", [media]), reply_to=None)
+    assert calls[0][0] == "INITIALIZE"
+    assert body(calls[0][1])["media_category"] == category
+    assert calls[-1][0] == "FINALIZE"
 
 
 def test_video_processing_is_polled_with_check_after_secs(respx_mock, account, waits):
-    calls = _upload_fake(
+    calls = _media_fake(
         respx_mock,
         processing=[{"state": "in_progress", "check_after_secs": 3}, {"state": "succeeded"}],
     )
@@ -138,26 +193,45 @@ def test_video_processing_is_polled_with_check_after_secs(respx_mock, account, w
     respx_mock.post(f"{API}/tweets").respond(201, json=_created())
     video = image(kind="video", mime="video/mp4", data=b"mp4")
     XAdapter().publish_segment(make_ctx(account), SegmentPayload(0, "v", [video]), reply_to=None)
-    assert form(calls[0][1])["media_category"] == "tweet_video"
-    statuses = [r for c, r in calls if c == "STATUS"]
+    statuses = [r for step, r in calls if step == "STATUS"]
     assert len(statuses) == 2
+    assert str(statuses[0].url.copy_with(query=None)) == UPLOAD
     assert dict(statuses[0].url.params) == {"command": "STATUS", "media_id": "m1"}
     assert waits == [1.0, 3.0]
 
 
 def test_failed_media_processing_is_content_rejected(respx_mock, account):
-    _upload_fake(
+    _media_fake(
         respx_mock,
         processing=[{"state": "failed", "error": {"code": 1, "message": "InvalidMedia"}}],
     )
+    ctx = make_ctx(account)
     with pytest.raises(ProviderError) as err:
         XAdapter().publish_segment(
-            make_ctx(account),
-            SegmentPayload(0, "v", [image(kind="video", mime="video/mp4")]),
-            reply_to=None,
+            ctx, SegmentPayload(0, "v", [image(kind="video", mime="video/mp4")]), reply_to=None
         )
     assert err.value.kind == ErrorKind.CONTENT_REJECTED
     assert err.value.message == "InvalidMedia"
+    assert ctx.checkpoint == {"x_media_s0": {}}  # a manual retry uploads afresh
+
+
+def test_a_dropped_chunk_is_sent_once_more(respx_mock, account):
+    calls = _media_fake(respx_mock)
+    drops = iter([httpx.RemoteProtocolError("dropped")])
+
+    def flaky(request: httpx.Request, media_id: str) -> httpx.Response:
+        error = next(drops, None)
+        if error:
+            raise error
+        calls.append(("APPEND", request))
+        return httpx.Response(200, json={"data": {"expires_at": 1796220000}})
+
+    respx_mock.post(url__regex=rf"{UPLOAD}/(?P<media_id>[^/]+)/append").mock(side_effect=flaky)
+    respx_mock.post(f"{API}/media/metadata").respond(200, json={})
+    respx_mock.post(f"{API}/tweets").respond(201, json=_created())
+    video = image(kind="video", mime="video/mp4", data=b"mp4")
+    XAdapter().publish_segment(make_ctx(account), SegmentPayload(0, "v", [video]), reply_to=None)
+    assert [step for step, _ in calls] == ["INITIALIZE", "APPEND", "FINALIZE"]
 
 
 def test_a_thread_replies_to_the_previous_post(respx_mock, account):
@@ -233,6 +307,10 @@ def test_a_thread_replies_to_the_previous_post(respx_mock, account):
 )
 def test_documented_errors_are_classified(respx_mock, account, status, payload, kind, code, action):
     respx_mock.post(f"{API}/tweets").respond(status, json=payload)
+    # A duplicate refusal looks for the matching post; here there is none.
+    respx_mock.get(f"{API}/users/2244994945/tweets").respond(
+        200, json={"meta": {"result_count": 0}}
+    )
     with pytest.raises(ProviderError) as err:
         XAdapter().publish_segment(make_ctx(account), SegmentPayload(0, "x"), reply_to=None)
     assert err.value.kind == kind
@@ -240,6 +318,7 @@ def test_documented_errors_are_classified(respx_mock, account, status, payload, 
     assert err.value.http_status == status
     assert err.value.action == action
     assert err.value.retryable is False
+    assert err.value.existing_post_id is None
 
 
 @pytest.mark.parametrize(
@@ -461,7 +540,7 @@ def test_a_public_client_sends_no_basic_auth(respx_mock, settings):
 
 def test_media_still_processing_resumes_from_the_checkpoint(respx_mock, account, monkeypatch):
     monkeypatch.setattr(x_media, "WAIT_BUDGET_S", 2.0)
-    calls = _upload_fake(
+    calls = _media_fake(
         respx_mock,
         processing=[
             {"state": "in_progress", "check_after_secs": 5},
@@ -470,15 +549,67 @@ def test_media_still_processing_resumes_from_the_checkpoint(respx_mock, account,
     )
     respx_mock.post(f"{API}/media/metadata").respond(200, json={})
     create = respx_mock.post(f"{API}/tweets").respond(201, json=_created())
-    ctx = make_ctx(account)
+    saved: list[dict] = []
+    ctx = replace(make_ctx(account), checkpoint_saver=saved.append)
     video = image(kind="video", mime="video/mp4", data=b"mp4")
     with pytest.raises(ProviderError) as err:
         XAdapter().publish_segment(ctx, SegmentPayload(0, "v", [video]), reply_to=None)
     assert err.value.kind == ErrorKind.MEDIA_PROCESSING
     assert err.value.retryable is True
     assert ctx.checkpoint == {"x_media_s0": {"1": "m1"}}
+    assert saved == [{"x_media_s0": {"1": "m1"}}]  # kept before the first wait
 
     monkeypatch.setattr(x_media, "WAIT_BUDGET_S", 120.0)
     XAdapter().publish_segment(ctx, SegmentPayload(0, "v", [video]), reply_to=None)
-    assert [c for c, _ in calls].count("INIT") == 1  # resumed, not uploaded again
+    assert [step for step, _ in calls].count("INITIALIZE") == 1  # resumed, not uploaded again
     assert body(create.calls.last.request)["media"] == {"media_ids": ["m1"]}
+
+
+def test_a_duplicate_refusal_names_the_matching_recent_post(respx_mock, account):
+    respx_mock.post(f"{API}/tweets").respond(
+        403,
+        json={
+            "detail": "You are not allowed to create a Tweet with duplicate content.",
+            "type": "about:blank",
+            "title": "Forbidden",
+            "status": 403,
+        },
+    )
+    timeline = respx_mock.get(f"{API}/users/2244994945/tweets").respond(
+        200,
+        json={
+            "data": [
+                {"id": "5", "text": "same &amp; again", "created_at": "2026-12-02T10:01:00.000Z"}
+            ],
+            "meta": {"result_count": 1, "newest_id": "5", "oldest_id": "5"},
+        },
+    )
+    with pytest.raises(ProviderError) as err:
+        XAdapter().publish_segment(
+            make_ctx(account), SegmentPayload(0, "same & again"), reply_to=None
+        )
+    assert err.value.kind == ErrorKind.DUPLICATE_CONTENT
+    assert err.value.existing_post_id == "5"
+    assert timeline.call_count == 1
+
+
+def test_a_lookup_follows_the_next_page(respx_mock, account):
+    timeline = respx_mock.get(f"{API}/users/2244994945/tweets").mock(
+        side_effect=[
+            httpx.Response(
+                200,
+                json={
+                    "data": [{"id": "9", "text": "other"}],
+                    "meta": {"result_count": 1, "next_token": "p2"},
+                },
+            ),
+            httpx.Response(
+                200, json={"data": [{"id": "8", "text": "mine"}], "meta": {"result_count": 1}}
+            ),
+        ]
+    )
+    found = XAdapter().lookup_segment(
+        make_ctx(account), SegmentPayload(0, "mine"), not_before=datetime.now(UTC)
+    )
+    assert found.provider_post_id == "8"
+    assert timeline.calls[1].request.url.params["pagination_token"] == "p2"

@@ -1,8 +1,9 @@
 """The X adapter (API v2): posts, chunked media with alt text, reply threads, OAuth 2 with
 PKCE and rotating refresh tokens, reconciliation by reading the user's timeline.
 
-X has no idempotency handle and refuses an identical resend as duplicate content without
-naming the existing post, so an unknown outcome is a single attempt settled by lookup.
+X has no idempotency handle, so an unknown outcome is a single attempt settled by lookup.
+An identical resend is refused as duplicate content without naming the existing post; the
+adapter then looks for that post in the user's recent timeline and names it on the error.
 Weighted character counting belongs to the capability catalog, not here.
 """
 
@@ -41,6 +42,10 @@ SCOPES = "tweet.read tweet.write users.read offline.access media.write"
 # Access tokens live 2 hours.
 REFRESH_MARGIN = timedelta(minutes=5)
 CLOCK_SKEW = timedelta(minutes=2)
+# How far back a duplicate-content refusal is matched against the user's posts, and how
+# many timeline pages (100 posts each, billed reads) a lookup reads at most.
+DUPLICATE_WINDOW = timedelta(hours=24)
+LOOKUP_PAGES = 3
 
 
 class XAdapter(Adapter):
@@ -83,7 +88,10 @@ class XAdapter(Adapter):
     ) -> PublishedSegment:
         api = _Api(ctx, self)
         checkpoint = ctx.checkpoint.setdefault(f"x_media_s{segment.position}", {})
-        media_ids = [x_media.upload(api.send, m, checkpoint) for m in segment.media]
+        media_ids = [
+            x_media.upload(api.send, m, checkpoint, save=ctx.persist_checkpoint)
+            for m in segment.media
+        ]
         payload: dict = {"text": segment.text}
         if media_ids:
             payload["media"] = {"media_ids": media_ids}
@@ -91,7 +99,13 @@ class XAdapter(Adapter):
             payload["reply"] = {"in_reply_to_tweet_id": reply_to.parent.provider_post_id}
         response = api.send("POST", f"{API}/tweets", is_create=True, json=payload)
         if response.status_code != 201:
-            raise classify(response, is_create=True)
+            error = classify(response, is_create=True)
+            if error.kind == ErrorKind.DUPLICATE_CONTENT:
+                # X refuses an identical resend without naming the post it matched; look
+                # for it, so a resend after an unanswered attempt can settle on it.
+                found = self._find_duplicate(api, ctx, segment)
+                error.existing_post_id = found.provider_post_id if found else None
+            raise error
         post_id = str(response.json()["data"]["id"])
         return PublishedSegment(
             provider_post_id=post_id,
@@ -106,29 +120,41 @@ class XAdapter(Adapter):
     ) -> PublishedSegment | None:
         """Best effort: the user's posts since the attempt began, matched on normalized text
         (X rewrites links to t.co and escapes &, < and >). Reads are billed."""
+        return self._find(_Api(ctx, self), ctx, segment, not_before=not_before)
+
+    def _find_duplicate(
+        self, api: _Api, ctx: PublishContext, segment: SegmentPayload
+    ) -> PublishedSegment | None:
+        """The post a duplicate-content refusal matched, when a recent one has our text.
+        Best effort: a failing lookup leaves the refusal as it is."""
+        try:
+            return self._find(api, ctx, segment, not_before=timezone.now() - DUPLICATE_WINDOW)
+        except ProviderError:
+            return None
+
+    def _find(
+        self, api: _Api, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
+    ) -> PublishedSegment | None:
         start = (not_before - CLOCK_SKEW).astimezone(UTC)
-        response = _Api(ctx, self).send(
-            "GET",
-            f"{API}/users/{ctx.account.remote_id}/tweets",
-            params={
-                "start_time": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "max_results": 100,
-                "tweet.fields": "created_at",
-            },
-        )
-        if response.status_code != 200:
-            raise classify(response, is_create=False)
+        params = {
+            "start_time": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "max_results": 100,
+            "tweet.fields": "created_at",
+        }
         wanted = _normalize(segment.text)
-        for post in response.json().get("data", []):
-            if _normalize(post.get("text", "")) == wanted:
-                created = post.get("created_at")
-                return PublishedSegment(
-                    provider_post_id=str(post["id"]),
-                    provider_url=_post_url(ctx.account, str(post["id"])),
-                    published_at=datetime.fromisoformat(created.replace("Z", "+00:00"))
-                    if created
-                    else None,
-                )
+        # Newest first; a busy account may have posted more than a page since.
+        for _ in range(LOOKUP_PAGES):
+            response = api.send("GET", f"{API}/users/{ctx.account.remote_id}/tweets", params=params)
+            if response.status_code != 200:
+                raise classify(response, is_create=False)
+            body = response.json()
+            for post in body.get("data", []):
+                if _normalize(post.get("text", "")) == wanted:
+                    return _found(ctx.account, post)
+            next_token = (body.get("meta") or {}).get("next_token")
+            if not next_token:
+                return None
+            params = {**params, "pagination_token": next_token}
         return None
 
     # Connect
@@ -227,6 +253,15 @@ def _client_auth() -> tuple[str, tuple[str, str] | None]:
         )
     secret = django_settings.X_CLIENT_SECRET
     return client_id, (client_id, secret) if secret else None
+
+
+def _found(account: SocialAccount, post: dict) -> PublishedSegment:
+    created = post.get("created_at")
+    return PublishedSegment(
+        provider_post_id=str(post["id"]),
+        provider_url=_post_url(account, str(post["id"])),
+        published_at=datetime.fromisoformat(created.replace("Z", "+00:00")) if created else None,
+    )
 
 
 def _post_url(account: SocialAccount, post_id: str) -> str:
