@@ -148,6 +148,7 @@ class MastodonAdapter(Adapter):
                 raise classify(response, is_create=False)
             remote_id = str(response.json()["id"])
             uploads[str(media.media_id)] = remote_id
+            ctx.persist_checkpoint()  # a killed worker resumes this upload, not a new one
             if response.status_code == 200:
                 return remote_id
         self._wait_processed(http, instance, remote_id)

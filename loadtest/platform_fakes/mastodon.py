@@ -1,0 +1,391 @@
+"""A Mastodon instance as its REST API documents it (and as mastodon/mastodon behaves).
+
+- `POST /api/v1/statuses` honours `Idempotency-Key` per account: the key is remembered for
+  3,600 s after the status was created (PostStatusService writes it after creating the status
+  with `redis.setex(key, 3_600, id)`); a repeat inside that window returns the first status,
+  a repeat after it creates a new one. Mastodon never rejects duplicate text.
+- `POST /api/v2/media` answers 200 for an image processed at once and 202 (`url` null) for
+  media processed in the background; `GET /api/v1/media/:id` answers 206 while processing,
+  200 once `url` is set, 422 when processing failed, 404 once the media is attached.
+- `GET /api/v1/accounts/:id/statuses` lists newest first (`limit` at most 40, `max_id`).
+- 429 carries `X-RateLimit-Limit/Remaining/Reset`, the reset being an ISO 8601 instant.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import random
+import time
+import uuid
+from datetime import UTC, datetime
+from email.parser import BytesParser
+from email.policy import HTTP
+
+from loadtest.platform_fakes.base import (
+    FakeRequest,
+    FakeResponse,
+    PlatformFake,
+    StoredPost,
+    json_response,
+    route,
+)
+
+HOST = "mastodon.fake"
+INSTANCE = f"https://{HOST}"
+IDEMPOTENCY_TTL_S = 3600.0
+MAX_CHARACTERS = 500
+MAX_MEDIA = 4
+RATE_LIMIT = 300
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def multipart(request: FakeRequest) -> dict[str, tuple[bytes, str]]:
+    """A multipart/form-data body as {field: (bytes, content type)}."""
+    head = f"Content-Type: {request.headers.get('content-type', '')}\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(head + request.body)
+    fields = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name:
+            fields[name] = (part.get_payload(decode=True) or b"", part.get_content_type())
+    return fields
+
+
+def _paragraphs(text: str) -> str:
+    """Plain text as Mastodon renders it: paragraphs on blank lines, <br /> on single ones."""
+    blocks = [b for b in text.replace("\r\n", "\n").split("\n\n") if b.strip()]
+    return "".join(
+        "<p>" + "<br />".join(html.escape(line, quote=False) for line in b.split("\n")) + "</p>"
+        for b in blocks
+    )
+
+
+class MastodonFake(PlatformFake):
+    platform = "mastodon"
+    hosts = (HOST,)
+
+    def __init__(self, faults=None, *, idempotency_ttl_s: float = IDEMPOTENCY_TTL_S) -> None:
+        super().__init__(faults)
+        self.idempotency_ttl_s = idempotency_ttl_s
+        # The instance's clock; tests move it forward to step past the key's window.
+        self.clock = time.time
+        self.tokens: dict[str, str] = {}  # access token -> account id
+        self.keys: dict[tuple[str, str], tuple[str, float]] = {}  # (account, key) -> (id, at)
+        self.media: dict[str, dict] = {}
+        self.apps: dict[str, dict] = {}
+        self.codes: dict[str, str] = {}  # authorization code -> account id (for connect)
+        self._ids = itertools.count(113_000_000_000_000_000)
+
+    # --- accounts ------------------------------------------------------------------------
+
+    def new_account(self, handle: str) -> dict:
+        with self.lock:
+            account_id = str(next(self._ids))
+            token = uuid.uuid4().hex
+            self.accounts[account_id] = {"id": account_id, "username": handle}
+            self.tokens[token] = account_id
+        return {
+            "remote_id": f"{account_id}@{HOST}",
+            "handle": f"{handle}@{HOST}",
+            "credentials": {"access_token": token},
+            "settings": {
+                "instance": INSTANCE,
+                "account_id": account_id,
+                "server_version": "4.3.2",
+                "honours_idempotency_key": True,
+                "max_characters": MAX_CHARACTERS,
+            },
+        }
+
+    def sample_content(self, rng: random.Random, marker: str) -> dict:
+        segments = [{"text": f"{marker} toot {rng.randrange(10**6)}", "media": []}]
+        if rng.random() < 0.3:
+            segments[0]["media"] = ["image"]
+        if rng.random() < 0.3:
+            segments.append({"text": f"{marker} reply {rng.randrange(10**6)}", "media": []})
+        return {"segments": segments, "settings": {"visibility": "unlisted"}}
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _account(self, request: FakeRequest) -> str | None:
+        with self.lock:
+            return self.tokens.get(request.bearer)
+
+    def _unauthorized(self) -> FakeResponse:
+        return json_response({"error": "The access token is invalid"}, 401)
+
+    def _throttled(self) -> FakeResponse:
+        reset = iso(self.clock() + self.faults.retry_after_s)
+        return json_response(
+            {"error": "Too many requests"},
+            429,
+            **{
+                "X-RateLimit-Limit": str(RATE_LIMIT),
+                "X-RateLimit-Remaining": "0",
+                "X-RateLimit-Reset": reset,
+            },
+        )
+
+    def _status_json(self, post: StoredPost) -> dict:
+        account = self.accounts[post.account]
+        return {
+            "id": post.id,
+            "created_at": iso(post.created_at),
+            "in_reply_to_id": post.reply_to,
+            "visibility": post.extra.get("visibility", "public"),
+            "sensitive": post.extra.get("sensitive", False),
+            "spoiler_text": post.extra.get("spoiler_text", ""),
+            "language": post.extra.get("language"),
+            "uri": f"{INSTANCE}/users/{account['username']}/statuses/{post.id}",
+            "url": f"{INSTANCE}/@{account['username']}/{post.id}",
+            "content": _paragraphs(post.text),
+            "account": {"id": post.account, "username": account["username"]},
+            "media_attachments": [self._media_json(self.media[m]) for m in post.media],
+        }
+
+    def _media_json(self, media: dict) -> dict:
+        ready = media["state"] == "ready"
+        return {
+            "id": media["id"],
+            "type": media["type"],
+            "url": f"{INSTANCE}/system/media/{media['id']}/original" if ready else None,
+            "preview_url": f"{INSTANCE}/system/media/{media['id']}/small",
+            "description": media["description"],
+        }
+
+    def _advance(self, media: dict) -> None:
+        if media["state"] == "processing" and self.clock() >= media["ready_at"]:
+            media["state"] = "failed" if media["fails"] else "ready"
+
+    # --- connect -------------------------------------------------------------------------
+
+    @route("POST", r"/api/v1/apps")
+    def create_app(self, request: FakeRequest) -> FakeResponse:
+        form = request.form() or request.json()
+        client_id = uuid.uuid4().hex
+        app = {"client_id": client_id, "client_secret": uuid.uuid4().hex, **form}
+        with self.lock:
+            self.apps[client_id] = app
+        return json_response(
+            {
+                "id": str(len(self.apps)),
+                "name": form.get("client_name", ""),
+                "client_id": client_id,
+                "client_secret": app["client_secret"],
+                "client_secret_expires_at": 0,
+            }
+        )
+
+    @route("POST", r"/oauth/token")
+    def token(self, request: FakeRequest) -> FakeResponse:
+        form = request.form()
+        with self.lock:
+            app = self.apps.get(form.get("client_id", ""))
+            account_id = self.codes.pop(form.get("code", ""), None)
+        if app is None or app["client_secret"] != form.get("client_secret"):
+            return json_response({"error": "invalid_client"}, 401)
+        if account_id is None:
+            return json_response({"error": "invalid_grant"}, 400)
+        token = uuid.uuid4().hex
+        with self.lock:
+            self.tokens[token] = account_id
+        return json_response(
+            {"access_token": token, "token_type": "Bearer", "scope": form.get("scope", "")}
+        )
+
+    @route("GET", r"/api/v1/accounts/verify_credentials")
+    def verify_credentials(self, request: FakeRequest) -> FakeResponse:
+        account_id = self._account(request)
+        if account_id is None:
+            return self._unauthorized()
+        account = self.accounts[account_id]
+        return json_response(
+            {"id": account_id, "username": account["username"], "acct": account["username"]}
+        )
+
+    @route("GET", r"/api/v2/instance")
+    def instance(self, request: FakeRequest) -> FakeResponse:
+        return json_response(
+            {
+                "domain": HOST,
+                "version": "4.3.2",
+                "configuration": {
+                    "statuses": {
+                        "max_characters": MAX_CHARACTERS,
+                        "max_media_attachments": MAX_MEDIA,
+                        "characters_reserved_per_url": 23,
+                    }
+                },
+            }
+        )
+
+    # --- media ---------------------------------------------------------------------------
+
+    @route("POST", r"/api/v2/media")
+    def upload_media(self, request: FakeRequest) -> FakeResponse:
+        account_id = self._account(request)
+        if account_id is None:
+            return self._unauthorized()
+        if self.faults.strikes("rate_limit"):
+            return self._throttled()
+        if self.faults.strikes("drop_mid_upload"):
+            return FakeResponse(drop=True)
+        if self.faults.strikes("server_error_before"):
+            return json_response({"error": "Error processing thumbnail for uploaded media"}, 500)
+        fields = multipart(request)
+        if "file" not in fields:
+            return json_response({"error": "Validation failed: File can't be blank"}, 422)
+        data, content_type = fields["file"]
+        kind = content_type.split("/")[0]
+        if kind not in ("image", "video"):
+            return json_response({"error": "Validation failed: File has an extension"}, 422)
+        # Images are processed in the request; video (and slow images) in the background.
+        background = kind == "video" or self.faults.strikes("slow_processing")
+        delay = self.faults.processing_s * (3 if kind == "video" else 1)
+        media = {
+            "id": str(next(self._ids)),
+            "account": account_id,
+            "type": kind,
+            "size": len(data),
+            "description": (fields.get("description") or (b"", ""))[0].decode(),
+            "state": "processing" if background else "ready",
+            "ready_at": self.clock() + delay,
+            "fails": self.faults.strikes("processing_fails"),
+            "status_id": None,
+        }
+        with self.lock:
+            self.media[media["id"]] = media
+        return json_response(self._media_json(media), 202 if background else 200)
+
+    @route("GET", r"/api/v1/media/(?P<media_id>\d+)")
+    def get_media(self, request: FakeRequest, media_id: str) -> FakeResponse:
+        account_id = self._account(request)
+        if account_id is None:
+            return self._unauthorized()
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        with self.lock:
+            media = self.media.get(media_id)
+            # Only the account's unattached media can be fetched.
+            if media is None or media["account"] != account_id or media["status_id"]:
+                return json_response({"error": "Record not found"}, 404)
+            self._advance(media)
+        if media["state"] == "failed":
+            return json_response({"error": "Error processing thumbnail for uploaded media"}, 422)
+        return json_response(self._media_json(media), 206 if media["state"] != "ready" else 200)
+
+    # --- statuses ------------------------------------------------------------------------
+
+    @route("POST", r"/api/v1/statuses")
+    def create_status(self, request: FakeRequest) -> FakeResponse:
+        account_id = self._account(request)
+        if account_id is None:
+            return self._unauthorized()
+        if self.faults.strikes("rate_limit"):
+            return self._throttled()
+        key = request.headers.get("idempotency-key")
+        with self.lock:
+            if key:
+                remembered = self.keys.get((account_id, key))
+                if remembered and self.clock() - remembered[1] < self.idempotency_ttl_s:
+                    return json_response(self._status_json(self.posts[remembered[0]]))
+        if self.faults.strikes("server_error_before"):
+            return json_response({"error": "We're sorry, but something went wrong"}, 503)
+        body = request.json() if "json" in request.headers.get("content-type", "") else {}
+        if not body:
+            body = request.form()
+        text = str(body.get("status") or "")
+        media_ids = [str(m) for m in body.get("media_ids") or []]
+        if not text.strip() and not media_ids:
+            return json_response({"error": "Validation failed: Text can't be blank"}, 422)
+        if len(text) > MAX_CHARACTERS:
+            return json_response(
+                {"error": f"Validation failed: Text character limit of {MAX_CHARACTERS} exceeded"},
+                422,
+            )
+        if len(media_ids) > MAX_MEDIA:
+            return json_response({"error": "You can attach at most 4 files"}, 422)
+        with self.lock:
+            for media_id in media_ids:
+                media = self.media.get(media_id)
+                if media is None or media["account"] != account_id or media["status_id"]:
+                    return json_response({"error": "Record not found"}, 404)
+                self._advance(media)
+                if media["state"] != "ready":
+                    return json_response(
+                        {
+                            "error": "Cannot attach files that have not finished processing. "
+                            "Try again in a moment!"
+                        },
+                        422,
+                    )
+            reply_to = body.get("in_reply_to_id")
+            if reply_to and str(reply_to) not in self.posts:
+                return json_response({"error": "Record not found"}, 404)
+            now = self.clock()
+            post = StoredPost(
+                id=str(next(self._ids)),
+                account=account_id,
+                text=text,
+                created_at=now,
+                visible_at=now,
+                reply_to=str(reply_to) if reply_to else None,
+                media=media_ids,
+                idempotency_key=key,
+                extra={
+                    k: body[k]
+                    for k in ("visibility", "sensitive", "spoiler_text", "language")
+                    if k in body
+                },
+            )
+            self.store(post)
+            if post.visible_at != now:  # listing lag, counted on the instance's clock
+                post.visible_at = now + self.faults.listing_lag_s
+            for media_id in media_ids:
+                self.media[media_id]["status_id"] = post.id
+            if key:
+                self.keys[(account_id, key)] = (post.id, now)
+            status = self._status_json(post)
+        if self.faults.strikes("server_error_after"):
+            return json_response({"error": "We're sorry, but something went wrong"}, 500)
+        if self.faults.strikes("timeout_after_accept"):
+            return FakeResponse(200, status, delay_s=self.faults.hang_s)
+        return json_response(status)
+
+    @route("GET", r"/api/v1/statuses/(?P<status_id>\d+)")
+    def get_status(self, request: FakeRequest, status_id: str) -> FakeResponse:
+        with self.lock:
+            post = self.posts.get(status_id)
+            if post is None:
+                return json_response({"error": "Record not found"}, 404)
+            return json_response(self._status_json(post))
+
+    @route("GET", r"/api/v1/accounts/(?P<account_id>\d+)/statuses")
+    def account_statuses(self, request: FakeRequest, account_id: str) -> FakeResponse:
+        if self._account(request) is None:
+            return self._unauthorized()
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        limit = min(int(request.arg("limit", "20")), 40)
+        max_id = request.arg("max_id")
+        now = self.clock()
+        with self.lock:
+            statuses = sorted(
+                (
+                    p
+                    for p in self.posts.values()
+                    if p.account == account_id
+                    and p.visible_at <= now
+                    and (max_id is None or int(p.id) < int(max_id))
+                ),
+                key=lambda p: int(p.id),
+                reverse=True,
+            )[:limit]
+            return json_response([self._status_json(p) for p in statuses])
+
+
+FAKE = MastodonFake
