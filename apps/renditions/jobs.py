@@ -36,6 +36,7 @@ def publish(job: Job) -> None:
     retry_kinds=frozenset({"provider_unavailable", "network_before_send", "rate_limited"}),
     stale_policy=StalePolicy.REQUEUE,
     wait_budget_s=24 * 3600.0,
+    seat=None,  # a status check holds no publish seat, however long the platform takes
 )
 def poll(job: Job) -> None:
     pipeline.poll(job)
@@ -49,6 +50,7 @@ def poll(job: Job) -> None:
         {reconcile.NOT_FOUND_YET, "provider_unavailable", "network_before_send", "rate_limited"}
     ),
     stale_policy=StalePolicy.REQUEUE,  # a lookup only reads
+    seat=None,  # ...and holds no publish seat
 )
 def reconcile_job(job: Job) -> None:
     reconcile.reconcile(job)
@@ -77,6 +79,8 @@ def sweep_due(job: Job) -> None:
             )
         )
         .exclude(Exists(has_job))
+        # Accepted work belongs to its poll job; a publish job would only resume waiting.
+        .exclude(checkpoint__has_key="pending")
         .select_related("workspace__organization", "publication")[:500]
     )
     for rendition in due:

@@ -14,6 +14,13 @@ Failures follow the provider's classification:
   ``ambiguous`` and a reconciliation job looks for the post (apps.renditions.reconcile);
 - an expired token fails the rendition with the action ``reconnect`` and marks the account;
 - everything else fails the rendition for a person to act on.
+
+Accepted work is never created anew. Once a platform has accepted a segment that it is
+still processing (a container, an upload session, a publish id), the rendition keeps it
+in ``checkpoint["pending"]`` and the waiting state owns it: a rate limit or an outage on a
+status poll polls again later, and no path (retry, sweep, stale recovery) sends the segment
+again. It ends published, failed because the platform said the processing failed, or
+handed to a person (an ambiguous failure) when we cannot tell.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from apps.accounts import services as account_services
 from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
 from apps.common.media_urls import signed_media_url
-from apps.jobs.errors import PermanentError, RetryableError, Snooze, Waiting
+from apps.jobs.errors import JobOutcome, PermanentError, RetryableError, Snooze, Waiting
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease, job_enqueue
@@ -47,7 +54,7 @@ from apps.providers.base import (
     SupportsStatusPoll,
     get_adapter,
 )
-from apps.providers.errors import Action, ErrorKind, ProviderError
+from apps.providers.errors import RETRYABLE_KINDS, Action, ErrorKind, ProviderError
 from apps.publications.models import Publication
 from apps.publications.services.status import publication_refresh_status
 from apps.renditions.delivery import (
@@ -217,6 +224,14 @@ def _start(job: Job, rendition: Rendition) -> bool:
     nothing to do (published, cancelled, waiting on a poll, ambiguous, or a person acted).
     Raises Snooze when the job woke before the rendition is due."""
     status = rendition.status
+    if accepted_work(rendition) and status in (
+        Rendition.Status.PUBLISHING,
+        Rendition.Status.SCHEDULED,
+        Rendition.Status.FAILED,
+    ):
+        if status != Rendition.Status.FAILED or rendition.is_retry_pending:
+            resume_waiting(rendition)
+        return False
     if status == Rendition.Status.PUBLISHING:
         # Another run was here (its job released at shutdown or recovered): if it had a
         # request in flight, the post may exist, so it is never sent again blindly.
@@ -240,8 +255,10 @@ def _start(job: Job, rendition: Rendition) -> bool:
     return True
 
 
-def _prepare(job: Job, rendition: Rendition) -> _Run:
-    """Account, adapter, credentials (refreshed when near expiry) and validation."""
+def _prepare(job: Job, rendition: Rendition, *, accepted: bool = False) -> _Run:
+    """Account, adapter, credentials (refreshed when near expiry) and validation.
+    `accepted`: the platform already holds the work (a status poll), so a failure here
+    hands it to a person instead of failing it, and there is nothing left to validate."""
     account = rendition.social_account
     if account.status != SocialAccount.Status.CONNECTED:
         _fail(
@@ -252,6 +269,7 @@ def _prepare(job: Job, rendition: Rendition) -> _Run:
                 f"The {account.platform} account @{account.handle} must be reconnected.",
                 code=f"account_{account.status}",
             ),
+            hand_over=accepted,
         )
     try:
         adapter = get_adapter(rendition.platform)
@@ -282,8 +300,8 @@ def _prepare(job: Job, rendition: Rendition) -> _Run:
     run = _Run(
         job=job, rendition=rendition, adapter=adapter, ctx=publish_context(rendition, credentials)
     )
-    _refresh_credentials(run)
-    problems = rendition_problems(rendition)
+    _refresh_credentials(run, hand_over=accepted)
+    problems = [] if accepted else rendition_problems(rendition)
     if problems:
         first = problems[0]
         _fail(
@@ -300,7 +318,7 @@ def _prepare(job: Job, rendition: Rendition) -> _Run:
     return run
 
 
-def _refresh_credentials(run: _Run) -> None:
+def _refresh_credentials(run: _Run, *, hand_over: bool = False) -> None:
     """Refresh the token when near expiry, under a row lock on the account so two workers
     never spend one refresh token twice."""
     try:
@@ -322,7 +340,9 @@ def _refresh_credentials(run: _Run) -> None:
             run.ctx.credentials.clear()
             run.ctx.credentials.update(fresh)
     except ProviderError as err:
-        _fail(run.job, run.rendition, err)
+        if err.kind in RETRYABLE_KINDS and hand_over:
+            return  # the poll goes on with the current token; the refresh is tried again
+        _fail(run.job, run.rendition, err, hand_over=hand_over)
 
 
 def _deliver(run: _Run) -> None:
@@ -396,6 +416,14 @@ def _send(
                 code="internal_error",
             ),
         )
+    if result.pending:
+        # From here on the platform holds this segment: written before anything else, so
+        # every later path finds it and waits for it instead of sending it again.
+        run.ctx.checkpoint["pending"] = {
+            "position": segment.position,
+            "pending_id": result.provider_post_id,
+            "accepted_at": timezone.now().isoformat(),
+        }
     _save_checkpoint(run)
     if result.pending:
         attempt.close(DeliveryAttempt.Outcome.PENDING, provider_post_id=result.provider_post_id)
@@ -440,30 +468,51 @@ def _next_poll_delay(adapter: Adapter, *, polls_done: int, accepted_at: datetime
 def _park(run: _Run, segment: RenditionSegment, pending: PublishedSegment) -> None:
     """An asynchronous platform is processing the segment: wait for it in a poll job,
     which holds no seat of the organization's in-flight cap."""
-    accepted_at = timezone.now()
+    accepted = run.ctx.checkpoint["pending"]
+    accepted_at = datetime.fromisoformat(accepted["accepted_at"])
     delay = _next_poll_delay(run.adapter, polls_done=0, accepted_at=accepted_at) or 0.0
-    state = {
-        "position": segment.position,
-        "pending_id": pending.provider_post_id,
-        "accepted_at": accepted_at.isoformat(),
-        "polls": 0,
-    }
+    state = {**accepted, "polls": 0}
     with holding_lease(run.job):
         rendition = lock_rendition(run.rendition.pk)
         rendition.mark_waiting()
         if run.job.type != POLL_JOB:
-            job_enqueue(
-                type=POLL_JOB,
-                payload={"rendition_id": rendition.pk, **state},
-                organization=None,
-                workspace=rendition.workspace,
-                run_at=timezone.now() + timedelta(seconds=delay),
-                dedupe_key=poll_dedupe_key(rendition.pk),
-            )
+            _enqueue_poll(rendition, state, delay)
         publication_refresh_status(rendition.publication)
     if run.job.type == POLL_JOB:
         # The poll job itself carries on with the thread's next pending segment.
         raise _Stop(Waiting(delay, "next segment processing", state=state))
+
+
+def accepted_work(rendition: Rendition) -> dict | None:
+    """The segment a platform accepted and is still processing, if any (see the module
+    docstring): {"position", "pending_id", "accepted_at"}."""
+    return (rendition.checkpoint or {}).get("pending")
+
+
+def _enqueue_poll(rendition: Rendition, state: dict, delay_s: float) -> None:
+    job_enqueue(
+        type=POLL_JOB,
+        payload={"rendition_id": rendition.pk, **state},
+        organization=None,
+        workspace=rendition.workspace,
+        run_at=timezone.now() + timedelta(seconds=delay_s),
+        dedupe_key=poll_dedupe_key(rendition.pk),
+    )
+
+
+def resume_waiting(rendition: Rendition) -> None:
+    """Put a rendition whose segment the platform accepted back under its poll job,
+    whatever path found it (a publish job, stale recovery). Runs under the caller's locks."""
+    accepted = accepted_work(rendition)
+    if rendition.status == Rendition.Status.FAILED:
+        rendition.mark_scheduled()
+    if rendition.status == Rendition.Status.SCHEDULED:
+        rendition.transition_to(Rendition.Status.PUBLISHING, next_retry_at=None)
+    for attempt in rendition.delivery_attempts.in_flight():
+        attempt.close(DeliveryAttempt.Outcome.LOST, note="The run stopped; waiting resumes.")
+    rendition.mark_waiting()
+    _enqueue_poll(rendition, {**accepted, "polls": 0}, POLL_INTERVAL.total_seconds())
+    logger.info("accepted work resumes waiting", extra={"rendition_id": rendition.pk})
 
 
 def _finish(run: _Run, segments: list[RenditionSegment]) -> None:
@@ -485,15 +534,24 @@ def _finish(run: _Run, segments: list[RenditionSegment]) -> None:
 # --- failures ------------------------------------------------------------------------------
 
 
-def _fail(job: Job, rendition: Rendition, err: ProviderError, *, details: dict | None = None):
+def _fail(
+    job: Job,
+    rendition: Rendition,
+    err: ProviderError,
+    *,
+    details: dict | None = None,
+    hand_over: bool = False,
+):
     """Write the failure's consequences under the lease, then stop the run with the job
-    outcome that matches. Never returns."""
+    outcome that matches. `hand_over`: the platform holds accepted work whose fate we cannot
+    tell, so the failure is ambiguous whatever its kind (never retried, never resent).
+    Never returns."""
     error = err.as_dict()
     if details:
         error["details"] = details
     job_type = get_job_type(job.type)
     outcome: Exception
-    ambiguous = err.kind == ErrorKind.OUTCOME_UNKNOWN
+    ambiguous = hand_over or err.kind == ErrorKind.OUTCOME_UNKNOWN
     with holding_lease(job):
         current = lock_rendition(rendition.pk)
         if current.status == Rendition.Status.WAITING:
@@ -501,8 +559,9 @@ def _fail(job: Job, rendition: Rendition, err: ProviderError, *, details: dict |
         if current.status != Rendition.Status.PUBLISHING:
             raise _Stop()  # a person or another job settled it meanwhile
         if ambiguous:
-            current.mark_failed(error, ambiguous=True)
-            _enqueue_reconcile(current)
+            _fail_ambiguous(current, error)
+            if err.kind == ErrorKind.AUTH_EXPIRED:
+                account_services.social_account_mark_needs_reconnect(account=current.social_account)
             outcome = PermanentError(err.kind, err.message, details=error)
         elif err.kind == ErrorKind.AUTH_EXPIRED:
             # webhooks (issue 10): account.needs_reconnect once, when the account changes.
@@ -547,21 +606,32 @@ def _fail(job: Job, rendition: Rendition, err: ProviderError, *, details: dict |
     raise _Stop(outcome)
 
 
-def _enqueue_reconcile(rendition: Rendition) -> bool:
-    """Hand an ambiguous rendition to reconciliation when its platform gives a handle (a
-    lookup, or an idempotency key it honours); otherwise a person resolves it."""
+def _fail_ambiguous(rendition: Rendition, error: dict) -> None:
+    """Mark the rendition an ambiguous failure and hand it to reconciliation when its
+    platform gives a handle; while that check is scheduled the action is `wait` (with
+    `check_at`), and `verify` (a person) only when no check will come."""
+    check_at = _enqueue_reconcile(rendition)
+    if check_at is not None:
+        error = {**error, "action": str(Action.WAIT), "check_at": check_at.isoformat()}
+    rendition.mark_failed(error, ambiguous=True)
+
+
+def _enqueue_reconcile(rendition: Rendition) -> datetime | None:
+    """Schedule reconciliation when the platform gives a handle (a lookup, or an
+    idempotency key it honours); returns when it runs, or None (a person resolves it)."""
     adapter = get_adapter(rendition.platform)
     if not (isinstance(adapter, SupportsLookup) or adapter.is_retry_safe(rendition.social_account)):
-        return False
+        return None
+    run_at = timezone.now() + timedelta(seconds=settings.RECONCILE_DELAY_S)
     job_enqueue(
         type=RECONCILE_JOB,
         payload={"rendition_id": rendition.pk},
         organization=None,
         workspace=rendition.workspace,
-        run_at=timezone.now() + timedelta(seconds=settings.RECONCILE_DELAY_S),
+        run_at=run_at,
         dedupe_key=reconcile_dedupe_key(rendition.pk),
     )
-    return True
+    return run_at
 
 
 def on_publish_stale(job: Job) -> None:
@@ -572,7 +642,9 @@ def on_publish_stale(job: Job) -> None:
     was, nothing left: the rendition is released back to scheduled and runs again.
     """
     rendition = lock_rendition(job.payload["rendition_id"])
-    if rendition.status == Rendition.Status.PUBLISHING:
+    if accepted_work(rendition) and rendition.status == Rendition.Status.PUBLISHING:
+        resume_waiting(rendition)  # the platform accepted a segment before the worker stopped
+    elif rendition.status == Rendition.Status.PUBLISHING:
         if not _settle_lost_attempts(rendition, worker=job.locked_by):
             rendition.transition_to(Rendition.Status.SCHEDULED)
             schedule_publish(rendition, run_at=timezone.now())
@@ -593,20 +665,29 @@ def _settle_lost_attempts(rendition: Rendition, *, worker: str) -> bool:
         )
     if not lost:
         return False
-    rendition.mark_failed(
+    _fail_ambiguous(
+        rendition,
         ProviderError(
             ErrorKind.OUTCOME_UNKNOWN,
             "The worker stopped while the request may have been sent; the post may exist.",
             code="worker_lost",
         ).as_dict(),
-        ambiguous=True,
     )
-    _enqueue_reconcile(rendition)
     webhook_events.emit_rendition_failure(rendition)  # webhooks (issue 10)
     return True
 
 
 # --- polling asynchronous platforms --------------------------------------------------------
+
+# Kinds of a failed status poll that say nothing about the accepted work: the read failed
+# (rate limited, an outage, no answer), so it is read again later.
+_READ_FAILED = frozenset(RETRYABLE_KINDS | {ErrorKind.OUTCOME_UNKNOWN})
+# Kinds after which we can no longer see the accepted work (the account lost its access,
+# or an error we cannot read): a person decides, the work is never sent again.
+_CANNOT_TELL = frozenset({ErrorKind.AUTH_EXPIRED, ErrorKind.PERMISSION_MISSING, ErrorKind.UNKNOWN})
+# Past this since the platform accepted the work, a person is asked (inside the poll job
+# type's wait budget, so the job never ends on its own with the rendition still waiting).
+POLL_GIVE_UP = timedelta(hours=23)
 
 
 def poll(job: Job) -> None:
@@ -617,67 +698,141 @@ def poll(job: Job) -> None:
         if rendition.status != Rendition.Status.WAITING:
             return
     try:
-        run = _prepare(job, rendition)
-        if not isinstance(run.adapter, SupportsStatusPoll):
-            raise RuntimeError(f"{rendition.platform} cannot poll a pending segment.")
-        segment = rendition.segments.get(position=job.payload["position"])
-        attempt = DeliveryAttempt.objects.create(
-            rendition=rendition,
-            workspace_id=rendition.workspace_id,
-            kind=DeliveryAttempt.Kind.POLL,
-            segment_position=segment.position,
-            job_id=job.pk,
-            worker=job.locked_by,
-        )
-        pending = PublishedSegment(job.payload["pending_id"], pending=True)
-        try:
-            result = run.adapter.poll_segment(run.ctx, pending)
-        except ProviderError as err:
-            _save_checkpoint(run)
-            unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
-            attempt.close(
-                DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED,
-                error=err.as_dict(),
-            )
-            if err.retryable and err.kind == ErrorKind.MEDIA_PROCESSING:
-                raise Waiting(err.retry_at or POLL_INTERVAL, err.message) from None
-            _fail(job, rendition, err)
-        _save_checkpoint(run)
-        if result.pending:
-            attempt.close(DeliveryAttempt.Outcome.PENDING, provider_post_id=result.provider_post_id)
-            polls = job.payload.get("polls", 0) + 1
-            accepted_at = datetime.fromisoformat(job.payload["accepted_at"])
-            delay = _next_poll_delay(run.adapter, polls_done=polls, accepted_at=accepted_at)
-            if delay is None:
-                _fail(
-                    job,
-                    rendition,
-                    ProviderError(
-                        ErrorKind.MEDIA_PROCESSING,
-                        "The platform did not finish processing within its time budget.",
-                        code="processing_timeout",
-                        retryable=False,
-                        action=Action.RETRY,
-                    ),
-                )
-            # The platform may hand a new handle for the next step (a carousel's
-            # container replacing its children).
-            raise Waiting(
-                delay,
-                "still processing",
-                state={"pending_id": result.provider_post_id, "polls": polls},
-            )
-        attempt.close(
-            DeliveryAttempt.Outcome.PUBLISHED,
-            provider_post_id=result.provider_post_id,
-            provider_url=result.provider_url,
-        )
-        record_segment(segment, result)
-        with holding_lease(job):
-            current = lock_rendition(rendition.pk)
-            current.transition_to(Rendition.Status.PUBLISHING)
-        run.rendition.status = Rendition.Status.PUBLISHING
-        _deliver(run)
+        _poll(job, rendition)
     except _Stop as stop:
         if stop.outcome is not None:
             raise stop.outcome from None
+    except JobOutcome:
+        raise
+    except Exception as exc:
+        _hand_over_unexpected(job, rendition_id, exc)
+        raise
+
+
+def _poll(job: Job, rendition: Rendition) -> None:
+    accepted_at = datetime.fromisoformat(job.payload["accepted_at"])
+    run = _prepare(job, rendition, accepted=True)
+    if not isinstance(run.adapter, SupportsStatusPoll):
+        raise RuntimeError(f"{rendition.platform} cannot poll a pending segment.")
+    segment = rendition.segments.get(position=job.payload["position"])
+    attempt = DeliveryAttempt.objects.create(
+        rendition=rendition,
+        workspace_id=rendition.workspace_id,
+        kind=DeliveryAttempt.Kind.POLL,
+        segment_position=segment.position,
+        job_id=job.pk,
+        worker=job.locked_by,
+    )
+    pending = PublishedSegment(job.payload["pending_id"], pending=True)
+    try:
+        result = run.adapter.poll_segment(run.ctx, pending)
+    except ProviderError as err:
+        _save_checkpoint(run)
+        unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
+        attempt.close(
+            DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED,
+            error=err.as_dict(),
+        )
+        if err.kind in _READ_FAILED or err.retryable:
+            _poll_again_later(job, rendition, err, accepted_at)
+        if err.kind in _CANNOT_TELL:
+            _fail(job, rendition, err, hand_over=True)
+        # The platform says its processing failed: nothing was published, so the work is
+        # no longer accepted and a retry (by the policy or a person) may send it anew.
+        _clear_accepted(run)
+        _fail(job, rendition, err)
+    _save_checkpoint(run)
+    if result.pending:
+        attempt.close(DeliveryAttempt.Outcome.PENDING, provider_post_id=result.provider_post_id)
+        polls = job.payload.get("polls", 0) + 1
+        delay = _next_poll_delay(run.adapter, polls_done=polls, accepted_at=accepted_at)
+        if delay is None:
+            # It may still appear: look for it (where the platform allows), or ask a person.
+            _fail(
+                job,
+                rendition,
+                ProviderError(
+                    ErrorKind.MEDIA_PROCESSING,
+                    "The platform did not finish processing within its time budget; "
+                    "the post may still appear.",
+                    code="processing_timeout",
+                    retryable=False,
+                    action=Action.VERIFY,
+                ),
+                hand_over=True,
+            )
+        # The platform may hand a new handle for the next step (a carousel's
+        # container replacing its children).
+        raise Waiting(
+            delay,
+            "still processing",
+            state={"pending_id": result.provider_post_id, "polls": polls, "poll_errors": 0},
+        )
+    attempt.close(
+        DeliveryAttempt.Outcome.PUBLISHED,
+        provider_post_id=result.provider_post_id,
+        provider_url=result.provider_url,
+    )
+    record_segment(segment, result)
+    _clear_accepted(run)
+    with holding_lease(job):
+        current = lock_rendition(rendition.pk)
+        current.transition_to(Rendition.Status.PUBLISHING)
+    run.rendition.status = Rendition.Status.PUBLISHING
+    _deliver(run)
+
+
+def _poll_again_later(
+    job: Job, rendition: Rendition, err: ProviderError, accepted_at: datetime
+) -> None:
+    """A status read failed; the accepted work is untouched, so read again after the
+    platform's Retry-After (or a backoff). Never returns."""
+    errors = job.payload.get("poll_errors", 0) + 1
+    floor_s = max((err.retry_at - db_now()).total_seconds(), 0.0) if err.retry_at else 0.0
+    delay_s = get_job_type(job.type).backoff.delay(errors, floor_s=floor_s)
+    if err.kind == ErrorKind.MEDIA_PROCESSING and err.retry_at is None:
+        delay_s = max(delay_s, POLL_INTERVAL.total_seconds())
+    if timezone.now() + timedelta(seconds=delay_s) - accepted_at > POLL_GIVE_UP:
+        _fail(job, rendition, err, hand_over=True)
+    logger.info(
+        "status poll failed (%s); polling again in %.0fs",
+        err.kind,
+        delay_s,
+        extra={"rendition_id": rendition.pk, "job_id": job.pk},
+    )
+    raise _Stop(Waiting(delay_s, err.message, state={"poll_errors": errors}))
+
+
+def forget_accepted_work(rendition: Rendition) -> None:
+    """A person checked the platform and found nothing: nothing is waited for any more."""
+    checkpoint = dict(rendition.checkpoint or {})
+    if checkpoint.pop("pending", None) is not None:
+        _write_checkpoint(rendition, checkpoint)
+
+
+def _clear_accepted(run: _Run) -> None:
+    """The accepted segment is settled (published, or failed at the platform)."""
+    if run.ctx.checkpoint.pop("pending", None) is not None:
+        _write_checkpoint(run.rendition, dict(run.ctx.checkpoint))
+
+
+def _hand_over_unexpected(job: Job, rendition_id: int, exc: Exception) -> None:
+    """Our bug while polling accepted work: a person decides; it is never sent again."""
+    with holding_lease(job):
+        rendition = lock_rendition(rendition_id)
+        if rendition.status != Rendition.Status.WAITING:
+            return
+        rendition.transition_to(Rendition.Status.PUBLISHING)
+        _fail_ambiguous(
+            rendition,
+            ProviderError(
+                ErrorKind.UNKNOWN,
+                f"Checking on the platform stopped on an internal error ({type(exc).__name__});"
+                " the post may exist.",
+                code="internal_error",
+                action=Action.VERIFY,
+                retryable=False,
+            ).as_dict(),
+        )
+        webhook_events.emit_rendition_failure(rendition)  # webhooks (issue 10)
+        publication_refresh_status(rendition.publication)

@@ -7,8 +7,14 @@ job looks for our post:
 - proven absent (an exact lookup said no): a clean retry is scheduled;
 - not found by a best-effort lookup: looked for again later (platforms are eventually
   consistent), then left to a person with the action "verify";
-- no lookup, but an idempotency key the platform still honours: resent under the same
-  key, which returns the original post if there is one.
+- an idempotency key the platform still honours, and no exact lookup: resent under the same
+  key at once (the platform returns the original post if there is one), before a
+  best-effort lookup that could miss it;
+- accepted work (a segment the platform holds and was processing) is never resent: if the
+  lookup does not find it, a person decides.
+
+While a check is scheduled the rendition's error says action ``wait`` with ``check_at``;
+when no check will come it says ``verify``: a person is needed.
 """
 
 from __future__ import annotations
@@ -22,15 +28,22 @@ from django.utils import timezone
 from apps.accounts import services as account_services
 from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
-from apps.jobs.errors import PermanentError, RetryableError
+from apps.jobs.errors import PermanentError, RetryableError, delay_seconds
 from apps.jobs.models import Job
+from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease
 from apps.providers.base import SegmentPayload, SupportsLookup, get_adapter
 from apps.providers.errors import ProviderError
 from apps.publications.services.status import publication_refresh_status
 from apps.renditions.delivery import schedule_publish
 from apps.renditions.models import DeliveryAttempt, Rendition
-from apps.renditions.pipeline import lock_rendition, media_payloads, publish_context, record_segment
+from apps.renditions.pipeline import (
+    accepted_work,
+    lock_rendition,
+    media_payloads,
+    publish_context,
+    record_segment,
+)
 from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
 logger = logging.getLogger(__name__)
@@ -46,6 +59,24 @@ def reconcile(job: Job) -> None:
         rendition = lock_rendition(job.payload["rendition_id"])
         if not (rendition.status == Rendition.Status.FAILED and rendition.ambiguous):
             return  # settled meanwhile (by a person, or an earlier run)
+    try:
+        _reconcile(job, rendition)
+    except RetryableError as retry:
+        job_type = get_job_type(job.type)
+        if job.attempts >= job.max_attempts or retry.kind not in job_type.retry_kinds:
+            _hand_to_person(job, rendition, f"Still not settled after {job.attempts} checks.")
+            raise PermanentError(retry.kind, retry.message) from None
+        delay_s = job_type.backoff.delay(job.attempts, floor_s=delay_seconds(retry.retry_at))
+        _checking_again(job, rendition, timezone.now() + timedelta(seconds=delay_s))
+        raise RetryableError(
+            retry.kind, retry.message, retry_at=timedelta(seconds=delay_s), exact=True
+        ) from None
+    except PermanentError as error:
+        _hand_to_person(job, rendition, error.message)
+        raise
+
+
+def _reconcile(job: Job, rendition: Rendition) -> None:
     account = rendition.social_account
     if account.status != SocialAccount.Status.CONNECTED:
         raise PermanentError("auth_expired", "Reconnect the account to check for the post.")
@@ -68,11 +99,19 @@ def reconcile(job: Job) -> None:
         .first()
     )
     not_before = (sent.started_at if sent else rendition.updated_at) - LOOKUP_SLACK
+    accepted = accepted_work(rendition) is not None
 
+    exact_lookup = isinstance(adapter, SupportsLookup) and adapter.lookup_is_strong
+    if (
+        not accepted
+        and not exact_lookup
+        and adapter.is_retry_safe(account)
+        and _within_window(adapter, sent)
+    ):
+        # A best-effort lookup could miss the post; a resend under the key cannot.
+        _resend(job, rendition, note="resent under the same idempotency key")
+        return
     if not isinstance(adapter, SupportsLookup):
-        if adapter.is_retry_safe(account) and _within_window(adapter, sent):
-            _resend(job, rendition, note="resent under the same idempotency key")
-            return
         raise PermanentError("no_lookup", "The platform offers no way to check; verify it.")
 
     attempt = DeliveryAttempt.objects.create(
@@ -103,6 +142,13 @@ def reconcile(job: Job) -> None:
         _settle(job, rendition, note="found on the platform")
         return
     attempt.close(DeliveryAttempt.Outcome.ABSENT)
+    if accepted:
+        # The platform accepted this work: it is never sent again by us.
+        if job.attempts < job.max_attempts:
+            raise RetryableError(NOT_FOUND_YET, "The accepted post is not found yet.")
+        raise PermanentError(
+            "not_found", "The platform accepted the post but it cannot be found; verify it."
+        )
     if adapter.lookup_is_strong:
         # Absence now is not absence for good: the unanswered request may still be on its
         # way through the platform. Without an idempotency key to make a resend harmless,
@@ -124,6 +170,29 @@ def reconcile(job: Job) -> None:
     raise PermanentError(
         "not_found", "Not found by a best-effort lookup; a person must verify the platform."
     )
+
+
+def _checking_again(job: Job, rendition: Rendition, check_at) -> None:
+    """Show when the next automatic check runs (action `wait`)."""
+    _set_error(job, rendition, action="wait", check_at=check_at.isoformat())
+
+
+def _hand_to_person(job: Job, rendition: Rendition, why: str) -> None:
+    """No automatic check will settle it: a person must look (action `verify`)."""
+    _set_error(job, rendition, action="verify", check_at=None, reconcile_note=why)
+
+
+def _set_error(job: Job, rendition: Rendition, **changes) -> None:
+    with holding_lease(job):
+        current = lock_rendition(rendition.pk)
+        if not (current.status == Rendition.Status.FAILED and current.ambiguous):
+            return
+        error = {**(current.last_error or {}), **changes}
+        if error.get("check_at") is None:
+            error.pop("check_at", None)
+        Rendition.objects.filter(pk=current.pk, status=Rendition.Status.FAILED).update(
+            last_error=error
+        )
 
 
 def _within_window(adapter, sent: DeliveryAttempt | None) -> bool:

@@ -12,7 +12,7 @@ from apps.publications.models import Publication
 from apps.publications.services.status import publication_refresh_status
 from apps.renditions.delivery import rendition_cancel_delivery, schedule_publish
 from apps.renditions.models import DeliveryAttempt, Rendition
-from apps.renditions.pipeline import lock_rendition
+from apps.renditions.pipeline import forget_accepted_work, lock_rendition
 from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
 MANUAL_RETRY_LIMIT = 6
@@ -158,6 +158,8 @@ def rendition_resolve(
         note=f"Resolved as {outcome} by {who}.",
         finished_at=timezone.now(),
     )
+    if outcome != Resolution.PUBLISHED:
+        forget_accepted_work(current)  # the person found nothing on the platform
     if outcome == Resolution.PUBLISHED:
         segment = current.segments.filter(provider_post_id="").order_by("position").first()
         post_id = provider_post_id or provider_url

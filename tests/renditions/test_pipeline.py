@@ -208,11 +208,13 @@ def test_without_key_support_it_is_ambiguous_never_resent_and_reconciled(
     assert rendition.ambiguous is True
     assert rendition.next_retry_at is None
     assert rendition.last_error["kind"] == "outcome_unknown"
-    assert rendition.last_error["action"] == "verify"
+    # The system checks the platform itself: nothing for a person to do yet.
+    assert rendition.last_error["action"] == "wait"
     publish_job = Job.objects.get(dedupe_key=publish_dedupe_key(rendition.pk))
     assert publish_job.status == "failed"  # not retried automatically
     reconcile_job = Job.objects.get(dedupe_key=reconcile_dedupe_key(rendition.pk))
     assert reconcile_job.status == "pending"
+    assert rendition.last_error["check_at"] == reconcile_job.run_at.isoformat()
 
     Job.objects.filter(pk=reconcile_job.pk).update(run_at=timezone.now())
     drain(worker, publication)

@@ -37,12 +37,23 @@ class RenditionErrorSerializer(serializers.Serializer):
     retry_at = serializers.CharField(
         allow_null=True, help_text="When the automatic retry runs (ISO 8601), if one is due."
     )
+    check_at = serializers.SerializerMethodField(
+        help_text="When the system next checks the platform itself for a post whose outcome "
+        "is unknown (ISO 8601; action is then `wait`), else null."
+    )
     details = serializers.SerializerMethodField()
+
+    def get_check_at(self, error: dict) -> str | None:
+        return error.get("check_at")
 
     @extend_schema_field(serializers.DictField())
     def get_details(self, error: dict) -> dict:
         """Anything else the classifier recorded (e.g. the existing post a duplicate names)."""
-        return {key: value for key, value in error.items() if key not in ERROR_KEYS}
+        return {
+            key: value
+            for key, value in error.items()
+            if key not in ERROR_KEYS and key != "check_at"
+        }
 
 
 class DeliveryAttemptSerializer(serializers.ModelSerializer):

@@ -32,6 +32,7 @@ ACTION_LABELS = {
     "reconnect": "Reconnect the account",
     "edit": "Edit the post",
     "wait": "Wait: it is retried automatically",
+    "checking": "Wait: the platform is being checked automatically",
     "verify": "Check the platform, then resolve",
     "retry": "Retry",
     "contact_support": "Contact support",

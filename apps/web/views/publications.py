@@ -93,7 +93,8 @@ class DestinationCard:
     def action(self) -> str | None:
         error = self.error
         if self.rendition.ambiguous:
-            return "verify"
+            # While the system checks the platform itself, a person has nothing to do yet.
+            return "checking" if (error or {}).get("action") == "wait" else "verify"
         return (error or {}).get("action")
 
     @property
