@@ -59,6 +59,8 @@ POLL_SCHEDULE = PollSchedule(
 # PUBLISH_COMPLETE comes before moderation hands out the public post id; wait this long for
 # the id (and the URL it gives) before settling for the publish_id.
 MODERATION_GRACE = timedelta(hours=2)
+# The video list's `video_description` holds at most this many characters of the caption.
+LISTED_DESCRIPTION_MAX = 150
 
 PROCESSING = ("PROCESSING_UPLOAD", "PROCESSING_DOWNLOAD")
 DONE = ("PUBLISH_COMPLETE", "SEND_TO_USER_INBOX")
@@ -196,15 +198,18 @@ class TikTokAdapter(Adapter):
                 return self._interpret(ctx, publish_id, data)
             data = _call(
                 client,
-                f"{API}/video/list/?fields=id,title,create_time,share_url",
+                f"{API}/video/list/?fields=id,video_description,create_time,share_url",
                 {"max_count": 20},
                 is_create=False,
             )
         since = not_before - timedelta(minutes=2)
-        wanted = normalize_text(segment.text)
+        # The caption sent as post_info.title comes back as the video's description, cut
+        # to LISTED_DESCRIPTION_MAX characters (the listed title is something else).
+        wanted = normalize_text(segment.text[:LISTED_DESCRIPTION_MAX])
         for video in data.get("videos", []):
             created = datetime.fromtimestamp(int(video.get("create_time", 0)), tz=UTC)
-            if normalize_text(video.get("title")) == wanted and created >= since:
+            listed = normalize_text((video.get("video_description") or "")[:LISTED_DESCRIPTION_MAX])
+            if listed and listed == wanted and created >= since:
                 return PublishedSegment(
                     provider_post_id=str(video["id"]),
                     provider_url=video.get("share_url", ""),
@@ -320,6 +325,9 @@ class TikTokAdapter(Adapter):
         data = _call(client, url, payload, is_create=True)
         ctx.checkpoint["publish_id"] = data["publish_id"]
         ctx.checkpoint["privacy_level"] = payload["post_info"]["privacy_level"]
+        # Stored before the upload starts: a worker killed mid-upload leaves the handle
+        # that reconciliation reads the post's status with.
+        ctx.persist_checkpoint()
         return data
 
     @staticmethod

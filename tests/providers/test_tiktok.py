@@ -381,9 +381,13 @@ def test_reconciliation_without_a_publish_id_lists_the_creators_videos(fake):
         return_value=_ok(
             {
                 "videos": [
-                    {"id": "1", "title": "Sourdough", "create_time": 1700000000,
+                    {"id": "1", "video_description": "Sourdough", "create_time": 1700000000,
                      "share_url": "https://www.tiktok.com/@baker/video/1"},
-                    {"id": "2", "title": "Sourdough", "create_time": int(since.timestamp()) + 60,
+                    {"id": "3", "title": "Sourdough", "video_description": "",
+                     "create_time": int(since.timestamp()) + 60,
+                     "share_url": "https://www.tiktok.com/@baker/video/3"},
+                    {"id": "2", "title": "", "video_description": "Sourdough",
+                     "create_time": int(since.timestamp()) + 60,
                      "share_url": "https://www.tiktok.com/@baker/video/2"},
                 ],
                 "cursor": 0,
@@ -399,10 +403,31 @@ def test_reconciliation_without_a_publish_id_lists_the_creators_videos(fake):
     assert found.provider_url == "https://www.tiktok.com/@baker/video/2"
     request = listing.calls.last.request
     assert parse_qs(urlsplit(str(request.url)).query)["fields"] == [
-        "id,title,create_time,share_url"
+        "id,video_description,create_time,share_url"
     ]
     assert _json(request) == {"max_count": 20}
     assert adapter.lookup_segment(_ctx(), SegmentPayload(0, "Rye"), not_before=since) is None
+
+
+def test_reconciliation_matches_a_long_caption_by_its_listed_first_150_characters(fake):
+    since = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+    caption = "Sourdough " * 40
+    fake.post(f"{API}/video/list/").mock(
+        return_value=_ok(
+            {
+                "videos": [
+                    {"id": "9", "video_description": caption[:150],
+                     "create_time": int(since.timestamp()) + 5, "share_url": ""},
+                ],
+                "cursor": 0,
+                "has_more": False,
+            }
+        )
+    )  # fmt: skip
+
+    found = TikTokAdapter().lookup_segment(_ctx(), SegmentPayload(0, caption), not_before=since)
+
+    assert found.provider_post_id == "9"
 
 
 def test_the_poll_schedule_is_long(fake):
