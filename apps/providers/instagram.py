@@ -22,7 +22,7 @@ from apps.providers.base import (
     SegmentPayload,
     register_adapter,
 )
-from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.providers.meta_graph import (
     GRAPH_VERSION,
     ContainerAdapter,
@@ -112,6 +112,20 @@ class InstagramAdapter(ContainerAdapter):
         self, ctx: PublishContext, text: str, reply_to_id: str | None, children: list[str]
     ) -> dict:
         return {"media_type": "CAROUSEL", "children": ",".join(children), "caption": text}
+
+    def _unfindable(self, ctx: PublishContext) -> ProviderError | None:
+        # Stories never appear in the user's media listing and carry no caption to match:
+        # once a story's publish answer is lost, only a person can tell which it is.
+        if ctx.settings.get("media_type") != "STORIES":
+            return None
+        return ProviderError(
+            ErrorKind.OUTCOME_UNKNOWN,
+            "The story's publish answer was lost, and Instagram offers no way to find a story "
+            "again: check the account's stories and record the outcome.",
+            code="story_not_findable",
+            retryable=False,
+            action=Action.VERIFY,
+        )
 
     # Quota -----------------------------------------------------------------------------
 

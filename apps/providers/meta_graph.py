@@ -46,7 +46,9 @@ FACEBOOK_GRAPH = f"https://graph.facebook.com/{GRAPH_VERSION}"
 
 # Codes of the Graph error envelope (developers.facebook.com, graph-api error handling).
 TRANSIENT_CODES = frozenset({1, 2, -1, -2})  # Instagram reports its server faults as -1/-2
-RATE_LIMIT_CODES = frozenset({4, 17, 32, 613, 80001})
+# 4 app, 17 user, 32 Page, 613 custom; 80000-80014 Business Use Case throttling (80001
+# Pages, 80002 Instagram, ...), which the Instagram Platform and Page tokens are subject to.
+RATE_LIMIT_CODES = frozenset({4, 17, 32, 613, *range(80000, 80015)})
 PUBLISH_LIMIT_CODE = 9
 FEED_LIMIT_CODE = 341
 AUTH_CODE = 190
@@ -328,6 +330,11 @@ class ContainerAdapter(Adapter):
     ) -> dict:
         raise NotImplementedError
 
+    def _unfindable(self, ctx: PublishContext) -> ProviderError | None:
+        """The error to raise when a published post of this kind cannot be found by listing
+        the user's media (so a lost publish answer leaves no way to learn its id)."""
+        return None
+
     # Adapter ---------------------------------------------------------------------------
 
     def publish_segment(
@@ -391,6 +398,8 @@ class ContainerAdapter(Adapter):
                 return None
             if entry is not None and entry.get("children"):
                 return PublishedSegment(provider_post_id=self._children_id(entry), pending=True)
+            if unfindable := self._unfindable(ctx):
+                raise unfindable
             return self._find_published(
                 client, ctx, {"text": segment.text, "created_at": not_before.isoformat()}
             )
@@ -462,6 +471,7 @@ class ContainerAdapter(Adapter):
             ctx, entry["text"], entry.get("reply_to_id"), entry["children"]
         )
         entry["id"] = self._create_container(client, ctx, params)
+        ctx.persist_checkpoint()
         return entry["id"]
 
     def _reuse(
@@ -523,6 +533,8 @@ class ContainerAdapter(Adapter):
         self, client: httpx.Client, ctx: PublishContext, entry: dict | None
     ) -> PublishedSegment:
         """The container says PUBLISHED: our post exists, find its media id."""
+        if unfindable := self._unfindable(ctx):
+            raise unfindable
         found = self._find_published(client, ctx, entry)
         if found is None:
             # It exists, so it must never be sent again; a person settles the id.
@@ -585,7 +597,10 @@ class ContainerAdapter(Adapter):
 
     @staticmethod
     def _store_entry(ctx: PublishContext, position: int, entry: dict) -> None:
+        # Written to the database before the next request: a run that stops after this
+        # still leaves the container for the next attempt to reuse or reconcile by.
         ctx.checkpoint.setdefault("containers", {})[str(position)] = entry
+        ctx.persist_checkpoint()
 
     @staticmethod
     def _entry_for_position(ctx: PublishContext, position: int) -> dict | None:
