@@ -1,10 +1,15 @@
-"""The chaos soak: publications to misbehaving sandbox accounts, worker processes killed at
-random, and an account of what happened, counted in the sandbox's own store.
+"""The chaos soak: publications to misbehaving platforms, worker processes killed at
+random, and an account of what happened, counted in each platform's own store.
 
 The run uses the configured database, under organizations of its own (tagged, removed at
-the end unless kept). It serves the sandbox platform with gunicorn on a free local port and
-runs `run_worker` processes pointed at it; a chaos loop SIGKILLs one worker at a time and
-starts a replacement, so every guarantee is exercised across crashes mid-publish.
+the end unless kept). It serves the project with gunicorn on a free local port (the sandbox
+platform and the signed media URLs) and runs `run_worker` processes pointed at it; a chaos
+loop SIGKILLs one worker at a time and starts a replacement, so every guarantee is exercised
+across crashes mid-publish.
+
+The platforms are the sandbox (misbehaving per account) and the fakes of the real platforms
+(loadtest.platform_fakes, misbehaving per call), which the real adapters reach through
+PROVIDER_API_REDIRECT; see apps/ops/soak_fakes.py.
 """
 
 from __future__ import annotations
@@ -37,10 +42,15 @@ from django.utils import timezone
 from apps.accounts import services as account_services
 from apps.accounts.models import Organization, SocialAccount
 from apps.common.progress import ProgressBar
+from apps.ops.soak_fakes import APP_SETTINGS, FakeFleet, marker_for, marker_pattern, media_cleanup
+from apps.providers import catalog
 from apps.providers.models import SandboxAccount, SandboxPost
 from apps.providers.sandbox.services import sandbox_account_create
 from apps.publications.services import publication_create
 from apps.renditions.models import DeliveryAttempt, Rendition
+from loadtest.platform_fakes import registry
+
+SANDBOX = "sandbox"
 
 PROVIDER_TIMEOUT_S = 2.0
 CREATE_THREADS = 4
@@ -74,8 +84,26 @@ class SoakConfig:
     timeout_s: float = 900.0
     seed: int = 1
     keep: bool = False
+    # The sandbox and/or real platforms served by their fakes (see resolve_platforms).
+    platforms: tuple[str, ...] = (SANDBOX,)
+    fault_rate: float = 0.08  # per eligible call, each fault of the fakes' chaos plan
     # The database the soak's processes use (default: this process's DATABASE_URL).
     database_url: str | None = None
+
+
+def resolve_platforms(spec: str) -> tuple[str, ...]:
+    """`sandbox`, `all` (the real platforms of the catalog, through their fakes) or a comma
+    list of catalog platforms."""
+    known = catalog.platforms()
+    if spec.strip() == "all":
+        return tuple(p for p in known if p != SANDBOX)
+    chosen = tuple(dict.fromkeys(p.strip() for p in spec.split(",") if p.strip()))
+    unknown = [p for p in chosen if p not in known]
+    if unknown or not chosen:
+        raise ValueError(
+            f"Unknown platforms {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}."
+        )
+    return chosen
 
 
 @dataclass
@@ -84,8 +112,14 @@ class Soak:
     progress: TextIO
     tag: str = field(default_factory=lambda: f"soak-{secrets.token_hex(3)}")
     kills: int = 0
+    # Platforms asked for that have no fake to serve them, and why.
+    skipped: dict[str, str] = field(default_factory=dict)
     _procs: list[subprocess.Popen] = field(default_factory=list)
     _web: subprocess.Popen | None = None
+    _fleet: FakeFleet | None = None
+    _redirect: str = ""
+    # rendition id -> (marker, posts its content should make at the platform)
+    _marks: dict[int, tuple[str, int]] = field(default_factory=dict)
     _logdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="soak-")))
     _stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -94,8 +128,9 @@ class Soak:
     def run(self) -> dict:
         rng = random.Random(self.config.seed)  # noqa: S311 - a reproducible load, not a secret
         try:
+            platforms = self._serve_fakes()
             base_url = self._start_web()
-            accounts = self._accounts()
+            pools = self._accounts(platforms)
             for _ in range(self.config.workers):
                 self._start_worker(base_url)
             started = time.monotonic()
@@ -103,17 +138,41 @@ class Soak:
             chaos = threading.Thread(target=self._chaos, args=(base_url,), daemon=True)
             chaos.start()
             try:
-                rendition_ids = self._publications(accounts, rng)
+                rendition_ids = self._publications(pools, rng)
                 self._wait(rendition_ids)
             finally:
                 self._stopping.set()
                 chaos.join()
             elapsed = time.monotonic() - started
-            return self._figures(rendition_ids, accounts, elapsed)
+            return self._figures(rendition_ids, pools, platforms, elapsed)
         finally:
             self._stop_all()
+            if self._fleet is not None:
+                self._fleet.stop()
             if not self.config.keep:
                 self._cleanup()
+
+    def _serve_fakes(self) -> list[str]:
+        """Start the fakes of the chosen real platforms; returns the platforms this run
+        covers. Those without a fake are recorded in `skipped`."""
+        fakes, problems = registry.discover()
+        wanted = [p for p in self.config.platforms if p != SANDBOX]
+        for platform in wanted:
+            if platform not in fakes:
+                self.skipped[platform] = problems.get(platform, "no fake module yet")
+        covered = [p for p in self.config.platforms if p == SANDBOX or p in fakes]
+        if not covered:
+            raise RuntimeError(f"No platform to soak: {self.skipped}.")
+        chosen = {p: fakes[p] for p in wanted if p in fakes}
+        if chosen:
+            self._fleet = FakeFleet(
+                classes=chosen,
+                seed=self.config.seed,
+                fault_rate=self.config.fault_rate,
+                hang_s=PROVIDER_TIMEOUT_S + 1,  # past the client's timeout: an unknown outcome
+            )
+            self._redirect = self._fleet.start()
+        return covered
 
     def _start_web(self) -> str:
         with socket.socket() as probe:
@@ -155,6 +214,8 @@ class Soak:
             **os.environ,
             "SANDBOX_BASE_URL": base_url,
             "SITE_URL": base_url,
+            # Media the workers read are the files this process stored.
+            "MEDIA_ROOT": str(settings.MEDIA_ROOT),
             "PROVIDER_TIMEOUT_S": str(PROVIDER_TIMEOUT_S),
             "WORKER_HEARTBEAT_S": "1",
             "WORKER_STALE_AFTER_S": "4",
@@ -166,6 +227,10 @@ class Soak:
             "PUBLISH_RETRY_CAP_S": "8",
             "LOG_LEVEL": "WARNING",
         }
+        if self._redirect:
+            env["PROVIDER_API_REDIRECT"] = self._redirect
+            for name in APP_SETTINGS:
+                env[name] = os.environ.get(name) or f"soak-{name.lower()}"
         if self.config.database_url:
             env["DATABASE_URL"] = self.config.database_url
         return env
@@ -191,10 +256,11 @@ class Soak:
             )
         )
 
-    def _accounts(self) -> dict[int, list[SocialAccount]]:
-        """Per workspace, one sandbox account of each behaviour."""
+    def _accounts(self, platforms: list[str]) -> dict[int, dict[str, list[SocialAccount]]]:
+        """Per workspace and platform, its accounts: one sandbox account of each behaviour,
+        one account opened on each fake."""
         owner = account_services.user_get_or_create(email=f"{self.tag}@soak.invalid")
-        pools: dict[int, list[SocialAccount]] = {}
+        pools: dict[int, dict[str, list[SocialAccount]]] = {}
         mix = behaviours(self.config.publications * self.config.destinations)
         for w in range(self.config.workspaces):
             org = account_services.organization_create(
@@ -206,15 +272,50 @@ class Soak:
             workspace = account_services.workspace_create(
                 organization=org, name=f"{self.tag} {w}", slug=f"{self.tag}-ws-{w}"
             )
-            pools[workspace.pk] = [
-                sandbox_account_create(
-                    workspace=workspace, handle=f"{self.tag}-{w}-{name}", behaviour=behaviour
-                )
-                for name, behaviour in mix.items()
-            ]
+            pool: dict[str, list[SocialAccount]] = {}
+            for platform in platforms:
+                if platform == SANDBOX:
+                    pool[platform] = [
+                        sandbox_account_create(
+                            workspace=workspace,
+                            handle=f"{self.tag}-{w}-{name}",
+                            behaviour=behaviour,
+                        )
+                        for name, behaviour in mix.items()
+                    ]
+                else:
+                    handle = f"{self.tag}-{w}-{platform}"
+                    pool[platform] = [
+                        self._fleet.account_create(
+                            workspace=workspace, platform=platform, handle=handle
+                        )
+                    ]
+            if self._fleet is not None:
+                self._fleet.media_create(workspace)
+            pools[workspace.pk] = pool
         return pools
 
-    def _publications(self, pools: dict[int, list[SocialAccount]], rng: random.Random) -> list[int]:
+    def _destinations(
+        self, pool: dict[str, list[SocialAccount]], rng: random.Random, marker: str
+    ) -> list[dict]:
+        """M destinations: M accounts of the one platform, or one account on each of M
+        platforms. A fake's destination carries its own content and settings."""
+        m = self.config.destinations
+        if len(pool) == 1:
+            (accounts,) = pool.values()
+            chosen = rng.sample(accounts, k=min(m, len(accounts)))
+        else:
+            chosen = [rng.choice(pool[p]) for p in rng.sample(sorted(pool), k=min(m, len(pool)))]
+        return [
+            {"account": account.pk}
+            if account.platform == SANDBOX
+            else self._fleet.destination(account, rng, marker)
+            for account in chosen
+        ]
+
+    def _publications(
+        self, pools: dict[int, dict[str, list[SocialAccount]]], rng: random.Random
+    ) -> list[int]:
         """Create the publications from a few threads (each with its own connection), due
         over the spread window, never before they exist."""
         bar = ProgressBar(self.progress, "creating", self.config.publications)
@@ -222,30 +323,48 @@ class Soak:
         workspace_ids = list(pools)
         plan = []
         for i in range(self.config.publications):
-            pool = pools[workspace_ids[i % len(workspace_ids)]]
-            accounts = rng.sample(pool, k=min(self.config.destinations, len(pool)))
-            plan.append((i, accounts, rng.uniform(0, self.config.spread_s)))
+            marker = marker_for(self.tag, i)
+            destinations = self._destinations(
+                pools[workspace_ids[i % len(workspace_ids)]], rng, marker
+            )
+            plan.append((i, marker, destinations, rng.uniform(0, self.config.spread_s)))
+        workspaces = {
+            account.pk: account.workspace
+            for pool in pools.values()
+            for accounts in pool.values()
+            for account in accounts
+        }
 
         def create(item) -> list[int]:
-            i, accounts, offset = item
+            i, marker, destinations, offset = item
+            text = f"Soak {self.tag} #{i}" + (f" {marker}" if self._fleet else "")
             try:
                 due = max(start + timedelta(seconds=offset), timezone.now() + timedelta(seconds=1))
                 publication = publication_create(
-                    workspace=accounts[0].workspace,
+                    workspace=workspaces[destinations[0]["account"]],
                     author=None,
-                    segments=[{"text": f"Soak {self.tag} #{i}"}],
-                    destinations=[{"account": account.pk} for account in accounts],
+                    segments=[{"text": text}],
+                    destinations=destinations,
                     scheduled_at=due,
                     status="scheduled",
                 )
-                return list(publication.renditions.values_list("pk", flat=True))
+                return list(publication.renditions.values_list("pk", "social_account_id"))
             finally:
                 connection.close()  # this thread's own connection
 
         ids: list[int] = []
         with ThreadPoolExecutor(max_workers=CREATE_THREADS) as pool:
-            for done, created in enumerate(pool.map(create, plan), start=1):
-                ids.extend(created)
+            for done, (item, created) in enumerate(
+                zip(plan, pool.map(create, plan), strict=True), start=1
+            ):
+                marker, destinations = item[1], item[2]
+                expected = {
+                    d["account"]: sum(marker in s["text"] for s in d.get("segments") or [])
+                    for d in destinations
+                }
+                for rendition_id, account_id in created:
+                    ids.append(rendition_id)
+                    self._marks[rendition_id] = (marker, expected[account_id])
                 bar.update(done)
         bar.close()
         return ids
@@ -295,15 +414,16 @@ class Soak:
                 self._web.kill()
 
     def _cleanup(self) -> None:
-        """Remove the soak's organizations (their workspaces, publications and renditions
-        go with them), its jobs, and its sandbox accounts."""
+        """Remove the soak's organizations (their workspaces, publications, renditions and
+        accounts go with them), its jobs, media files and sandbox accounts."""
         from apps.jobs.models import Job, WorkerProcess
 
         orgs = Organization.objects.filter(slug__startswith=f"{self.tag}-org-")
         Job.objects.filter(organization__in=orgs).delete()
         for org in orgs:
-            for workspace in org.workspaces.all():
-                Rendition.objects.filter(workspace=workspace).delete()
+            workspace_ids = list(org.workspaces.values_list("pk", flat=True))
+            Rendition.objects.filter(workspace_id__in=workspace_ids).delete()
+            media_cleanup(workspace_ids)
             org.delete()
         SandboxAccount.objects.filter(handle__startswith=f"{self.tag}-").delete()
         WorkerProcess.objects.filter(name__startswith=f"{self.tag}-").delete()
@@ -311,38 +431,18 @@ class Soak:
     # -- the account -------------------------------------------------------------------
 
     def _figures(
-        self, rendition_ids: list[int], pools: dict[int, list[SocialAccount]], elapsed: float
+        self,
+        rendition_ids: list[int],
+        pools: dict[int, dict[str, list[SocialAccount]]],
+        platforms: list[str],
+        elapsed: float,
     ) -> dict:
         renditions = Rendition.objects.filter(pk__in=rendition_ids).select_related("publication")
         statuses = Counter(renditions.values_list("status", flat=True))
-        failed_by_kind = Counter(
-            kind or "unknown"
-            for kind in renditions.filter(status="failed").values_list(
-                "last_error__kind", flat=True
-            )
-        )
-        reconciled = (
-            DeliveryAttempt.objects.filter(
-                rendition_id__in=rendition_ids, kind="reconcile", outcome__in=["found", "absent"]
-            )
-            .values("rendition_id")
-            .distinct()
-            .count()
-        )
-        # The witness: posts the sandbox holds under one idempotency key more than once.
-        handles = [account.handle for pool in pools.values() for account in pool]
-        per_key = (
-            SandboxPost.objects.filter(account__handle__in=handles)
-            .values("account_id", "idempotency_key")
-            .annotate(n=Count("id"))
-            .filter(n__gt=1)
-        )
-        duplicates = sum(row["n"] - 1 for row in per_key)
-        never_attempted = renditions.filter(attempts=0).exclude(
-            status__in=["cancelled", "published"]
-        )
-        unsettled = Counter(_unsettled(rendition_ids).values_list("status", flat=True))
-        lost = sum(unsettled.values()) + never_attempted.count()
+        per_platform = {
+            platform: self._platform_figures(platform, rendition_ids, pools)
+            for platform in platforms
+        }
         first_tries = dict(
             DeliveryAttempt.objects.filter(rendition_id__in=rendition_ids, kind="publish")
             .values("rendition_id")
@@ -354,6 +454,11 @@ class Soak:
             for r in renditions
             if r.pk in first_tries and r.effective_scheduled_at
         )
+        unsettled: Counter = Counter()
+        failed_by_kind: Counter = Counter()
+        for figures in per_platform.values():
+            unsettled.update(figures["unsettled_by_status"])
+            failed_by_kind.update(figures["failed_by_kind"])
         return {
             "publications": self.config.publications,
             "renditions": len(rendition_ids),
@@ -361,9 +466,10 @@ class Soak:
             "failed": statuses.get("failed", 0),
             "failed_by_kind": dict(sorted(failed_by_kind.items())),
             "ambiguous": renditions.filter(ambiguous=True).count(),
-            "reconciled": reconciled,
-            "duplicates": duplicates,
-            "lost": lost,
+            "ambiguous_left": sum(f["ambiguous_left"] for f in per_platform.values()),
+            "reconciled": sum(f["reconciled"] for f in per_platform.values()),
+            "duplicates": sum(f["duplicates"] for f in per_platform.values()),
+            "lost": sum(f["lost"] for f in per_platform.values()),
             "unsettled_by_status": dict(unsettled),
             "worker_kills": self.kills,
             "lateness_p50_s": _pct(lateness, 50),
@@ -371,6 +477,90 @@ class Soak:
             "lateness_max_s": round(lateness[-1], 3) if lateness else None,
             "elapsed_s": round(elapsed, 1),
             "renditions_per_s": round(len(rendition_ids) / elapsed, 2) if elapsed else None,
+            "platforms": per_platform,
+            "skipped": dict(self.skipped),
+        }
+
+    def _platform_figures(
+        self,
+        platform: str,
+        rendition_ids: list[int],
+        pools: dict[int, dict[str, list[SocialAccount]]],
+    ) -> dict:
+        """One platform's outcome, its duplicates and lost posts counted at the platform."""
+        renditions = Rendition.objects.filter(pk__in=rendition_ids, platform=platform)
+        ids = list(renditions.values_list("pk", flat=True))
+        statuses = Counter(renditions.values_list("status", flat=True))
+        failed_by_kind = Counter(
+            kind or "unknown"
+            for kind in renditions.filter(status="failed").values_list(
+                "last_error__kind", flat=True
+            )
+        )
+        reconciled = (
+            DeliveryAttempt.objects.filter(
+                rendition_id__in=ids, kind="reconcile", outcome__in=["found", "absent"]
+            )
+            .values("rendition_id")
+            .distinct()
+            .count()
+        )
+        unsettled_rows = list(_unsettled(ids).values_list("pk", "status"))
+        # Owed an outcome at the end, or never tried: lost either way.
+        lost = {pk for pk, _ in unsettled_rows}
+        lost.update(
+            renditions.filter(attempts=0)
+            .exclude(status__in=["cancelled", "published"])
+            .values_list("pk", flat=True)
+        )
+        figures = {
+            "renditions": len(ids),
+            "published": statuses.get("published", 0),
+            "failed": statuses.get("failed", 0),
+            "failed_by_kind": dict(sorted(failed_by_kind.items())),
+            "ambiguous_left": renditions.filter(status="failed", ambiguous=True).count(),
+            "reconciled": reconciled,
+        }
+        if platform == SANDBOX:
+            # The witness: posts the sandbox holds under one idempotency key more than once.
+            handles = [account.handle for pool in pools.values() for account in pool[SANDBOX]]
+            per_key = (
+                SandboxPost.objects.filter(account__handle__in=handles)
+                .values("account_id", "idempotency_key")
+                .annotate(n=Count("id"))
+                .filter(n__gt=1)
+            )
+            figures["duplicates"] = sum(row["n"] - 1 for row in per_key)
+        else:
+            figures.update(self._witness(platform, renditions, lost))
+        figures["lost"] = len(lost)
+        figures["unsettled_by_status"] = dict(Counter(status for _, status in unsettled_rows))
+        return figures
+
+    def _witness(self, platform: str, renditions, lost: set[int]) -> dict:
+        """Match the fake's posts to renditions by (marker, account). Adds to `lost` the
+        renditions called published that the platform does not hold."""
+        held = self._fleet.held(platform, marker_pattern(self.tag))
+        duplicates = held_not_published = matched = 0
+        rows = renditions.values_list("pk", "status", "social_account__remote_id")
+        for pk, status, remote_id in rows:
+            marker, expected = self._marks[pk]
+            n = held.get((marker, remote_id), 0)
+            matched += n
+            duplicates += max(0, n - expected)
+            if status == "published" and n < expected:
+                lost.add(pk)
+            elif status != "published" and n:
+                held_not_published += 1
+        return {
+            "duplicates": duplicates,
+            # Posts the platform holds for a rendition not called published (failed or left
+            # ambiguous): not lost, but a person would see a post the product denies.
+            "held_not_published": held_not_published,
+            # Posts with one of this run's markers matching no rendition (a wrong account id
+            # in the witness, or a post nobody asked for).
+            "unmatched_posts": sum(held.values()) - matched,
+            "faults_struck": self._fleet.faults_struck(platform),
         }
 
 

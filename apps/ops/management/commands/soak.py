@@ -7,16 +7,17 @@ import signal
 import sys
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.ops.soak import Soak, SoakConfig
+from apps.ops.soak import Soak, SoakConfig, resolve_platforms
 
 
 class Command(BaseCommand):
     help = (
-        "Publish K posts to M misbehaving sandbox destinations each while worker processes "
-        "are killed at random; report published/failed/ambiguous, duplicates in the "
-        "sandbox store, lost renditions, lateness and throughput as a JSON line."
+        "Publish K posts to M misbehaving destinations each (sandbox accounts, or the real "
+        "adapters against the platform fakes) while worker processes are killed at random; "
+        "report published/failed/ambiguous, duplicates and lost posts counted at each "
+        "platform, lateness and throughput as a JSON line."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -41,8 +42,25 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=defaults.timeout_s)
         parser.add_argument("--seed", type=int, default=defaults.seed)
         parser.add_argument("--keep", action="store_true", help="Keep the soak's data.")
+        parser.add_argument(
+            "--platforms",
+            default="sandbox",
+            help="sandbox, all (every real platform, through its fake), or a comma list.",
+        )
+        parser.add_argument(
+            "--fault-rate",
+            type=float,
+            default=defaults.fault_rate,
+            help="Chance per eligible call of each fault of the platform fakes (0: calm).",
+        )
 
     def handle(self, *args, **opts) -> None:
+        try:
+            platforms = resolve_platforms(opts["platforms"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if not 0 <= opts["fault_rate"] <= 1:
+            raise CommandError("--fault-rate is a probability, from 0 to 1.")
         config = SoakConfig(
             publications=opts["publications"],
             destinations=opts["destinations"],
@@ -54,6 +72,8 @@ class Command(BaseCommand):
             timeout_s=opts["timeout"],
             seed=opts["seed"],
             keep=opts["keep"],
+            platforms=platforms,
+            fault_rate=opts["fault_rate"],
         )
         # A stopped soak still stops its web server and workers (the run's finally block).
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
