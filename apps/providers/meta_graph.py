@@ -310,6 +310,7 @@ class ContainerAdapter(Adapter):
     status_key: str
     status_detail_key: str
     text_field: str  # name of the text in the user's media listing
+    replies_edge: str = ""  # GET /{user}/<edge> lists the user's replies (Threads)
     max_carousel_items: int
     poll_schedule: PollSchedule
     retry_safe_after_unknown = False
@@ -401,7 +402,10 @@ class ContainerAdapter(Adapter):
             if unfindable := self._unfindable(ctx):
                 raise unfindable
             return self._find_published(
-                client, ctx, {"text": segment.text, "created_at": not_before.isoformat()}
+                client,
+                ctx,
+                {"text": segment.text, "created_at": not_before.isoformat()},
+                is_reply=segment.position > 0,
             )
 
     # Steps -----------------------------------------------------------------------------
@@ -535,7 +539,9 @@ class ContainerAdapter(Adapter):
         """The container says PUBLISHED: our post exists, find its media id."""
         if unfindable := self._unfindable(ctx):
             raise unfindable
-        found = self._find_published(client, ctx, entry)
+        found = self._find_published(
+            client, ctx, entry, is_reply=bool(entry and entry.get("reply_to_id"))
+        )
         if found is None:
             # It exists, so it must never be sent again; a person settles the id.
             raise ProviderError(
@@ -546,9 +552,10 @@ class ContainerAdapter(Adapter):
         return found
 
     def _find_published(
-        self, client: httpx.Client, ctx: PublishContext, entry: dict | None
+        self, client: httpx.Client, ctx: PublishContext, entry: dict | None, *, is_reply: bool
     ) -> PublishedSegment | None:
-        """Our post among the user's recent media: same text, made after the attempt began."""
+        """Our post among the user's recent media (or replies): same text, made after the
+        attempt began."""
         if entry is None:
             return None
         since = parse_graph_time(entry.get("created_at"))
@@ -557,7 +564,8 @@ class ContainerAdapter(Adapter):
         body = graph_call(
             client,
             "GET",
-            self._url(ctx, self.create_edge),  # the same edge lists the user's posts
+            # The create edge lists the user's posts; replies are listed apart.
+            self._url(ctx, self.replies_edge if is_reply else self.create_edge),
             params={"fields": f"id,{self.text_field},timestamp,permalink", "limit": 25},
             is_create=False,
         )

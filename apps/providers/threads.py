@@ -65,6 +65,7 @@ class ThreadsAdapter(ContainerAdapter):
     status_key = "status"
     status_detail_key = "error_message"
     text_field = "text"
+    replies_edge = "replies"  # the user's replies are not in their threads listing
     max_carousel_items = 20
     poll_schedule = POLL_SCHEDULE
 
