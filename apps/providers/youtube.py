@@ -51,6 +51,7 @@ REFRESH_MARGIN = timedelta(minutes=5)
 # Chunks must be multiples of 256 KiB (except the last).
 CHUNK_SIZE = 32 * 256 * 1024
 PRIVACY_STATUSES = ("public", "unlisted", "private")
+DEFAULT_PRIVACY = "public"
 # Daily quotas reset at midnight Pacific time.
 QUOTA_ZONE = ZoneInfo("America/Los_Angeles")
 
@@ -202,7 +203,8 @@ class YouTubeAdapter(Adapter):
     @staticmethod
     def _title_and_privacy(ctx: PublishContext) -> tuple[str, str]:
         title = (ctx.settings.get("title") or "").strip()
-        privacy = ctx.settings.get("privacy_status")
+        # Optional in the catalog, defaulting to public (as YouTube itself does).
+        privacy = ctx.settings.get("privacy_status") or DEFAULT_PRIVACY
         if not title:
             raise ProviderError(
                 ErrorKind.CONTENT_REJECTED, "A YouTube video needs a title.", code="title_required"
@@ -258,6 +260,9 @@ class YouTubeAdapter(Adapter):
         ctx.checkpoint.update(
             upload_session_uri=session, upload_size=video.size_bytes, upload_final_sent=False
         )
+        # Written to the database now: a worker killed mid-upload must leave the session
+        # for the next attempt, which resumes it instead of making a second video.
+        ctx.persist_checkpoint()
         return session
 
     @staticmethod
@@ -292,10 +297,11 @@ class YouTubeAdapter(Adapter):
                 chunk = fh.read(CHUNK_SIZE)
                 last = offset + len(chunk) - 1
                 is_final = last >= size - 1
-                if is_final:
+                if is_final and not ctx.checkpoint.get("upload_final_sent"):
                     # From here on the video may exist: a lost session is no longer a
-                    # reason to start over.
+                    # reason to start over (kept at once, like the session itself).
                     ctx.checkpoint["upload_final_sent"] = True
+                    ctx.persist_checkpoint()
                 try:
                     response = client.put(
                         session,

@@ -346,15 +346,21 @@ def test_the_channel_upload_cap_waits_a_day(fake):
     ("rendition_settings", "code"),
     [
         ({"privacy_status": "public"}, "title_required"),
-        ({"title": "T"}, "privacy_status_required"),
         ({"title": "T", "privacy_status": "friends"}, "privacy_status_required"),
     ],
 )
-def test_title_and_privacy_are_required(fake, rendition_settings, code):
+def test_a_title_and_a_known_privacy_are_required(fake, rendition_settings, code):
     with pytest.raises(ProviderError) as err:
         YouTubeAdapter().publish_segment(_ctx(rendition_settings), _segment(), reply_to=None)
     assert err.value.code == code
     assert not fake.opened.called
+
+
+def test_the_privacy_defaults_to_public_as_the_catalog_says(fake):
+    YouTubeAdapter().publish_segment(_ctx({"title": "T"}), _segment(), reply_to=None)
+
+    sent = json.loads(fake.opened.calls.last.request.content)
+    assert sent["status"]["privacyStatus"] == "public"
 
 
 def test_a_post_without_a_video_is_refused(fake):

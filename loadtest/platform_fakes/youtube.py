@@ -1,0 +1,339 @@
+"""YouTube Data API v3 as Google documents it: a resumable upload session opened by a POST
+(its URI in `Location`), chunk PUTs answered 308 with the `Range` received so far, a status
+probe (`Content-Range: bytes */N`) answering 308 with that range or 200 with the video once
+complete, 404 once a session expired; videos.list for processing status, the channel's
+uploads playlist, and Google's token endpoint.
+
+Chunks must be multiples of 256 KiB except the last. The video exists once the last byte
+arrived; processing only affects playback.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from datetime import UTC, datetime, timedelta
+
+from loadtest.platform_fakes.base import (
+    FakeRequest,
+    FakeResponse,
+    PlatformFake,
+    StoredPost,
+    json_response,
+    route,
+)
+
+API_HOST = "www.googleapis.com"
+TOKEN_HOST = "oauth2.googleapis.com"
+UPLOAD_PATH = "/upload/youtube/v3/videos"
+CHUNK_MULTIPLE = 256 * 1024
+PRIVACY = ("public", "unlisted", "private")
+_RANGE = re.compile(r"bytes (?:(\d+)-(\d+)|\*)/(\d+)\Z")
+
+
+def _error(status: int, reason: str, message: str, domain: str = "youtube.video") -> FakeResponse:
+    return json_response(
+        {
+            "error": {
+                "code": status,
+                "message": message,
+                "errors": [{"message": message, "domain": domain, "reason": reason}],
+            }
+        },
+        status,
+    )
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+class YouTubeFake(PlatformFake):
+    platform = "youtube"
+    hosts = (API_HOST, TOKEN_HOST)
+
+    def __init__(self, faults=None) -> None:
+        super().__init__(faults)
+        self.sessions: dict[str, dict] = {}  # upload_id -> session state
+
+    # --- accounts ----------------------------------------------------------------------
+
+    def new_account(self, handle: str) -> dict:
+        channel = "UC" + self.new_id() + self.new_id()[:6]
+        access, refresh = f"ya29.{self.new_id()}", f"1//{self.new_id()}"
+        with self.lock:
+            self.accounts[channel] = {
+                "handle": handle,
+                "access_tokens": {access},  # a refresh adds one; earlier ones stay valid
+                "refresh_token": refresh,
+            }
+        return {
+            "remote_id": channel,
+            "handle": f"@{handle}",
+            "credentials": {
+                "access_token": access,
+                "refresh_token": refresh,
+                "expires_at": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
+            },
+            "settings": {},
+        }
+
+    def sample_content(self, rng: random.Random, marker: str) -> dict:
+        settings = {"title": f"{marker} Sourdough, start to finish"}
+        if rng.random() < 0.5:
+            settings["privacy_status"] = rng.choice(PRIVACY)
+        return {
+            "segments": [{"text": f"{marker} How this loaf was made.", "media": ["video"]}],
+            "settings": settings,
+        }
+
+    def expire_sessions(self) -> None:
+        """Sessions live about a week; this ends every open one now (404 from then on)."""
+        with self.lock:
+            for session in self.sessions.values():
+                session["expired"] = True
+
+    def _channel(self, request: FakeRequest) -> str | None:
+        with self.lock:
+            for channel, account in self.accounts.items():
+                if request.bearer in account["access_tokens"]:
+                    return channel
+        return None
+
+    def _unauthorised(self) -> FakeResponse:
+        return _error(401, "authError", "Invalid Credentials", domain="global")
+
+    # --- the resumable upload ----------------------------------------------------------
+
+    @route("POST", UPLOAD_PATH)
+    def open_session(self, request: FakeRequest) -> FakeResponse:
+        channel = self._channel(request)
+        if channel is None:
+            return self._unauthorised()
+        if request.arg("uploadType") != "resumable":
+            return _error(400, "invalidParameter", "Only resumable uploads are served here.")
+        if self.faults.strikes("rate_limit"):
+            return _error(429, "rateLimitExceeded", "Too many requests.", domain="usageLimits")
+        if self.faults.strikes("server_error_before"):
+            return _error(503, "backendError", "Backend Error", domain="global")
+        try:
+            size = int(request.headers["x-upload-content-length"])
+        except (KeyError, ValueError):
+            return _error(400, "uploadContentLengthRequired", "X-Upload-Content-Length.")
+        resource = request.json()
+        snippet, status = resource.get("snippet") or {}, resource.get("status") or {}
+        title = snippet.get("title") or ""
+        if not title.strip() or len(title) > 100 or "<" in title or ">" in title:
+            return _error(400, "invalidTitle", "The request metadata specifies an invalid title.")
+        description = snippet.get("description") or ""
+        if len(description.encode()) > 5000 or "<" in description or ">" in description:
+            return _error(400, "invalidDescription", "The video description is invalid.")
+        if status.get("privacyStatus", "public") not in PRIVACY:
+            return _error(400, "invalidVideoMetadata", "Invalid privacyStatus.")
+        upload_id = self.new_id() + self.new_id()
+        with self.lock:
+            self.sessions[upload_id] = {
+                "channel": channel,
+                "size": size,
+                "received": 0,
+                "snippet": snippet,
+                "privacy": status.get("privacyStatus", "public"),
+                "video_id": None,
+                "expired": False,
+            }
+        location = (
+            f"https://{API_HOST}{UPLOAD_PATH}?uploadType=resumable&upload_id={upload_id}"
+            f"&part={request.arg('part', 'snippet,status')}"
+        )
+        return FakeResponse(status=200, headers={"Location": location})
+
+    @route("PUT", UPLOAD_PATH)
+    def put_bytes(self, request: FakeRequest) -> FakeResponse:
+        with self.lock:
+            session = self.sessions.get(request.arg("upload_id", ""))
+        if session is None or session["expired"]:
+            return _error(404, "notFound", "The upload session does not exist.", domain="global")
+        if self._channel(request) != session["channel"]:
+            return self._unauthorised()
+        match = _RANGE.match(request.headers.get("content-range", ""))
+        if match is None or int(match.group(3)) != session["size"]:
+            return _error(400, "badContent", "Content-Range does not match the session.")
+        if match.group(1) is None:  # a status probe
+            return self._where(session)
+        first, last = int(match.group(1)), int(match.group(2))
+        is_final = last == session["size"] - 1
+        if first != session["received"] or last - first + 1 != len(request.body):
+            return _error(400, "badContent", "The chunk does not continue the upload.")
+        if not is_final and len(request.body) % CHUNK_MULTIPLE:
+            return _error(400, "badContent", "Chunks must be multiples of 256 KiB.")
+        if self.faults.strikes("drop_mid_upload"):
+            with self.lock:  # part of the chunk landed before the connection went
+                session["received"] += len(request.body) // 2
+            return FakeResponse(drop=True)
+        with self.lock:
+            session["received"] = last + 1
+        if not is_final:
+            return self._where(session)
+        self._make_video(session)
+        if self.faults.strikes("server_error_after"):
+            return _error(503, "backendError", "Backend Error", domain="global")
+        response = self._where(session)
+        if self.faults.strikes("timeout_after_accept"):
+            response.delay_s = self.faults.hang_s
+        return response
+
+    def _where(self, session: dict) -> FakeResponse:
+        """308 with what arrived so far, or the video once every byte did."""
+        if session["video_id"] is not None:
+            return json_response(self._resource(self.posts[session["video_id"]]), 201)
+        headers = {"Range": f"bytes=0-{session['received'] - 1}"} if session["received"] else {}
+        return FakeResponse(status=308, headers=headers)
+
+    def _make_video(self, session: dict) -> None:
+        with self.lock:
+            if session["video_id"] is not None:
+                return
+            video_id = self.new_id()[:11]
+            session["video_id"] = video_id
+        processing_s = self.faults.processing_s * (
+            4 if self.faults.strikes("slow_processing") else 1
+        )
+        self.store(
+            StoredPost(
+                id=video_id,
+                account=session["channel"],
+                text=session["snippet"].get("description", ""),
+                media=["video"],
+                extra={
+                    "title": session["snippet"].get("title", ""),
+                    "privacy": session["privacy"],
+                    "processed_at": time.time() + processing_s,
+                    "fails": self.faults.strikes("processing_fails"),
+                },
+            )
+        )
+
+    def _resource(self, post: StoredPost, parts: tuple[str, ...] = ("snippet", "status")) -> dict:
+        resource = {"kind": "youtube#video", "etag": f"e{post.id}", "id": post.id}
+        processed = time.time() >= post.extra["processed_at"]
+        failed = processed and post.extra["fails"]
+        if "snippet" in parts:
+            resource["snippet"] = {
+                "publishedAt": _iso(post.created_at),
+                "channelId": post.account,
+                "title": post.extra["title"],
+                "description": post.text,
+            }
+        if "status" in parts:
+            resource["status"] = {
+                "uploadStatus": "failed" if failed else "processed" if processed else "uploaded",
+                "privacyStatus": post.extra["privacy"],
+                **({"failureReason": "codec"} if failed else {}),
+            }
+        if "processingDetails" in parts:
+            resource["processingDetails"] = {
+                "processingStatus": "failed"
+                if failed
+                else "succeeded"
+                if processed
+                else "processing"
+            }
+        return resource
+
+    # --- reading -----------------------------------------------------------------------
+
+    @route("GET", r"/youtube/v3/videos")
+    def videos_list(self, request: FakeRequest) -> FakeResponse:
+        channel = self._channel(request)
+        if channel is None:
+            return self._unauthorised()
+        if self.faults.strikes("poll_rate_limit"):
+            return _error(403, "rateLimitExceeded", "Rate limit exceeded.", domain="usageLimits")
+        parts = tuple((request.arg("part") or "").split(","))
+        wanted = (request.arg("id") or "").split(",")
+        with self.lock:
+            posts = [self.posts[i] for i in wanted if i in self.posts]
+        items = [self._resource(p, parts) for p in posts if p.account == channel]
+        return json_response({"kind": "youtube#videoListResponse", "items": items})
+
+    @route("GET", r"/youtube/v3/channels")
+    def channels_list(self, request: FakeRequest) -> FakeResponse:
+        channel = self._channel(request)
+        if channel is None:
+            return self._unauthorised()
+        handle = self.accounts[channel]["handle"]
+        item = {
+            "kind": "youtube#channel",
+            "id": channel,
+            "snippet": {"title": handle.title(), "customUrl": f"@{handle}"},
+            "contentDetails": {"relatedPlaylists": {"uploads": "UU" + channel[2:]}},
+        }
+        return json_response({"kind": "youtube#channelListResponse", "items": [item]})
+
+    @route("GET", r"/youtube/v3/playlistItems")
+    def playlist_items(self, request: FakeRequest) -> FakeResponse:
+        """The uploads playlist, newest first; a new video shows after the listing lag."""
+        channel = self._channel(request)
+        if channel is None:
+            return self._unauthorised()
+        if request.arg("playlistId") != "UU" + channel[2:]:
+            return _error(404, "playlistNotFound", "Playlist not found.")
+        limit = min(int(request.arg("maxResults", "5")), 50)
+        now = time.time()
+        with self.lock:
+            posts = [p for p in self.posts.values() if p.account == channel and p.visible_at <= now]
+        posts.sort(key=lambda p: -p.created_at)
+        items = [
+            {
+                "kind": "youtube#playlistItem",
+                "id": f"pl{p.id}",
+                "snippet": {
+                    "publishedAt": _iso(p.created_at),
+                    "channelId": channel,
+                    "title": p.extra["title"],
+                    "description": p.text,
+                    "playlistId": request.arg("playlistId"),
+                    "resourceId": {"kind": "youtube#video", "videoId": p.id},
+                },
+            }
+            for p in posts[:limit]
+        ]
+        return json_response({"kind": "youtube#playlistItemListResponse", "items": items})
+
+    # --- tokens ------------------------------------------------------------------------
+
+    @route("POST", r"/token")
+    def token(self, request: FakeRequest) -> FakeResponse:
+        form = request.form()
+        with self.lock:
+            channel = next(
+                (
+                    c
+                    for c, a in self.accounts.items()
+                    if a["refresh_token"] == form.get("refresh_token")
+                ),
+                None,
+            )
+            if form.get("grant_type") != "refresh_token" or channel is None:
+                return json_response(
+                    {
+                        "error": "invalid_grant",
+                        "error_description": "Token has been expired or revoked.",
+                    },
+                    400,
+                )
+            access = f"ya29.{self.new_id()}"
+            self.accounts[channel]["access_tokens"].add(access)
+        # Google keeps the refresh token: none comes back.
+        return json_response(
+            {
+                "access_token": access,
+                "expires_in": 3599,
+                "scope": "https://www.googleapis.com/auth/youtube.upload",
+                "token_type": "Bearer",
+            }
+        )
+
+
+FAKE = YouTubeFake
