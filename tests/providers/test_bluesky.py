@@ -7,12 +7,13 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from apps.accounts.installation import installation_id
 from apps.accounts.services import social_account_credentials
 from apps.common.errors import ValidationFailed
 from apps.providers.base import PublishedSegment, ReplyTarget, SegmentPayload
 from apps.providers.bluesky.adapter import BlueskyAdapter
 from apps.providers.bluesky.facets import build_facets
-from apps.providers.bluesky.tid import is_tid, segment_rkey
+from apps.providers.bluesky.tid import S32, is_tid, segment_rkey
 from apps.providers.errors import Action, ErrorKind, ProviderError
 from tests.providers.social_helpers import body, go_offline, image, make_account, make_ctx
 
@@ -22,6 +23,10 @@ PDS = "https://pds.example"
 ENTRY = "https://bsky.social"
 DID = "did:plc:alice123"
 XRPC = f"{PDS}/xrpc"
+
+
+def _key(rendition_id: int, position: int) -> str:
+    return segment_rkey(rendition_id, position, installation=installation_id())
 
 
 def _jwt(exp: datetime) -> str:
@@ -81,12 +86,25 @@ def _created(rkey: str, cid: str = "bafy-created"):
 
 
 def test_record_keys_are_valid_tids_stable_per_segment_and_distinct():
-    assert segment_rkey(7, 0) == segment_rkey(7, 0)
-    keys = {segment_rkey(r, p) for r in (1, 2, 7, 10**9) for p in (0, 1, 255)}
+    install = "0" * 32
+    assert segment_rkey(7, 0, installation=install) == segment_rkey(7, 0, installation=install)
+    keys = {segment_rkey(r, p, installation=install) for r in (1, 2, 7, 10**9) for p in (0, 1, 255)}
     assert len(keys) == 12
     assert all(is_tid(k) and len(k) == 13 for k in keys)
     with pytest.raises(ValueError):
-        segment_rkey(7, 256)
+        segment_rkey(7, 256, installation=install)
+    with pytest.raises(ValueError):
+        segment_rkey(2**32, 0, installation=install)
+
+
+def test_record_keys_of_two_installations_differ_sort_and_are_never_in_the_future():
+    a, b = "a" * 32, "b" * 32
+    assert segment_rkey(7, 0, installation=a) != segment_rkey(7, 0, installation=b)
+    ordered = [segment_rkey(r, p, installation=a) for r in (1, 2, 300) for p in (0, 1, 2)]
+    assert ordered == sorted(ordered)
+    latest = max(segment_rkey(2**32 - 1, 255, installation=f"{n:032x}") for n in range(200))
+    timestamp = sum(S32.index(c) << (5 * i) for i, c in enumerate(reversed(latest[:11])))
+    assert timestamp < datetime.now(UTC).timestamp() * 1_000_000
 
 
 def test_facets_use_utf8_byte_offsets_for_links_mentions_and_tags():
@@ -115,7 +133,7 @@ def test_it_publishes_with_the_deterministic_rkey_and_facets(respx_mock, account
         200, json={"did": "did:plc:bob"}
     )
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
-        200, json=_created(segment_rkey(7, 0))
+        200, json=_created(_key(7, 0))
     )
     text = "Cześć @bob.example.com 👋 #hello"
     published = BlueskyAdapter().publish_segment(
@@ -129,7 +147,7 @@ def test_it_publishes_with_the_deterministic_rkey_and_facets(respx_mock, account
     sent = body(request)
     assert sent["repo"] == DID
     assert sent["collection"] == "app.bsky.feed.post"
-    assert sent["rkey"] == segment_rkey(7, 0)
+    assert sent["rkey"] == _key(7, 0)
     record = sent["record"]
     assert record["$type"] == "app.bsky.feed.post"
     assert record["text"] == text
@@ -146,7 +164,7 @@ def test_it_publishes_with_the_deterministic_rkey_and_facets(respx_mock, account
         },
     ]
     assert "embed" not in record
-    rkey = segment_rkey(7, 0)
+    rkey = _key(7, 0)
     assert published.provider_post_id == f"at://{DID}/app.bsky.feed.post/{rkey}"
     assert published.provider_url == f"https://bsky.app/profile/{DID}/post/{rkey}"
 
@@ -156,7 +174,7 @@ def test_an_unresolvable_mention_stays_plain_text(respx_mock, account):
         400, json={"error": "InvalidRequest", "message": "Unable to resolve handle"}
     )
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
-        200, json=_created(segment_rkey(7, 0))
+        200, json=_created(_key(7, 0))
     )
     BlueskyAdapter().publish_segment(
         make_ctx(account), SegmentPayload(0, "hi @ghost.example"), reply_to=None
@@ -170,7 +188,7 @@ def test_images_are_uploaded_as_blobs_with_alt_text_and_aspect_ratio(respx_mock,
         200, json={"blob": blob}
     )
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
-        200, json=_created(segment_rkey(7, 0))
+        200, json=_created(_key(7, 0))
     )
     BlueskyAdapter().publish_segment(
         make_ctx(account),
@@ -215,7 +233,7 @@ def test_a_link_gets_a_card_from_the_page(respx_mock, account):
         200, json={"blob": thumb}
     )
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
-        200, json=_created(segment_rkey(7, 0))
+        200, json=_created(_key(7, 0))
     )
     BlueskyAdapter().publish_segment(
         make_ctx(account), SegmentPayload(0, "read https://example.com/post."), reply_to=None
@@ -235,7 +253,7 @@ def test_a_link_gets_a_card_from_the_page(respx_mock, account):
 def test_a_page_that_cannot_be_read_leaves_the_post_without_a_card(respx_mock, account):
     respx_mock.get("https://example.com/gone").respond(404)
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
-        200, json=_created(segment_rkey(7, 0))
+        200, json=_created(_key(7, 0))
     )
     BlueskyAdapter().publish_segment(
         make_ctx(account), SegmentPayload(0, "https://example.com/gone"), reply_to=None
@@ -244,7 +262,7 @@ def test_a_page_that_cannot_be_read_leaves_the_post_without_a_card(respx_mock, a
 
 
 def test_a_thread_reply_carries_root_and_parent_strong_refs(respx_mock, account):
-    root_rkey, parent_rkey = segment_rkey(7, 0), segment_rkey(7, 1)
+    root_rkey, parent_rkey = _key(7, 0), _key(7, 1)
     records = {
         root_rkey: {"uri": f"at://{DID}/app.bsky.feed.post/{root_rkey}", "cid": "cid-root"},
         parent_rkey: {"uri": f"at://{DID}/app.bsky.feed.post/{parent_rkey}", "cid": "cid-parent"},
@@ -255,7 +273,7 @@ def test_a_thread_reply_carries_root_and_parent_strong_refs(respx_mock, account)
 
     respx_mock.get(f"{XRPC}/com.atproto.repo.getRecord").mock(side_effect=get_record)
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
-        200, json=_created(segment_rkey(7, 2))
+        200, json=_created(_key(7, 2))
     )
     root = PublishedSegment(records[root_rkey]["uri"])
     parent = PublishedSegment(records[parent_rkey]["uri"])
@@ -263,7 +281,7 @@ def test_a_thread_reply_carries_root_and_parent_strong_refs(respx_mock, account)
         make_ctx(account), SegmentPayload(2, "3/3"), reply_to=ReplyTarget(root=root, parent=parent)
     )
     sent = body(create.calls.last.request)
-    assert sent["rkey"] == segment_rkey(7, 2)
+    assert sent["rkey"] == _key(7, 2)
     assert sent["record"]["reply"] == {
         "root": {"uri": records[root_rkey]["uri"], "cid": "cid-root"},
         "parent": {"uri": records[parent_rkey]["uri"], "cid": "cid-parent"},
@@ -271,7 +289,7 @@ def test_a_thread_reply_carries_root_and_parent_strong_refs(respx_mock, account)
 
 
 def test_a_duplicate_rkey_500_is_settled_by_get_record(respx_mock, account):
-    rkey = segment_rkey(7, 0)
+    rkey = _key(7, 0)
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
         500, json={"error": "InternalServerError", "message": "Internal Server Error"}
     )
@@ -311,7 +329,7 @@ def test_a_5xx_with_nothing_under_the_key_is_a_retryable_outage(respx_mock, acco
 
 
 def test_a_lost_answer_then_a_resend_uses_the_same_rkey(respx_mock, account):
-    rkey = segment_rkey(7, 3)
+    rkey = _key(7, 3)
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").mock(
         side_effect=[httpx.ReadTimeout("lost"), httpx.Response(200, json=_created(rkey))]
     )
@@ -328,7 +346,7 @@ def test_a_lost_answer_then_a_resend_uses_the_same_rkey(respx_mock, account):
 
 
 def test_lookup_is_get_record_by_the_segment_key(respx_mock, account):
-    rkey = segment_rkey(7, 0)
+    rkey = _key(7, 0)
     route = respx_mock.get(f"{XRPC}/com.atproto.repo.getRecord")
     route.respond(400, json={"error": "RecordNotFound", "message": "Could not locate record"})
     ctx = make_ctx(account)
@@ -337,7 +355,16 @@ def test_lookup_is_get_record_by_the_segment_key(respx_mock, account):
         BlueskyAdapter().lookup_segment(ctx, SegmentPayload(0, "x"), not_before=not_before) is None
     )
     route.respond(
-        200, json={"uri": f"at://{DID}/app.bsky.feed.post/{rkey}", "cid": "c", "value": {}}
+        200,
+        json={"uri": f"at://{DID}/app.bsky.feed.post/{rkey}", "cid": "c", "value": {"text": "y"}},
+    )
+    # A record under the key with other text is not ours.
+    assert (
+        BlueskyAdapter().lookup_segment(ctx, SegmentPayload(0, "x"), not_before=not_before) is None
+    )
+    route.respond(
+        200,
+        json={"uri": f"at://{DID}/app.bsky.feed.post/{rkey}", "cid": "c", "value": {"text": "x"}},
     )
     found = BlueskyAdapter().lookup_segment(ctx, SegmentPayload(0, "x"), not_before=not_before)
     assert found.provider_post_id == f"at://{DID}/app.bsky.feed.post/{rkey}"
@@ -388,7 +415,7 @@ def test_an_expired_access_jwt_is_refreshed_stored_and_the_call_repeated(respx_m
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").mock(
         side_effect=[
             httpx.Response(400, json={"error": "ExpiredToken", "message": "Token has expired"}),
-            httpx.Response(200, json=_created(segment_rkey(7, 0))),
+            httpx.Response(200, json=_created(_key(7, 0))),
         ]
     )
     refresh = respx_mock.post(f"{XRPC}/com.atproto.server.refreshSession").respond(
@@ -493,7 +520,7 @@ def test_a_link_to_a_private_address_gets_no_card_and_is_never_fetched(
     monkeypatch.setattr(httpcall, "resolve_host", lambda host: ["10.0.0.8"])
     page = respx_mock.get("https://intranet.example/admin").respond(200, text="<title>x</title>")
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
-        200, json=_created(segment_rkey(7, 0))
+        200, json=_created(_key(7, 0))
     )
     BlueskyAdapter().publish_segment(
         make_ctx(account), SegmentPayload(0, "https://intranet.example/admin"), reply_to=None

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
+from apps.accounts.installation import installation_id
 from apps.accounts.models import SocialAccount
 from apps.common.errors import ValidationFailed
 from apps.providers import httpcall, oauth
@@ -20,7 +21,12 @@ from apps.providers.base import (
     register_adapter,
 )
 from apps.providers.bluesky import cards, session
-from apps.providers.bluesky.errors import classify, error_name, is_expired_token
+from apps.providers.bluesky.errors import (
+    classify,
+    error_name,
+    is_expired_token,
+    is_record_exists,
+)
 from apps.providers.bluesky.facets import build_facets, first_link, mention_handles
 from apps.providers.bluesky.tid import segment_rkey
 from apps.providers.errors import ErrorKind, ProviderError
@@ -74,7 +80,7 @@ class BlueskyAdapter(Adapter):
         self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
     ) -> PublishedSegment:
         xrpc = _Xrpc(ctx)
-        rkey = segment_rkey(ctx.rendition_id, segment.position)
+        rkey = _rkey(ctx, segment.position)
         created_at = datetime.now(UTC)
         record: dict = {
             "$type": POST,
@@ -98,6 +104,26 @@ class BlueskyAdapter(Adapter):
         if embed:
             record["embed"] = embed
         try:
+            return self._create(xrpc, rkey, record, created_at)
+        except _KeyTaken:
+            # Another post holds the key, so our create never landed under it: a fresh key
+            # (kept in the checkpoint first) is as safe as the first one was.
+            rkey = _replace_rkey(ctx, segment.position)
+        try:
+            return self._create(xrpc, rkey, record, created_at)
+        except _KeyTaken:
+            raise ProviderError(
+                ErrorKind.UNKNOWN,
+                "Bluesky holds other posts under this post's record keys.",
+                code="rkey_taken",
+            ) from None
+
+    def _create(
+        self, xrpc: _Xrpc, rkey: str, record: dict, created_at: datetime
+    ) -> PublishedSegment:
+        """One createRecord under `rkey`; raises _KeyTaken when another post holds the key."""
+        text = record["text"]
+        try:
             response = xrpc.call(
                 "POST",
                 "com.atproto.repo.createRecord",
@@ -107,7 +133,7 @@ class BlueskyAdapter(Adapter):
         except ProviderError as exc:
             if exc.kind != ErrorKind.OUTCOME_UNKNOWN:
                 raise
-            return self._settle(xrpc, rkey, exc)
+            return self._settle(xrpc, rkey, text, exc)
         if response.status_code == 200:
             return PublishedSegment(
                 provider_post_id=response.json()["uri"],
@@ -115,20 +141,32 @@ class BlueskyAdapter(Adapter):
                 published_at=created_at,
             )
         error = classify(response, is_create=True)
+        if is_record_exists(response):
+            # The explicit "record exists" error: the key is taken, by our post or another.
+            exists = ProviderError(
+                ErrorKind.PROVIDER_UNAVAILABLE,
+                error.message,
+                code=error.code,
+                http_status=response.status_code,
+            )
+            return self._settle(xrpc, rkey, text, exists)
         if error.kind == ErrorKind.OUTCOME_UNKNOWN:
             # A create under an existing rkey currently fails with 500 InternalServerError,
             # so a 5xx is answered by looking the key up.
-            return self._settle(xrpc, rkey, error)
+            return self._settle(xrpc, rkey, text, error)
         raise error
 
-    def _settle(self, xrpc: _Xrpc, rkey: str, error: ProviderError) -> PublishedSegment:
-        """After a 5xx or a lost answer: the record under our key exists (published) or not."""
+    def _settle(self, xrpc: _Xrpc, rkey: str, text: str, error: ProviderError) -> PublishedSegment:
+        """After a 5xx, a "record exists" or a lost answer: the record under our key is our
+        post (published), another post (_KeyTaken), or nothing."""
         try:
-            found = xrpc.get_post(rkey)
+            found = xrpc.get_record(xrpc.did, POST, rkey)
         except ProviderError:
             raise error from None
         if found is not None:
-            return found
+            if not _is_ours(found, text):
+                raise _KeyTaken(rkey)
+            return _published(xrpc.did, rkey, found)
         if error.http_status is not None:
             # The server answered and holds nothing under the key: nothing was written.
             raise ProviderError(
@@ -175,8 +213,14 @@ class BlueskyAdapter(Adapter):
     def lookup_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
     ) -> PublishedSegment | None:
-        """Strong: the segment's record key either holds our post or nothing."""
-        return _Xrpc(ctx).get_post(segment_rkey(ctx.rendition_id, segment.position))
+        """Strong: the segment's record key holds our post, or it does not exist. A record
+        under the key with other text is not ours (our create cannot have landed there)."""
+        xrpc = _Xrpc(ctx)
+        rkey = _rkey(ctx, segment.position, persist=False)
+        found = xrpc.get_record(xrpc.did, POST, rkey)
+        if found is None or not _is_ours(found, segment.text):
+            return None
+        return _published(xrpc.did, rkey, found)
 
 
 class _Xrpc:
@@ -247,19 +291,6 @@ class _Xrpc:
             return None
         raise classify(response, is_create=False)
 
-    def get_post(self, rkey: str) -> PublishedSegment | None:
-        found = self.get_record(self.did, POST, rkey)
-        if found is None:
-            return None
-        created = (found.get("value") or {}).get("createdAt")
-        return PublishedSegment(
-            provider_post_id=found["uri"],
-            provider_url=_post_url(self.did, rkey),
-            published_at=datetime.fromisoformat(created.replace("Z", "+00:00"))
-            if created
-            else None,
-        )
-
     def strong_ref(self, uri: str) -> dict:
         """{uri, cid} of a published post: replies must name the exact version they answer."""
         if uri in self._refs:
@@ -274,6 +305,48 @@ class _Xrpc:
             )
         self._refs[uri] = {"uri": found["uri"], "cid": found["cid"]}
         return self._refs[uri]
+
+
+class _KeyTaken(Exception):
+    """The record key holds a post other than ours."""
+
+
+def _rkey(ctx: PublishContext, position: int, *, persist: bool = True) -> str:
+    """The segment's record key: the one its first attempt used (kept in the checkpoint, so
+    a later change of derivation never moves a key in flight), else derived now and
+    persisted before the create leaves."""
+    keys = ctx.checkpoint.get("rkeys") or {}
+    rkey = keys.get(str(position))
+    if rkey is None:
+        rkey = segment_rkey(ctx.rendition_id, position, installation=installation_id())
+        if persist:
+            _keep_rkey(ctx, position, rkey)
+    return rkey
+
+
+def _replace_rkey(ctx: PublishContext, position: int) -> str:
+    taken = (ctx.checkpoint.get("rkeys") or {}).get(str(position))
+    rkey = segment_rkey(ctx.rendition_id, position, installation=f"{installation_id()}:{taken}")
+    _keep_rkey(ctx, position, rkey)
+    return rkey
+
+
+def _keep_rkey(ctx: PublishContext, position: int, rkey: str) -> None:
+    ctx.checkpoint["rkeys"] = {**(ctx.checkpoint.get("rkeys") or {}), str(position): rkey}
+    ctx.persist_checkpoint()
+
+
+def _is_ours(found: dict, text: str) -> bool:
+    return (found.get("value") or {}).get("text") == text
+
+
+def _published(did: str, rkey: str, found: dict) -> PublishedSegment:
+    created = (found.get("value") or {}).get("createdAt")
+    return PublishedSegment(
+        provider_post_id=found["uri"],
+        provider_url=_post_url(did, rkey),
+        published_at=datetime.fromisoformat(created.replace("Z", "+00:00")) if created else None,
+    )
 
 
 def _post_url(did: str, rkey: str) -> str:

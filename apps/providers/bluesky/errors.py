@@ -13,6 +13,16 @@ EXPIRED_TOKEN = "ExpiredToken"
 _AUTH_ERRORS = {"InvalidToken", "AuthMissing", "AuthenticationRequired", "AccountTakedown"}
 
 
+# A create under an rkey that holds a record: today a 500 InternalServerError; an explicit
+# XRPC error is proposed upstream (name not yet published), so any "exists" name counts.
+_RECORD_EXISTS = ("AlreadyExists", "RecordExists", "DuplicateRecord")
+
+
+def is_record_exists(response: httpx.Response) -> bool:
+    name = error_name(response) or ""
+    return 400 <= response.status_code < 500 and any(part in name for part in _RECORD_EXISTS)
+
+
 def error_name(response: httpx.Response) -> str | None:
     return httpcall.json_body(response).get("error")
 

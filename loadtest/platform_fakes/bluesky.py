@@ -1,0 +1,340 @@
+"""A Bluesky PDS (and the bsky.social entryway) as the AT Protocol lexicons and the PDS behave.
+
+- Sessions: `com.atproto.server.createSession` (app password) and `refreshSession`, which
+  rotates both JWTs and revokes the old refresh JWT. A stale access JWT is answered 400
+  `ExpiredToken`.
+- `com.atproto.repo.createRecord` takes a client-chosen `rkey` (a TID for app.bsky.feed.post).
+  A create under an rkey that already holds a record fails: today the PDS answers 500
+  `InternalServerError`; an explicit named error (`RecordAlreadyExists`, 400) is proposed
+  upstream, so `existing_record_error` picks either.
+- `com.atproto.repo.getRecord` is exact: 200 with `{uri, cid, value}` or 400 `RecordNotFound`.
+- `uploadBlob` takes the raw bytes and returns a blob ref; replies carry `reply.root/parent`
+  strong refs.
+- 429 `RateLimitExceeded` carries `RateLimit-Limit/Remaining/Reset` (epoch seconds) and
+  `RateLimit-Policy`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import itertools
+import json
+import random
+import re
+import time
+import uuid
+
+from loadtest.platform_fakes.base import (
+    FakeRequest,
+    FakeResponse,
+    PlatformFake,
+    StoredPost,
+    json_response,
+    route,
+)
+
+ENTRYWAY = "bsky.social"
+PDS_HOST = "puffball.us-east.host.bsky.network"
+POST = "app.bsky.feed.post"
+TID = re.compile(r"^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$")
+S32 = "234567abcdefghijklmnopqrstuvwxyz"
+ACCESS_TTL_S = 2 * 3600
+MAX_GRAPHEMES = 300
+MAX_BLOB_BYTES = 2_000_000
+INTERNAL_ERROR = "InternalServerError"  # what the PDS answers today for an existing rkey
+NAMED_ERROR = "RecordAlreadyExists"  # the explicit error proposed upstream
+
+
+def _b64(data: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def _cid(payload: bytes) -> str:
+    digest = hashlib.sha256(payload).digest()
+    return "bafyrei" + base64.b32encode(digest).decode().lower().rstrip("=")[:52]
+
+
+def xrpc_error(name: str, message: str, status: int = 400, **headers: str) -> FakeResponse:
+    return json_response({"error": name, "message": message}, status, **headers)
+
+
+class BlueskyFake(PlatformFake):
+    platform = "bluesky"
+    hosts = (ENTRYWAY, PDS_HOST)
+
+    def __init__(self, faults=None, *, existing_record_error: str = INTERNAL_ERROR) -> None:
+        super().__init__(faults)
+        self.existing_record_error = existing_record_error
+        self.clock = time.time
+        self.sessions: dict[str, dict] = {}  # jwt -> {"did", "kind", "exp", "revoked"}
+        self.blobs: dict[str, dict] = {}
+        self.handles: dict[str, str] = {}  # handle -> did
+        self.logins: dict[str, list[float]] = {}
+        self._tids = itertools.count(int(time.time() * 1_000_000))
+
+    # --- accounts ------------------------------------------------------------------------
+
+    def new_account(self, handle: str) -> dict:
+        did = "did:plc:" + "".join(random.choices(S32, k=24))  # noqa: S311 - an id, not a secret
+        full = f"{handle}.bsky.social"
+        password = "-".join(uuid.uuid4().hex[i : i + 4] for i in (0, 4, 8, 12))
+        with self.lock:
+            self.accounts[did] = {"did": did, "handle": full, "password": password}
+            self.handles[full] = did
+            access, refresh = self._issue(did)
+        return {
+            "remote_id": did,
+            "handle": full,
+            "credentials": {
+                "access_jwt": access,
+                "refresh_jwt": refresh,
+                "did": did,
+                "pds": f"https://{PDS_HOST}",
+                "expires_at": time.strftime(
+                    "%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(self.clock() + ACCESS_TTL_S)
+                ),
+            },
+            "settings": {"did": did, "pds": f"https://{PDS_HOST}"},
+        }
+
+    def sample_content(self, rng: random.Random, marker: str) -> dict:
+        segments = [{"text": f"{marker} skeet {rng.randrange(10**6)}", "media": []}]
+        if rng.random() < 0.3:
+            segments[0]["media"] = ["image"]
+        if rng.random() < 0.3:
+            segments.append({"text": f"{marker} reply {rng.randrange(10**6)}", "media": []})
+        return {"segments": segments, "settings": {"langs": ["en"]}}
+
+    def rkey_of(self, post: StoredPost) -> str:
+        return post.id.rsplit("/", 1)[-1]
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _issue(self, did: str) -> tuple[str, str]:
+        now = self.clock()
+        tokens = []
+        for kind, ttl in (("access", ACCESS_TTL_S), ("refresh", 90 * 86400)):
+            claims = {"scope": f"com.atproto.{kind}", "sub": did, "iat": int(now)}
+            claims["exp"] = int(now + ttl)
+            claims["jti"] = uuid.uuid4().hex
+            token = f"{_b64({'typ': 'at+jwt', 'alg': 'ES256K'})}.{_b64(claims)}.sig"
+            self.sessions[token] = {"did": did, "kind": kind, "exp": now + ttl, "revoked": False}
+            tokens.append(token)
+        return tokens[0], tokens[1]
+
+    def _session_body(self, did: str, access: str, refresh: str) -> dict:
+        return {
+            "accessJwt": access,
+            "refreshJwt": refresh,
+            "did": did,
+            "handle": self.accounts[did]["handle"],
+            "active": True,
+            "didDoc": {
+                "id": did,
+                "service": [
+                    {
+                        "id": "#atproto_pds",
+                        "type": "AtprotoPersonalDataServer",
+                        "serviceEndpoint": f"https://{PDS_HOST}",
+                    }
+                ],
+            },
+        }
+
+    def _authed(self, request: FakeRequest, kind: str = "access") -> str | FakeResponse:
+        """The DID the bearer token speaks for, or the XRPC refusal."""
+        token = request.bearer
+        if not token:
+            return xrpc_error("AuthenticationRequired", "Authentication Required", 401)
+        with self.lock:
+            session = self.sessions.get(token)
+        if session is None or session["kind"] != kind:
+            return xrpc_error("InvalidToken", "Token could not be verified", 400)
+        if session["revoked"]:
+            return xrpc_error("ExpiredToken", "Token has been revoked", 400)
+        if self.clock() >= session["exp"]:
+            return xrpc_error("ExpiredToken", "Token has expired", 400)
+        return session["did"]
+
+    def _throttled(self) -> FakeResponse:
+        reset = int(self.clock() + self.faults.retry_after_s)
+        return xrpc_error(
+            "RateLimitExceeded",
+            "Rate Limit Exceeded",
+            429,
+            **{
+                "RateLimit-Limit": "5000",
+                "RateLimit-Remaining": "0",
+                "RateLimit-Reset": str(reset),
+                "RateLimit-Policy": "5000;w=3600",
+            },
+        )
+
+    def _record(self, post: StoredPost) -> dict:
+        return {"uri": post.id, "cid": post.extra["cid"], "value": post.extra["record"]}
+
+    # --- sessions ------------------------------------------------------------------------
+
+    @route("POST", r"/xrpc/com\.atproto\.server\.createSession")
+    def create_session(self, request: FakeRequest) -> FakeResponse:
+        body = request.json()
+        identifier = str(body.get("identifier", "")).lower()
+        with self.lock:
+            did = identifier if identifier in self.accounts else self.handles.get(identifier)
+            account = self.accounts.get(did or "")
+            if account is None or body.get("password") != account["password"]:
+                return xrpc_error("AuthenticationRequired", "Invalid identifier or password", 401)
+            # createSession: 30 per 5 minutes per account.
+            now = self.clock()
+            recent = [t for t in self.logins.get(did, []) if now - t < 300]
+            if len(recent) >= 30:
+                return self._throttled()
+            self.logins[did] = [*recent, now]
+            access, refresh = self._issue(did)
+        return json_response(self._session_body(did, access, refresh))
+
+    @route("POST", r"/xrpc/com\.atproto\.server\.refreshSession")
+    def refresh_session(self, request: FakeRequest) -> FakeResponse:
+        did = self._authed(request, kind="refresh")
+        if isinstance(did, FakeResponse):
+            return did
+        with self.lock:
+            self.sessions[request.bearer]["revoked"] = True
+            access, refresh = self._issue(did)
+        return json_response(self._session_body(did, access, refresh))
+
+    @route("GET", r"/xrpc/com\.atproto\.identity\.resolveHandle")
+    def resolve_handle(self, request: FakeRequest) -> FakeResponse:
+        did = self.handles.get(str(request.arg("handle", "")).lower())
+        if did is None:
+            return xrpc_error("InvalidRequest", "Unable to resolve handle")
+        return json_response({"did": did})
+
+    # --- blobs and records ---------------------------------------------------------------
+
+    @route("POST", r"/xrpc/com\.atproto\.repo\.uploadBlob")
+    def upload_blob(self, request: FakeRequest) -> FakeResponse:
+        did = self._authed(request)
+        if isinstance(did, FakeResponse):
+            return did
+        if self.faults.strikes("rate_limit"):
+            return self._throttled()
+        if self.faults.strikes("drop_mid_upload"):
+            return FakeResponse(drop=True)
+        if self.faults.strikes("server_error_before"):
+            return xrpc_error(INTERNAL_ERROR, "Internal Server Error", 500)
+        if len(request.body) > MAX_BLOB_BYTES:
+            return xrpc_error("BlobTooLarge", "This file is too large.", 413)
+        cid = _cid(request.body)
+        mime = request.headers.get("content-type", "application/octet-stream")
+        blob = {"$type": "blob", "ref": {"$link": cid}, "mimeType": mime, "size": len(request.body)}
+        with self.lock:
+            self.blobs[cid] = {**blob, "did": did}
+        return json_response({"blob": blob})
+
+    @route("POST", r"/xrpc/com\.atproto\.repo\.createRecord")
+    def create_record(self, request: FakeRequest) -> FakeResponse:
+        did = self._authed(request)
+        if isinstance(did, FakeResponse):
+            return did
+        if self.faults.strikes("rate_limit"):
+            return self._throttled()
+        if self.faults.strikes("server_error_before"):
+            return xrpc_error("UpstreamFailure", "Upstream Failure", 502)
+        body = request.json()
+        if body.get("repo") not in (did, self.accounts[did]["handle"]):
+            return xrpc_error("InvalidRequest", "Input/repo must be the authenticated account")
+        collection = body.get("collection")
+        record = body.get("record")
+        if not isinstance(record, dict) or record.get("$type") != collection:
+            return xrpc_error("InvalidRequest", "Invalid $type: must match the collection")
+        problem = self._invalid_post(record, did) if collection == POST else None
+        if problem:
+            return xrpc_error("InvalidRequest", f"Invalid {POST} record: {problem}")
+        rkey = body.get("rkey") or self._next_tid()
+        if collection == POST and body.get("validate", True) and not TID.match(rkey):
+            return xrpc_error("InvalidRequest", f"Invalid record key for {POST}")
+        uri = f"at://{did}/{collection}/{rkey}"
+        with self.lock:
+            if uri in self.posts:
+                if self.existing_record_error == INTERNAL_ERROR:
+                    return xrpc_error(INTERNAL_ERROR, "Internal Server Error", 500)
+                return xrpc_error(self.existing_record_error, f"Record already exists: {uri}")
+            cid = _cid(json.dumps(record, sort_keys=True).encode())
+            reply = record.get("reply") or {}
+            post = StoredPost(
+                id=uri,
+                account=did,
+                text=record.get("text", ""),
+                created_at=self.clock(),
+                visible_at=self.clock(),
+                reply_to=(reply.get("parent") or {}).get("uri"),
+                media=[i["image"]["ref"]["$link"] for i in _images(record)],
+                idempotency_key=rkey,
+                extra={"cid": cid, "record": record},
+            )
+            self.store(post)
+        answer = {
+            "uri": uri,
+            "cid": cid,
+            "commit": {"cid": _cid(uri.encode()), "rev": self._next_tid()},
+            "validationStatus": "valid",
+        }
+        if self.faults.strikes("server_error_after"):
+            return xrpc_error(INTERNAL_ERROR, "Internal Server Error", 500)
+        if self.faults.strikes("timeout_after_accept"):
+            return FakeResponse(200, answer, delay_s=self.faults.hang_s)
+        return json_response(answer)
+
+    def _invalid_post(self, record: dict, did: str) -> str | None:
+        text = record.get("text")
+        if not isinstance(text, str):
+            return "Record/text must be a string"
+        if len(text) > MAX_GRAPHEMES:
+            return f"Record/text must not be longer than {MAX_GRAPHEMES} graphemes"
+        if not record.get("createdAt"):
+            return 'Record must have the property "createdAt"'
+        reply = record.get("reply")
+        if reply is not None:
+            for side in ("root", "parent"):
+                ref = reply.get(side) or {}
+                if not (ref.get("uri") and ref.get("cid")):
+                    return f'Record/reply/{side} must have the properties "uri" and "cid"'
+        images = _images(record)
+        if len(images) > 4:
+            return "Record/embed/images must not have more than 4 elements"
+        for image in images:
+            if "alt" not in image:
+                return 'Record/embed/images/0 must have the property "alt"'
+            link = ((image.get("image") or {}).get("ref") or {}).get("$link")
+            if link not in self.blobs:
+                return f"Could not find blob: {link}"
+        return None
+
+    def _next_tid(self) -> str:
+        value = next(self._tids)
+        return "".join(S32[(value >> (5 * i)) & 31] for i in reversed(range(11))) + "22"
+
+    @route("GET", r"/xrpc/com\.atproto\.repo\.getRecord")
+    def get_record(self, request: FakeRequest) -> FakeResponse:
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        repo = request.arg("repo", "")
+        did = repo if repo in self.accounts else self.handles.get(repo, repo)
+        uri = f"at://{did}/{request.arg('collection')}/{request.arg('rkey')}"
+        with self.lock:
+            post = self.posts.get(uri)
+            if post is None:
+                return xrpc_error("RecordNotFound", f"Could not locate record: {uri}")
+            return json_response(self._record(post))
+
+
+def _images(record: dict) -> list[dict]:
+    embed = record.get("embed") or {}
+    if embed.get("$type") != "app.bsky.embed.images":
+        return []
+    return list(embed.get("images") or [])
+
+
+FAKE = BlueskyFake
