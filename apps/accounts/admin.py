@@ -44,7 +44,15 @@ class OrganizationMembershipInline(admin.TabularInline):
 
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "state", "monthly_post_quota", "inflight_cap", "seats"]
+    list_display = [
+        "name",
+        "slug",
+        "state",
+        "monthly_post_quota",
+        "inflight_cap",
+        "webhook_inflight_cap",
+        "seats",
+    ]
     list_filter = ["state"]
     search_fields = ["name", "slug"]
     readonly_fields = ["created_at", "updated_at"]

@@ -81,6 +81,11 @@ class Organization(models.Model):
     inflight_cap = models.PositiveIntegerField(
         default=10, help_text="Jobs of this organization that may run at the same time."
     )
+    webhook_inflight_cap = models.PositiveIntegerField(
+        default=4,
+        help_text="Webhook deliveries of this organization that may run at the same time "
+        "(a budget of their own: slow receivers never hold back publishing).",
+    )
     seats = models.PositiveIntegerField(default=10, help_text="Members allowed.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -89,7 +94,11 @@ class Organization(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(inflight_cap__gte=1), name="organization_inflight_cap_positive"
-            )
+            ),
+            models.CheckConstraint(
+                condition=models.Q(webhook_inflight_cap__gte=1),
+                name="organization_webhook_inflight_cap_positive",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -16,6 +16,7 @@ class JobAdmin(admin.ModelAdmin):
         "id",
         "type",
         "status",
+        "seat",
         "organization",
         "workspace",
         "run_at",
@@ -24,7 +25,7 @@ class JobAdmin(admin.ModelAdmin):
         "locked_by",
         "finished_at",
     ]
-    list_filter = ["status", "type", "organization", "workspace"]
+    list_filter = ["status", "seat", "type", "organization", "workspace"]
     list_select_related = ["organization", "workspace__organization"]
     search_fields = ["=id", "type", "dedupe_key", "locked_by"]
     raw_id_fields = ["organization", "workspace"]
@@ -33,7 +34,7 @@ class JobAdmin(admin.ModelAdmin):
     show_full_result_count = False  # counting a large history on every page is slow
     actions = ["retry_now", "cancel", "release_lock"]
     fieldsets = [
-        (None, {"fields": ["type", "status", "organization", "workspace", "dedupe_key"]}),
+        (None, {"fields": ["type", "status", "seat", "organization", "workspace", "dedupe_key"]}),
         ("Schedule", {"fields": ["run_at", "attempts", "max_attempts", "recoveries"]}),
         ("Payload and outcome", {"fields": ["payload", "last_error", "snoozed_s", "waited_s"]}),
         ("Lease", {"fields": ["locked_by", "locked_at", "lease"]}),

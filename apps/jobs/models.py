@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from apps.accounts.models import Organization, Workspace
+from apps.jobs.constants import Seat
 
 
 class JobQuerySet(models.QuerySet):
@@ -40,6 +41,8 @@ class Job(models.Model):
     waiting; its dedupe key is unique among unfinished jobs.
 
     `organization` is null for system jobs (housekeeping): they are not under any cap.
+    `seat` is copied from the job type at enqueue: the organization budget (cap) the job
+    counts against while it runs (see constants.Seat).
     """
 
     class Status(models.TextChoices):
@@ -60,6 +63,12 @@ class Job(models.Model):
         Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
     )
     type = models.CharField(max_length=100)
+    seat = models.CharField(
+        max_length=16,
+        choices=Seat.choices,
+        db_default=Seat.PUBLISH,
+        help_text="The organization budget it counts against while running (from its type).",
+    )
     payload = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     run_at = models.DateTimeField(db_default=Now(), help_text="Not claimed before this time.")
@@ -99,19 +108,21 @@ class Job(models.Model):
                 ),
                 name="job_status_valid",
             ),
+            models.CheckConstraint(condition=models.Q(seat__in=Seat.values), name="job_seat_valid"),
             models.CheckConstraint(
                 condition=~models.Q(status="processing") | models.Q(lease__isnull=False),
                 name="job_processing_has_lease",
             ),
         ]
         indexes = [
-            # The claim: per organization, its earliest due pending jobs (`WHERE status =
-            # 'pending' AND organization_id = ? AND run_at <= now() ORDER BY run_at, id`),
-            # and the skip scan that lists organizations with pending work. Holds pending
-            # rows only, so its size does not grow with the finished history. (`id` makes
-            # the order total, and makes this the only index that serves it.)
+            # The claim: per organization and seat, its earliest due pending jobs (`WHERE
+            # status = 'pending' AND organization_id = ? AND seat = ? AND run_at <= now()
+            # ORDER BY run_at, id`), and the skip scan that lists the (organization, seat)
+            # pairs with pending work. Holds pending rows only, so its size does not grow
+            # with the finished history. (`id` makes the order total, and makes this the
+            # only index that serves it.)
             models.Index(
-                fields=["organization", "run_at", "id"],
+                fields=["organization", "seat", "run_at", "id"],
                 condition=models.Q(status="pending"),
                 name="job_pending_org_run_at",
             ),
@@ -129,11 +140,12 @@ class Job(models.Model):
                 condition=models.Q(status="pending", organization__isnull=True),
                 name="job_pending_system_run_at",
             ),
-            # The in-flight cap: processing jobs per organization with a live heartbeat
-            # (`organization_id = ? AND locked_at > now() - window`); also scanned whole by
-            # stale recovery (`locked_at <= now() - window`), being small.
+            # The in-flight caps: processing jobs per organization and seat with a live
+            # heartbeat (`organization_id = ? AND seat = ? AND locked_at > now() - window`);
+            # also scanned whole by stale recovery (`locked_at <= now() - window`), being
+            # small.
             models.Index(
-                fields=["organization", "locked_at"],
+                fields=["organization", "seat", "locked_at"],
                 condition=models.Q(status="processing"),
                 name="job_processing_org",
             ),

@@ -23,6 +23,7 @@ import psycopg
 from django.db import connection, transaction
 from django.db.models.base import ModelState
 
+from apps.jobs.constants import SEAT_CAP_COLUMNS
 from apps.jobs.models import Job
 
 # Advisory-lock namespace of the per-organization claim lock (first key of the pair).
@@ -50,38 +51,48 @@ CLAIM_COLUMNS = (
 _CLAIM_RETURNING = ", ".join(f"j.{c}" for c in CLAIM_COLUMNS)
 _CLAIM_RETURNING += ", extract(epoch FROM j.run_at)::float8"
 _JSON_COLUMNS = frozenset({"payload", "last_error"})
+# Each capped seat's cap, as an expression over the organization row `o` (seat `d.seat`).
+_SEAT_CAPS = (
+    "CASE d.seat "
+    + " ".join(f"WHEN '{seat}' THEN o.{column}" for seat, column in SEAT_CAP_COLUMNS.items())
+    + " END"
+)
 
-# Organizations with pending work, found by a skip scan over job_pending_org_run_at (one
-# index probe per organization, however many jobs each holds), keeping those whose
-# earliest pending job is due and that are active. Each is then try-locked: the
-# per-organization claim lock makes "count in-flight, then take up to the cap" atomic
-# across workers (a worker that finds an organization locked skips it, like SKIP LOCKED
-# one level up). The claim statement then runs with a snapshot taken after the locks are
-# held, so it sees every claim committed before. A last row (id NULL) says whether a
-# system job is due, and in how many seconds the next pending job falls due and the next
-# waiting job is to be promoted (what an idle worker sleeps until).
+# (Organization, seat) pairs with pending work, found by a skip scan over
+# job_pending_org_run_at (one index probe per pair, however many jobs each holds), keeping
+# the pairs whose earliest pending job is due, of active organizations. Each organization
+# is then try-locked: the per-organization claim lock makes "count in-flight, then take up
+# to the cap" atomic across workers (a worker that finds an organization locked skips it,
+# like SKIP LOCKED one level up). The claim statement then runs with a snapshot taken after
+# the locks are held, so it sees every claim committed before. A last row (id NULL) says
+# whether a system job is due, and in how many seconds the next pending job falls due and
+# the next waiting job is to be promoted (what an idle worker sleeps until).
 _DUE_ORGS_SQL = """
 WITH RECURSIVE heads AS (
-    (SELECT j.organization_id, j.run_at FROM jobs_job j
+    (SELECT j.organization_id, j.seat, j.run_at FROM jobs_job j
       WHERE j.status = 'pending' AND j.organization_id IS NOT NULL
-      ORDER BY j.organization_id, j.run_at LIMIT 1)
+      ORDER BY j.organization_id, j.seat, j.run_at LIMIT 1)
     UNION ALL
-    SELECT nxt.organization_id, nxt.run_at FROM heads, LATERAL (
-        SELECT j.organization_id, j.run_at FROM jobs_job j
-         WHERE j.status = 'pending' AND j.organization_id > heads.organization_id
-         ORDER BY j.organization_id, j.run_at LIMIT 1) nxt
+    SELECT nxt.organization_id, nxt.seat, nxt.run_at FROM heads, LATERAL (
+        SELECT j.organization_id, j.seat, j.run_at FROM jobs_job j
+         WHERE j.status = 'pending'
+           AND (j.organization_id, j.seat) > (heads.organization_id, heads.seat)
+         ORDER BY j.organization_id, j.seat, j.run_at LIMIT 1) nxt
 ),
 due AS MATERIALIZED (
-    SELECT o.id FROM heads JOIN accounts_organization o ON o.id = heads.organization_id
+    SELECT o.id, array_agg(heads.seat::text) AS seats
+      FROM heads JOIN accounts_organization o ON o.id = heads.organization_id
      WHERE heads.run_at <= now() AND o.state = 'active'
+     GROUP BY o.id
 )
-SELECT due.id, pg_try_advisory_xact_lock(%(ns)s, (due.id %% 2147483647)::int),
+SELECT due.id, pg_try_advisory_xact_lock(%(ns)s, (due.id %% 2147483647)::int), due.seats,
        NULL::float8, NULL::float8
   FROM due
 UNION ALL
 SELECT NULL, EXISTS (
            SELECT 1 FROM jobs_job j
             WHERE j.status = 'pending' AND j.organization_id IS NULL AND j.run_at <= now()),
+       NULL,
        extract(epoch FROM (SELECT min(j.run_at) FROM jobs_job j
                             WHERE j.status = 'pending' AND j.run_at > now() {type_filter})
                           - clock_timestamp())::float8,
@@ -89,9 +100,11 @@ SELECT NULL, EXISTS (
                           - clock_timestamp())::float8
 """
 
-# The claim proper. Per locked organization: seats = cap - live in-flight jobs; it takes
-# at most its seats and its fair share of the batch, earliest run_at first. Ranked within
-# each organization so a full batch interleaves them.
+# The claim proper. Per locked organization and due seat: free = that budget's cap - its
+# live in-flight jobs (a seat of "none" is under no cap); the organization takes at most
+# each budget's free seats and, all seats together, its fair share of the batch, earliest
+# run_at first. Ranked within each organization so a full batch interleaves them (so one
+# organization's flood of uncapped jobs still takes only its share).
 # No row locks are needed there: the organization's claim lock keeps other claimers out,
 # and the UPDATE re-checks the status on the latest row version, so a job cancelled
 # meanwhile is not claimed.
@@ -105,26 +118,31 @@ SELECT NULL, EXISTS (
 # beside the window function).
 _CLAIM_SQL = """
 WITH seats AS (
-    SELECT o.id AS org_id, o.inflight_cap - (
+    SELECT d.org_id, d.seat, CASE WHEN d.seat = 'none' THEN %(limit)s ELSE ({caps}) - (
         SELECT count(*) FROM jobs_job p
-         WHERE p.status = 'processing' AND p.organization_id = o.id
-           AND p.locked_at > now() - make_interval(secs => %(stale_s)s::float8)) AS free
-      FROM accounts_organization o
-     WHERE o.id = ANY(%(orgs)s::bigint[]) AND o.state = 'active'
+         WHERE p.status = 'processing' AND p.organization_id = d.org_id AND p.seat = d.seat
+           AND p.locked_at > now() - make_interval(secs => %(stale_s)s::float8)) END AS free
+      FROM unnest(%(orgs)s::bigint[], %(seats)s::text[]) AS d(org_id, seat)
+      JOIN accounts_organization o ON o.id = d.org_id
+     WHERE o.state = 'active'
 ),
 share AS (
-    SELECT ceil(%(limit)s::numeric / greatest(count(*), 1))::int AS n FROM seats WHERE free > 0
+    SELECT ceil(%(limit)s::numeric / greatest(count(DISTINCT org_id), 1))::int AS n
+      FROM seats WHERE free > 0
 ),
-candidates AS (
+ranked AS (
     SELECT c.id, c.run_at,
            row_number() OVER (PARTITION BY seats.org_id ORDER BY c.run_at, c.id) AS rank
       FROM seats, share, LATERAL (
           SELECT j.id, j.run_at FROM jobs_job j
            WHERE j.status = 'pending' AND j.organization_id = seats.org_id
-             AND j.run_at <= now() {type_filter}
+             AND j.seat = seats.seat AND j.run_at <= now() {type_filter}
            ORDER BY j.run_at, j.id
            LIMIT greatest(least(seats.free, share.n), 0)) c
      WHERE seats.free > 0
+),
+candidates AS (
+    SELECT ranked.id, ranked.run_at, ranked.rank FROM ranked, share WHERE ranked.rank <= share.n
     UNION ALL
     SELECT sys.id, sys.run_at, row_number() OVER (ORDER BY sys.run_at, sys.id) FROM (
           SELECT j.id, j.run_at FROM jobs_job j
@@ -139,7 +157,7 @@ UPDATE jobs_job j
        locked_at = now(), started_at = now(), updated_at = now(), lease = gen_random_uuid()
  WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.status || '' = 'pending'
 RETURNING {returning}
-"""
+""".replace("{caps}", _SEAT_CAPS)
 
 _SESSION_SQL = """
 SELECT set_config('enable_sort', 'off', true), set_config('enable_incremental_sort', 'off', true),
@@ -187,12 +205,14 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
         # statements (hundreds of ms each). These settings last for this transaction.
         _execute(cursor, _SESSION_SQL, {})
         _execute(cursor, due_sql, {"ns": CLAIM_LOCK_NAMESPACE, "types": list(types or ())})
-        orgs, contended, system_due, pending_in, waiting_in = [], False, False, None, None
-        for org_id, locked, pending, waiting in cursor.fetchall():
+        orgs, seats, contended, system_due = [], [], False, False
+        pending_in = waiting_in = None
+        for org_id, locked, due_seats, pending, waiting in cursor.fetchall():
             if org_id is None:
                 system_due, pending_in, waiting_in = locked, pending, waiting
             elif locked:
-                orgs.append(org_id)
+                orgs += [org_id] * len(due_seats)  # one (organization, seat) pair each
+                seats += due_seats
             else:
                 contended = True
         found = ClaimResult(
@@ -211,6 +231,7 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
             sql,
             {
                 "orgs": orgs,
+                "seats": seats,
                 "limit": limit,
                 "stale_s": float(stale_s),
                 "worker": worker,

@@ -10,6 +10,11 @@
     )
     def publish(job: Job) -> None: ...
 
+`seat` names the organization budget the type's running jobs count against: "publish"
+(the default: Organization.inflight_cap), "webhook" (Organization.webhook_inflight_cap),
+or None for jobs that hold no seat (status polls, lookups: claimed without a cap, still
+shared fairly between organizations, never for a suspended one).
+
 Apps declare their types in `apps/<app>/jobs.py`; the jobs app imports those modules when
 Django starts, so every process (web, worker, commands) knows every type.
 """
@@ -25,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
 
+from apps.jobs.constants import Seat
 from apps.jobs.errors import ERRORED
 
 if TYPE_CHECKING:
@@ -88,6 +94,7 @@ class JobType:
     periodic_every: timedelta | None = None
     snooze_budget_s: float = 6 * 3600.0
     wait_budget_s: float = 24 * 3600.0
+    seat: Seat = Seat.PUBLISH
 
     @property
     def is_periodic(self) -> bool:
@@ -116,11 +123,13 @@ def job_type(
     periodic_every: timedelta | None = None,
     snooze_budget_s: float = 6 * 3600.0,
     wait_budget_s: float = 24 * 3600.0,
+    seat: str | None = Seat.PUBLISH,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated function as the handler of job type `name`.
 
     `retry_kinds` lists the error kinds retried automatically; "errored" (an unexpected
     exception) is in the default set, drop it for types where a blind re-run is unsafe.
+    `seat` is the budget its jobs count against (see the module docstring).
     """
     if stale_policy == StalePolicy.CALLBACK and on_stale is None:
         raise ImproperlyConfigured(f"Job type {name!r}: StalePolicy.CALLBACK needs on_stale.")
@@ -130,6 +139,12 @@ def job_type(
         raise ImproperlyConfigured(f"Job type {name!r}: max_attempts must be >= 1.")
     if periodic_every is not None and periodic_every <= timedelta(0):
         raise ImproperlyConfigured(f"Job type {name!r}: periodic_every must be positive.")
+    if seat is None:
+        seat = Seat.NONE
+    if seat not in Seat.values:
+        raise ImproperlyConfigured(
+            f"Job type {name!r}: seat must be one of {', '.join(Seat.values)} or None."
+        )
 
     def register(handler: Handler) -> Handler:
         existing = _REGISTRY.get(name)
@@ -148,6 +163,7 @@ def job_type(
             periodic_every=periodic_every,
             snooze_budget_s=snooze_budget_s,
             wait_budget_s=wait_budget_s,
+            seat=Seat(seat),
         )
         return handler
 

@@ -31,8 +31,9 @@ _ON_DEDUPE_CONFLICT = (
     f"{_UNFINISHED_SQL}) DO NOTHING"
 )
 _INSERT_COLUMNS = (
-    "organization_id, workspace_id, type, payload, status, run_at, attempts, max_attempts,"
-    " locked_by, dedupe_key, recoveries, snoozed_s, waited_s, created_at, updated_at"
+    "organization_id, workspace_id, type, seat, payload, status, run_at, attempts,"
+    " max_attempts, locked_by, dedupe_key, recoveries, snoozed_s, waited_s, created_at,"
+    " updated_at"
 )
 
 
@@ -64,7 +65,8 @@ def job_enqueue(
     Runs in the caller's transaction: the job exists iff the caller commits, and the
     NOTIFY that wakes workers is delivered at that commit. `organization` may be left
     None when `workspace` is given (it is taken from the workspace); None for both makes
-    a system job, under no organization's cap.
+    a system job, under no organization's cap. The job counts against the organization
+    budget its type declares (`seat`).
 
     Dedupe: when `dedupe_key` is given and an unfinished job (pending, processing or
     waiting) already holds it, nothing is added and that existing job is returned as is
@@ -92,8 +94,8 @@ def job_enqueue(
     sql = f"""
         WITH ins AS (
             INSERT INTO jobs_job ({_INSERT_COLUMNS})
-            VALUES (%s, %s, %s, %s::jsonb, 'pending', coalesce(%s::timestamptz, now()), 0, %s,
-                    '', %s, 0, 0, 0, statement_timestamp(), statement_timestamp())
+            VALUES (%s, %s, %s, %s, %s::jsonb, 'pending', coalesce(%s::timestamptz, now()), 0,
+                    %s, '', %s, 0, 0, 0, statement_timestamp(), statement_timestamp())
             {_ON_DEDUPE_CONFLICT}
             RETURNING {columns}
         )
@@ -133,10 +135,11 @@ def _insert_chunk(rows: list[tuple]) -> int:
     columns = [list(values) for values in zip(*rows, strict=True)]
     sql = f"""
         INSERT INTO jobs_job ({_INSERT_COLUMNS})
-        SELECT v.org, v.ws, v.type, v.payload, 'pending', coalesce(v.run_at, now()), 0,
+        SELECT v.org, v.ws, v.type, v.seat, v.payload, 'pending', coalesce(v.run_at, now()), 0,
                v.max_attempts, '', v.key, 0, 0, 0, statement_timestamp(), statement_timestamp()
-          FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::jsonb[], %s::timestamptz[],
-                      %s::int[], %s::text[]) AS v(org, ws, type, payload, run_at, max_attempts, key)
+          FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::jsonb[],
+                      %s::timestamptz[], %s::int[], %s::text[])
+               AS v(org, ws, type, seat, payload, run_at, max_attempts, key)
         {_ON_DEDUPE_CONFLICT}
     """  # noqa: S608 - only constants are spliced in
     with connection.cursor() as cursor:
@@ -169,6 +172,7 @@ def _validated_row(spec: JobSpec, job_type: JobType) -> tuple:
         spec.organization_id,
         spec.workspace_id,
         spec.type,
+        job_type.seat.value,
         payload,
         spec.run_at,
         max_attempts,
@@ -370,13 +374,20 @@ def schedule_next_periodic(job_type: JobType, *, now: bool = False) -> bool:
     delay = 0.0 if now else job_type.periodic_every.total_seconds()
     sql = f"""
         INSERT INTO jobs_job ({_INSERT_COLUMNS})
-        VALUES (NULL, NULL, %s, '{{}}'::jsonb, 'pending', now() + make_interval(secs => %s), 0,
-                %s, '', %s, 0, 0, 0, statement_timestamp(), statement_timestamp())
+        VALUES (NULL, NULL, %s, %s, '{{}}'::jsonb, 'pending', now() + make_interval(secs => %s),
+                0, %s, '', %s, 0, 0, 0, statement_timestamp(), statement_timestamp())
         {_ON_DEDUPE_CONFLICT}
     """  # noqa: S608 - only constants are spliced in
     with connection.cursor() as cursor:
         cursor.execute(
-            sql, [job_type.name, delay, job_type.max_attempts, job_type.periodic_dedupe_key]
+            sql,
+            [
+                job_type.name,
+                job_type.seat.value,
+                delay,
+                job_type.max_attempts,
+                job_type.periodic_dedupe_key,
+            ],
         )
         return cursor.rowcount == 1
 

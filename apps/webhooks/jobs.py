@@ -20,6 +20,8 @@ from apps.webhooks.constants import DELIVER_JOB, MAX_ATTEMPTS, PRUNE_JOB
     retry_kinds=services.RETRY_KINDS,
     # Delivery is at least once and receivers drop repeated event ids: resending is safe.
     stale_policy=StalePolicy.REQUEUE,
+    # A budget of its own: a slow receiver never takes the organization's publish seats.
+    seat="webhook",
 )
 def deliver(job: Job) -> None:
     try:

@@ -173,7 +173,14 @@ def _plans(orgs, *, analyze=True):
         )
         due_plan = "\n".join(row[0] for row in cursor.fetchall())
         sql = queue._CLAIM_SQL.format(type_filter="", returning="j.id")
-        params = {"orgs": orgs, "limit": 10, "stale_s": 10, "worker": "w", "types": []}
+        params = {
+            "orgs": orgs,
+            "seats": ["publish"] * len(orgs),
+            "limit": 10,
+            "stale_s": 10,
+            "worker": "w",
+            "types": [],
+        }
         cursor.execute("EXPLAIN " + sql, params)
         claim_plan = "\n".join(row[0] for row in cursor.fetchall())
     return due_plan, claim_plan

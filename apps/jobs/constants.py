@@ -1,0 +1,19 @@
+"""Constants shared by the queue's modules."""
+
+from django.db import models
+
+
+class Seat(models.TextChoices):
+    """The per-organization budget a running job holds a seat of, declared by its type.
+
+    A slow webhook receiver or a long wait on a platform must not take seats from the
+    organization's publishing, so each budget is capped and counted on its own.
+    """
+
+    PUBLISH = "publish"  # Organization.inflight_cap
+    WEBHOOK = "webhook"  # Organization.webhook_inflight_cap
+    NONE = "none"  # no seat: claimed without a cap (still fairly, never when suspended)
+
+
+# The Organization column that caps each budget's jobs in flight (every Seat but NONE).
+SEAT_CAP_COLUMNS = {Seat.PUBLISH: "inflight_cap", Seat.WEBHOOK: "webhook_inflight_cap"}
