@@ -8,9 +8,10 @@ refused as DUPLICATE_POST naming the existing post, which settles the attempt.
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import timedelta
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 import httpx
 from django.conf import settings as django_settings
@@ -45,6 +46,13 @@ REFRESH_MARGIN = timedelta(days=7)
 IMAGE_POLL_S = 2.0
 IMAGE_POLLS = 5
 _AUTHOR = re.compile(r"^urn:li:(person|organization):[A-Za-z0-9_-]+$")
+_POST_URN = re.compile(r"^urn:li:(share|ugcPost):\d+$")
+# A post created without its URN in the answer is recorded under this prefix.
+UNIDENTIFIED = "linkedin-unidentified:"
+FIND_COUNT = 10
+CLOCK_SKEW = timedelta(minutes=2)
+
+logger = logging.getLogger(__name__)
 
 
 class LinkedInAdapter(Adapter):
@@ -114,15 +122,29 @@ class LinkedInAdapter(Adapter):
             content = self._content(http, author, segment.media)
             if content:
                 post["content"] = content
+            sent_at = timezone.now()
             response = httpcall.send(http, "POST", f"{API}/rest/posts", is_create=True, json=post)
-        if response.status_code != 201:
-            raise classify(response, is_create=True)
-        # 201 with an empty body; the new post's URN is in a header.
-        urn = response.headers["x-restli-id"]
+            if response.status_code != 201:
+                raise classify(response, is_create=True)
+            # 201 with an empty body; the new post's URN is in a header, which is sometimes
+            # missing although the post exists.
+            urn = _created_urn(response) or _find_created(http, post, not_before=sent_at)
+        if urn is None:
+            # Published, but LinkedIn did not say under which URN and this token cannot list
+            # the author's posts. Never fail (a retry would post again): record it under a
+            # handle that says so.
+            logger.warning(
+                "LinkedIn created a post without naming it",
+                extra={"rendition_id": ctx.rendition_id, "position": segment.position},
+            )
+            return PublishedSegment(
+                provider_post_id=f"{UNIDENTIFIED}{ctx.idempotency_key(segment.position)}",
+                published_at=sent_at,
+            )
         return PublishedSegment(
             provider_post_id=urn,
             provider_url=f"https://www.linkedin.com/feed/update/{urn}",
-            published_at=timezone.now(),
+            published_at=sent_at,
         )
 
     def _content(self, http: httpx.Client, author: str, media: list[MediaPayload]) -> dict | None:
@@ -242,6 +264,41 @@ class LinkedInAdapter(Adapter):
             token_expires_at=oauth.parse_expires_at(credentials.get("expires_at")),
             settings={"author_urn": f"urn:li:person:{me['sub']}"},
         )
+
+
+def _created_urn(response: httpx.Response) -> str | None:
+    """The URN of a created post: `x-restli-id`, else the Rest.li `Location` path."""
+    urn = response.headers.get("x-restli-id", "").strip()
+    if urn:
+        return urn
+    tail = unquote(response.headers.get("Location", "").rstrip("/").rsplit("/", 1)[-1])
+    return tail if _POST_URN.match(tail) else None
+
+
+def _find_created(http: httpx.Client, post: dict, *, not_before) -> str | None:
+    """The post just created, among the author's newest (organizations; member posts are
+    listed only with r_member_social). None when the token may not list or nothing matches."""
+    author = quote(post["author"], safe="")
+    try:
+        response = httpcall.send(
+            http,
+            "GET",
+            f"{API}/rest/posts?q=author&author={author}&count={FIND_COUNT}&sortBy=LAST_MODIFIED",
+            is_create=False,
+        )
+    except ProviderError:
+        return None
+    if response.status_code != 200:
+        return None
+    earliest = (not_before - CLOCK_SKEW).timestamp() * 1000
+    for element in httpcall.json_body(response).get("elements") or []:
+        if (
+            element.get("commentary") == post["commentary"]
+            and (element.get("createdAt") or 0) >= earliest
+            and _POST_URN.match(str(element.get("id", "")))
+        ):
+            return element["id"]
+    return None
 
 
 def _author(ctx: PublishContext) -> str:

@@ -1,0 +1,417 @@
+"""LinkedIn's versioned REST API (Posts, Images) and OAuth as Microsoft Learn documents them.
+
+- Every `/rest/` call needs `LinkedIn-Version: YYYYMM` (a version is live for about a year;
+  a missing one is 400 VERSION_MISSING, a retired or future one 426 NONEXISTENT_VERSION)
+  and `X-Restli-Protocol-Version: 2.0.0`.
+- `POST /rest/posts` answers 201 with an empty body; the new post's URN is in `x-restli-id`
+  (and the Rest.li `Location`). The header is sometimes missing although the post exists:
+  `restli_id_missing` is how often, `send_location` whether `Location` is sent.
+- Re-posting the same commentary as the same author is refused 422 DUPLICATE_POST, the
+  message naming the existing URN. There is no idempotency handle.
+- Images: `POST /rest/images?action=initializeUpload`, then one `PUT` of the bytes to the
+  returned upload URL. Member tokens (w_member_social) cannot read image status or posts
+  (reading needs r_member_social, granted to few apps); organization reads need
+  r_organization_social.
+- `GET /rest/posts?q=author&author=<urn>` lists an author's posts, newest first.
+- OAuth refresh at www.linkedin.com/oauth/v2/accessToken: a new 60-day access token; the
+  refresh token keeps its 365-day life counted from the first authorization.
+- 429 carries no rate-limit headers and no Retry-After (limits are daily, reset 00:00 UTC).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import string
+import time
+import uuid
+from datetime import UTC, datetime
+from urllib.parse import quote, unquote
+
+from loadtest.platform_fakes.base import (
+    FakeRequest,
+    FakeResponse,
+    PlatformFake,
+    StoredPost,
+    json_response,
+    route,
+)
+
+API = "api.linkedin.com"
+WWW = "www.linkedin.com"
+ACCESS_TTL_S = 60 * 86400
+REFRESH_TTL_S = 365 * 86400
+MEMBER_SCOPES = frozenset({"openid", "profile", "w_member_social"})
+REQUIRED = ("author", "commentary", "visibility", "distribution", "lifecycleState")
+
+
+def li_error(status: int, message: str, code: str | None = None, **extra) -> FakeResponse:
+    body = {"status": status, "message": message, **extra}
+    if code:
+        body["code"] = code
+    return json_response(body, status)
+
+
+class LinkedInFake(PlatformFake):
+    platform = "linkedin"
+    hosts = (API, WWW)
+
+    def __init__(
+        self, faults=None, *, restli_id_missing: float = 0.0, send_location: bool = True
+    ) -> None:
+        super().__init__(faults)
+        self.restli_id_missing = restli_id_missing
+        self.send_location = send_location
+        self.clock = time.time
+        self.tokens: dict[str, dict] = {}  # access token -> {"member", "scopes", "exp"}
+        self.refresh_tokens: dict[str, dict] = {}  # refresh token -> {"member", "exp"}
+        self.images: dict[str, dict] = {}
+        self.admins: dict[str, set[str]] = {}  # member -> organization URNs it administers
+        self._rng = random.Random(self.faults.seed)  # noqa: S311 - a test's dice
+        self._shares = itertools.count(7_400_000_000_000_000_000)
+
+    # --- accounts ------------------------------------------------------------------------
+
+    def new_account(self, handle: str, *, scopes: frozenset[str] = MEMBER_SCOPES) -> dict:
+        member = "".join(random.choices(string.ascii_letters + string.digits, k=10))  # noqa: S311
+        with self.lock:
+            self.accounts[member] = {"id": member, "name": handle, "first_auth": self.clock()}
+            access = self._grant(member, scopes)
+            refresh = uuid.uuid4().hex
+            self.refresh_tokens[refresh] = {
+                "member": member,
+                "scopes": scopes,
+                "exp": self.clock() + REFRESH_TTL_S,
+            }
+        return {
+            "remote_id": member,
+            "handle": handle,
+            "credentials": {
+                "access_token": access,
+                "expires_at": _iso(self.clock() + ACCESS_TTL_S),
+                "refresh_token": refresh,
+                "refresh_token_expires_at": _iso(self.clock() + REFRESH_TTL_S),
+            },
+            "settings": {"author_urn": f"urn:li:person:{member}"},
+        }
+
+    def sample_content(self, rng: random.Random, marker: str) -> dict:
+        media = ["image"] if rng.random() < 0.3 else []
+        text = f"{marker} update {rng.randrange(10**6)}"
+        return {"segments": [{"text": text, "media": media}], "settings": {"visibility": "PUBLIC"}}
+
+    def _grant(self, member: str, scopes: frozenset[str]) -> str:
+        token = "AQ" + uuid.uuid4().hex
+        self.tokens[token] = {
+            "member": member,
+            "scopes": scopes,
+            "exp": self.clock() + ACCESS_TTL_S,
+        }
+        return token
+
+    # --- request checks ------------------------------------------------------------------
+
+    def _caller(self, request: FakeRequest) -> dict | FakeResponse:
+        with self.lock:
+            token = self.tokens.get(request.bearer)
+        if token is None:
+            return li_error(401, "Invalid access token", serviceErrorCode=65600)
+        if self.clock() >= token["exp"]:
+            return li_error(
+                401, "The token used in the request has expired", "EXPIRED_ACCESS_TOKEN"
+            )
+        return token
+
+    def _rest(self, request: FakeRequest) -> dict | FakeResponse:
+        """The caller of a versioned /rest/ call, or the refusal of its headers or token."""
+        version = request.headers.get("linkedin-version", "")
+        if not version:
+            return li_error(
+                400,
+                "A version must be present. Please specify a version by adding the "
+                "LinkedIn-Version header.",
+                "VERSION_MISSING",
+            )
+        if version not in self.live_versions():
+            return li_error(
+                426, f"Requested version {version} is not active", "NONEXISTENT_VERSION"
+            )
+        if request.headers.get("x-restli-protocol-version") != "2.0.0":
+            return li_error(400, "X-Restli-Protocol-Version 2.0.0 is required", "ILLEGAL_ARGUMENT")
+        return self._caller(request)
+
+    def live_versions(self) -> set[str]:
+        """The twelve monthly versions up to the current month (each lives about a year)."""
+        today = datetime.fromtimestamp(self.clock(), UTC)
+        months = today.year * 12 + today.month - 1
+        return {f"{m // 12}{m % 12 + 1:02d}" for m in range(months - 11, months + 1)}
+
+    def _may_post_as(self, caller: dict, author: str) -> bool:
+        member = caller["member"]
+        if author == f"urn:li:person:{member}":
+            return "w_member_social" in caller["scopes"]
+        return author in self.admins.get(member, set()) and (
+            "w_organization_social" in caller["scopes"]
+        )
+
+    def _may_read(self, caller: dict, author: str) -> bool:
+        if author.startswith("urn:li:organization:"):
+            return "r_organization_social" in caller["scopes"] and author in self.admins.get(
+                caller["member"], set()
+            )
+        return (
+            "r_member_social" in caller["scopes"] and author == f"urn:li:person:{caller['member']}"
+        )
+
+    def _denied(self, what: str) -> FakeResponse:
+        return li_error(
+            403, f"Not enough permissions to access: {what}", "ACCESS_DENIED", serviceErrorCode=100
+        )
+
+    def _throttled(self) -> FakeResponse:
+        return li_error(429, "Resource level throttle limit for calls to this resource is reached.")
+
+    # --- OAuth and identity --------------------------------------------------------------
+
+    @route("POST", r"/oauth/v2/accessToken")
+    def access_token(self, request: FakeRequest) -> FakeResponse:
+        form = request.form()
+        if not form.get("client_id") or not form.get("client_secret"):
+            return json_response(
+                {
+                    "error": "invalid_request",
+                    "error_description": "A required parameter is missing",
+                },
+                400,
+            )
+        if form.get("grant_type") != "refresh_token":
+            return json_response({"error": "unsupported_grant_type"}, 400)
+        with self.lock:
+            grant = self.refresh_tokens.get(form.get("refresh_token", ""))
+            if grant is None or self.clock() >= grant["exp"]:
+                return json_response(
+                    {
+                        "error": "invalid_grant",
+                        "error_description": "The provided authorization grant or refresh "
+                        "token is invalid, expired or revoked.",
+                    },
+                    400,
+                )
+            access = self._grant(grant["member"], grant["scopes"])
+        return json_response(
+            {
+                "access_token": access,
+                "expires_in": ACCESS_TTL_S,
+                "refresh_token": form["refresh_token"],
+                # The refresh token's life is not extended by a refresh.
+                "refresh_token_expires_in": int(grant["exp"] - self.clock()),
+                "scope": ",".join(sorted(grant["scopes"])),
+            }
+        )
+
+    @route("GET", r"/v2/userinfo")
+    def userinfo(self, request: FakeRequest) -> FakeResponse:
+        caller = self._caller(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        account = self.accounts[caller["member"]]
+        return json_response({"sub": account["id"], "name": account["name"]})
+
+    # --- images --------------------------------------------------------------------------
+
+    @route("POST", r"/rest/images")
+    def initialize_upload(self, request: FakeRequest) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if request.arg("action") != "initializeUpload":
+            return li_error(400, "Unknown action", "ILLEGAL_ARGUMENT")
+        if self.faults.strikes("rate_limit"):
+            return self._throttled()
+        owner = (request.json().get("initializeUploadRequest") or {}).get("owner", "")
+        if not self._may_post_as(caller, owner):
+            return self._denied("images.initializeUpload")
+        image_id = "D4E" + uuid.uuid4().hex[:20]
+        urn = f"urn:li:image:{image_id}"
+        with self.lock:
+            self.images[urn] = {"owner": owner, "status": "WAITING_UPLOAD", "size": 0}
+        return json_response(
+            {
+                "value": {
+                    "uploadUrlExpiresAt": int((self.clock() + 86400) * 1000),
+                    "uploadUrl": f"https://{WWW}/dms-uploads/sp/{image_id}/uploaded-image/0",
+                    "image": urn,
+                }
+            }
+        )
+
+    @route("PUT", r"/dms-uploads/sp/(?P<image_id>\w+)/uploaded-image/0")
+    def upload_image(self, request: FakeRequest, image_id: str) -> FakeResponse:
+        caller = self._caller(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if self.faults.strikes("drop_mid_upload"):
+            return FakeResponse(drop=True)
+        with self.lock:
+            image = self.images.get(f"urn:li:image:{image_id}")
+            if image is None:
+                return FakeResponse(404)
+            image["size"] = len(request.body)
+            slow = self.faults.strikes("slow_processing")
+            image["status"] = "PROCESSING" if slow else "AVAILABLE"
+            image["ready_at"] = self.clock() + self.faults.processing_s
+        return FakeResponse(201)
+
+    @route("GET", r"/rest/images/(?P<encoded>[^/]+)")
+    def get_image(self, request: FakeRequest, encoded: str) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        urn = unquote(encoded)
+        with self.lock:
+            image = self.images.get(urn)
+            if image is None:
+                return li_error(404, f"Not found: {urn}")
+            if not self._may_read(caller, image["owner"]):
+                return self._denied("images.GET")
+            if image["status"] == "PROCESSING" and self.clock() >= image["ready_at"]:
+                image["status"] = "AVAILABLE"
+            return json_response({"id": urn, "owner": image["owner"], "status": image["status"]})
+
+    # --- posts ---------------------------------------------------------------------------
+
+    @route("POST", r"/rest/posts")
+    def create_post(self, request: FakeRequest) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if self.faults.strikes("rate_limit"):
+            return self._throttled()
+        if self.faults.strikes("server_error_before"):
+            return li_error(503, "Service Unavailable")
+        post = request.json()
+        missing = [f for f in REQUIRED if f not in post]
+        if missing:
+            return li_error(
+                422,
+                "".join(
+                    f"ERROR :: /{f} :: field is required but not found and has no default value\n"
+                    for f in missing
+                ),
+            )
+        author = post["author"]
+        if not self._may_post_as(caller, author):
+            return self._denied("partnerApiPostsExternal.CREATE")
+        if post["visibility"] not in ("PUBLIC", "CONNECTIONS", "LOGGED_IN"):
+            return li_error(422, "ERROR :: /visibility :: invalid enum value", "ILLEGAL_ARGUMENT")
+        media = _media_ids(post.get("content") or {})
+        with self.lock:
+            for urn in media:
+                image = self.images.get(urn)
+                if image is None or image["owner"] != author or image["status"] == "WAITING_UPLOAD":
+                    return li_error(422, f"ERROR :: /content :: media {urn} is not uploaded")
+            for existing in self.posts.values():
+                if existing.account == author and existing.text == post["commentary"]:
+                    return li_error(
+                        422,
+                        f"Content is a duplicate of {existing.id}",
+                        errorDetailType="com.linkedin.common.error.BadRequest",
+                        errorDetails={
+                            "inputErrors": [
+                                {
+                                    "description": "Duplicate post is detected",
+                                    "code": "DUPLICATE_POST",
+                                }
+                            ]
+                        },
+                    )
+            urn = f"urn:li:share:{next(self._shares)}"
+            self.store(
+                StoredPost(
+                    id=urn,
+                    account=author,
+                    text=post["commentary"],
+                    created_at=self.clock(),
+                    visible_at=self.clock(),
+                    media=media,
+                    extra={"post": post},
+                )
+            )
+        headers = {}
+        if self._rng.random() >= self.restli_id_missing:
+            headers["x-restli-id"] = urn
+        if self.send_location:
+            headers["Location"] = f"/rest/posts/{quote(urn, safe='')}"
+        if self.faults.strikes("server_error_after"):
+            return li_error(504, "Gateway Timeout")
+        if self.faults.strikes("timeout_after_accept"):
+            return FakeResponse(201, None, headers, delay_s=self.faults.hang_s)
+        return FakeResponse(201, None, headers)
+
+    def _post_json(self, post: StoredPost) -> dict:
+        return {
+            **post.extra["post"],
+            "id": post.id,
+            "createdAt": int(post.created_at * 1000),
+            "publishedAt": int(post.created_at * 1000),
+            "lastModifiedAt": int(post.created_at * 1000),
+        }
+
+    @route("GET", r"/rest/posts/(?P<encoded>[^/]+)")
+    def get_post(self, request: FakeRequest, encoded: str) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        urn = unquote(encoded)
+        with self.lock:
+            post = self.posts.get(urn)
+            if post is None:
+                return li_error(404, f"Not found: {urn}")
+            if not self._may_read(caller, post.account):
+                return self._denied("partnerApiPostsExternal.GET")
+            return json_response(self._post_json(post))
+
+    @route("GET", r"/rest/posts")
+    def find_by_author(self, request: FakeRequest) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if request.arg("q") != "author":
+            return li_error(400, "Unknown finder", "ILLEGAL_ARGUMENT")
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        author = unquote(request.arg("author", ""))
+        if not self._may_read(caller, author):
+            return self._denied("partnerApiPostsExternal.FINDER-author")
+        count = min(int(request.arg("count", "10")), 100)
+        start = int(request.arg("start", "0"))
+        now = self.clock()
+        with self.lock:
+            mine = sorted(
+                (p for p in self.posts.values() if p.account == author and p.visible_at <= now),
+                key=lambda p: p.created_at,
+                reverse=True,
+            )
+            page = [self._post_json(p) for p in mine[start : start + count]]
+        return json_response(
+            {"elements": page, "paging": {"start": start, "count": count, "total": len(mine)}}
+        )
+
+
+def _media_ids(content: dict) -> list[str]:
+    if "media" in content:
+        return [content["media"].get("id", "")]
+    if "multiImage" in content:
+        return [i.get("id", "") for i in content["multiImage"].get("images", [])]
+    return []
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat()
+
+
+FAKE = LinkedInFake

@@ -1,0 +1,185 @@
+"""The real LinkedIn adapter against the LinkedIn fake, served over HTTP."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, time, timedelta
+
+import pytest
+
+from apps.accounts import services as account_services
+from apps.providers.base import PublishContext, SegmentPayload, get_adapter
+from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.linkedin.adapter import UNIDENTIFIED
+from loadtest.platform_fakes import FaultPlan
+from loadtest.platform_fakes.linkedin import FAKE, MEMBER_SCOPES, LinkedInFake
+from loadtest.platform_fakes.server import FakeServer
+from tests.providers.social_helpers import image, make_account
+
+pytestmark = pytest.mark.django_db
+
+ORG = "urn:li:organization:2414183"
+ORG_SCOPES = MEMBER_SCOPES | {"w_organization_social", "r_organization_social"}
+
+
+@pytest.fixture
+def fake():
+    return LinkedInFake(FaultPlan(hang_s=1.0))
+
+
+@pytest.fixture
+def server(fake, settings):
+    server = FakeServer([fake]).start()
+    settings.PROVIDER_API_REDIRECT = server.base_url
+    settings.PROVIDER_TIMEOUT_S = 0.5
+    settings.LINKEDIN_CLIENT_ID = "li-client"
+    settings.LINKEDIN_CLIENT_SECRET = "li-secret"
+    settings.LINKEDIN_API_VERSION = "202609"
+    yield server
+    server.stop()
+
+
+def _open(workspace, fake, *, scopes=MEMBER_SCOPES):
+    opened = fake.new_account("Alice Example", scopes=scopes)
+    account = make_account(workspace, "linkedin", **opened)
+    account.token_expires_at = datetime.fromisoformat(opened["credentials"]["expires_at"])
+    return account
+
+
+@pytest.fixture
+def account(workspace_a, fake, server):
+    return _open(workspace_a, fake)
+
+
+@pytest.fixture
+def org_account(workspace_a, fake, server):
+    account = _open(workspace_a, fake, scopes=ORG_SCOPES)
+    fake.admins[account.remote_id] = {ORG}
+    return account
+
+
+def _ctx(account, settings=None) -> PublishContext:
+    return PublishContext(
+        account=account,
+        credentials=account_services.social_account_credentials(account),
+        settings=settings or {"visibility": "PUBLIC"},
+        rendition_id=41,
+        idempotency_base="rendition-41",
+    )
+
+
+def _publish(ctx, text: str, media=()):
+    return get_adapter("linkedin").publish_segment(
+        ctx, SegmentPayload(0, text, list(media)), reply_to=None
+    )
+
+
+def test_the_module_names_its_fake_and_sample_content_carries_the_marker():
+    assert FAKE is LinkedInFake
+    content = LinkedInFake().sample_content(random.Random(3), "L-17")
+    assert "L-17" in content["segments"][0]["text"]
+
+
+def test_a_text_post_is_created_with_the_versioned_headers(fake, account):
+    published = _publish(_ctx(account), "Hello from the fake")
+
+    [post] = fake.published()
+    assert published.provider_post_id == post.id
+    assert published.provider_url == f"https://www.linkedin.com/feed/update/{post.id}"
+    assert post.account == f"urn:li:person:{account.remote_id}"
+    assert post.text == "Hello from the fake"
+
+
+def test_a_retired_api_version_is_refused_and_nothing_is_posted(fake, account, settings):
+    settings.LINKEDIN_API_VERSION = "202409"
+
+    with pytest.raises(ProviderError) as caught:
+        _publish(_ctx(account), "too old")
+
+    assert caught.value.http_status == 426 and caught.value.code == "NONEXISTENT_VERSION"
+    assert fake.published() == []
+
+
+def test_an_image_is_initialized_put_and_attached_though_its_status_is_unreadable(fake, account):
+    _publish(_ctx(account), "a picture", media=[image(alt="A red square", data=b"png" * 10)])
+
+    [post] = fake.published()
+    [urn] = post.media
+    assert fake.images[urn]["size"] == 30
+    assert post.extra["post"]["content"] == {"media": {"id": urn, "altText": "A red square"}}
+    # A member token cannot read the image's status: the adapter asked once and went on.
+    assert fake.calls.count(("GET", f"/rest/images/{urn.replace(':', '%3A')}")) == 1
+
+
+def test_a_201_without_x_restli_id_takes_the_urn_from_location(fake, account):
+    fake.restli_id_missing = 1.0
+
+    published = _publish(_ctx(account), "no header")
+
+    [post] = fake.published()
+    assert published.provider_post_id == post.id
+
+
+def test_a_201_naming_nothing_is_found_among_the_organizations_posts(fake, org_account):
+    fake.restli_id_missing, fake.send_location = 1.0, False
+
+    published = _publish(_ctx(org_account, {"author": ORG}), "a page update")
+
+    [post] = fake.published()
+    assert post.account == ORG
+    assert published.provider_post_id == post.id
+
+
+def test_a_201_naming_nothing_that_cannot_be_looked_up_is_recorded_not_failed(fake, account):
+    fake.restli_id_missing, fake.send_location = 1.0, False
+
+    published = _publish(_ctx(account), "a member update")
+
+    assert len(fake.published()) == 1
+    assert published.provider_post_id == f"{UNIDENTIFIED}rendition-41-s0"
+    assert published.published_at is not None
+
+
+def test_a_timeout_after_accept_is_unknown_and_a_resend_names_the_existing_post(fake, account):
+    ctx = _ctx(account)
+    fake.faults.rates["timeout_after_accept"] = 1.0
+    with pytest.raises(ProviderError) as caught:
+        _publish(ctx, "once only")
+    assert caught.value.kind == ErrorKind.OUTCOME_UNKNOWN
+    assert get_adapter("linkedin").is_retry_safe(account) is False  # never resent blindly
+    [stored] = fake.published()
+
+    fake.faults.rates.clear()
+    with pytest.raises(ProviderError) as again:  # a person's retry
+        _publish(ctx, "once only")
+
+    # The pipeline settles the unknown attempt as this post (DUPLICATE_POST names it).
+    assert again.value.kind == ErrorKind.DUPLICATE_CONTENT
+    assert again.value.existing_post_id == stored.id
+    assert len(fake.published()) == 1
+
+
+def test_a_429_without_headers_waits_for_the_next_utc_day(fake, account):
+    fake.faults.rates["rate_limit"] = 1.0
+
+    with pytest.raises(ProviderError) as caught:
+        _publish(_ctx(account), "too many today")
+
+    err = caught.value
+    assert err.kind == ErrorKind.RATE_LIMITED and err.http_status == 429
+    tomorrow = datetime.now(UTC).date() + timedelta(days=1)
+    assert err.retry_at == datetime.combine(tomorrow, time.min, tzinfo=UTC)
+    assert fake.published() == []
+
+
+def test_a_token_near_expiry_is_refreshed_and_the_new_one_posts(fake, account):
+    credentials = account_services.social_account_credentials(account)
+    credentials["expires_at"] = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+
+    fresh = get_adapter("linkedin").refresh_credentials(account, credentials)
+
+    assert fresh["access_token"] != credentials["access_token"]
+    assert fresh["refresh_token"] == credentials["refresh_token"]
+    account_services.social_account_store_credentials(account=account, credentials=fresh)
+    _publish(_ctx(account), "with the new token")
+    assert len(fake.published()) == 1
