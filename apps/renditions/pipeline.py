@@ -679,9 +679,6 @@ def _settle_lost_attempts(rendition: Rendition, *, worker: str) -> bool:
 
 # --- polling asynchronous platforms --------------------------------------------------------
 
-# Kinds of a failed status poll that say nothing about the accepted work: the read failed
-# (rate limited, an outage, no answer), so it is read again later.
-_READ_FAILED = frozenset(RETRYABLE_KINDS | {ErrorKind.OUTCOME_UNKNOWN})
 # Kinds after which we can no longer see the accepted work (the account lost its access,
 # or an error we cannot read): a person decides, the work is never sent again.
 _CANNOT_TELL = frozenset({ErrorKind.AUTH_EXPIRED, ErrorKind.PERMISSION_MISSING, ErrorKind.UNKNOWN})
@@ -733,7 +730,9 @@ def _poll(job: Job, rendition: Rendition) -> None:
             DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED,
             error=err.as_dict(),
         )
-        if err.kind in _READ_FAILED or err.retryable:
+        if err.retryable or err.kind == ErrorKind.OUTCOME_UNKNOWN:
+            # The read failed (rate limited, an outage, no answer) or the platform asks for
+            # patience: the accepted work is untouched, so it is read again later.
             _poll_again_later(job, rendition, err, accepted_at)
         if err.kind in _CANNOT_TELL:
             _fail(job, rendition, err, hand_over=True)
@@ -787,11 +786,13 @@ def _poll_again_later(
 ) -> None:
     """A status read failed; the accepted work is untouched, so read again after the
     platform's Retry-After (or a backoff). Never returns."""
-    errors = job.payload.get("poll_errors", 0) + 1
+    errors = job.payload.get("poll_errors", 0)
     floor_s = max((err.retry_at - db_now()).total_seconds(), 0.0) if err.retry_at else 0.0
-    delay_s = get_job_type(job.type).backoff.delay(errors, floor_s=floor_s)
-    if err.kind == ErrorKind.MEDIA_PROCESSING and err.retry_at is None:
-        delay_s = max(delay_s, POLL_INTERVAL.total_seconds())
+    if err.kind == ErrorKind.MEDIA_PROCESSING:  # still processing: not an error of ours
+        delay_s = floor_s or POLL_INTERVAL.total_seconds()
+    else:
+        errors += 1
+        delay_s = get_job_type(job.type).backoff.delay(errors, floor_s=floor_s)
     if timezone.now() + timedelta(seconds=delay_s) - accepted_at > POLL_GIVE_UP:
         _fail(job, rendition, err, hand_over=True)
     logger.info(

@@ -313,6 +313,7 @@ def test_the_detail_shows_each_destination_with_its_error_and_attempts(api_a, wo
         "retryable": False,
         "action": "check_platform",
         "retry_at": None,
+        "check_at": None,
         "details": {},
     }
     (attempt,) = shown["delivery_attempts"]

@@ -10,13 +10,20 @@ from apps.accounts.models import SocialAccount
 from apps.providers import httpcall
 from apps.providers.base import (
     Adapter,
+    PollSchedule,
     PublishContext,
     PublishedSegment,
     ReplyTarget,
     SegmentPayload,
     register_adapter,
 )
-from apps.providers.errors import ErrorKind, ProviderError, classify_status, classify_transport
+from apps.providers.errors import (
+    Action,
+    ErrorKind,
+    ProviderError,
+    classify_status,
+    classify_transport,
+)
 
 REFRESH_MARGIN = timedelta(minutes=5)
 
@@ -24,6 +31,8 @@ REFRESH_MARGIN = timedelta(minutes=5)
 class SandboxAdapter(Adapter):
     platform = "sandbox"
     lookup_is_strong = True  # posts are listed by their exact idempotency key
+    # A processing post is asked about every couple of seconds, for at most an hour.
+    poll_schedule = PollSchedule(initial_delay_s=1.0, interval_s=2.0, max_wait_s=3600.0)
 
     def _client(self, credentials: dict | None = None) -> httpx.Client:
         headers = {}
@@ -106,6 +115,26 @@ class SandboxAdapter(Adapter):
         posts = response.json()["posts"]
         return self._published(posts[0]) if posts else None
 
+    def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment:
+        """The status of a post the sandbox is still processing."""
+        with self._client(ctx.credentials) as client:
+            try:
+                response = client.get(f"/posts/{pending.provider_post_id}")
+            except httpx.HTTPError as exc:
+                raise classify_transport(exc, is_create=False) from exc
+        if response.status_code != 200:
+            raise self._classify(response, is_create=False)
+        body = response.json()
+        if body.get("status") == "failed":
+            raise ProviderError(
+                ErrorKind.MEDIA_PROCESSING,
+                "The sandbox could not process the post; nothing was published.",
+                code="processing_failed",
+                retryable=False,
+                action=Action.RETRY,
+            )
+        return self._published(body)
+
     def _upload(self, client: httpx.Client, media) -> str:
         try:
             with media.open() as fh:
@@ -136,6 +165,9 @@ class SandboxAdapter(Adapter):
 
     @staticmethod
     def _published(body: dict) -> PublishedSegment:
+        """A post as the sandbox answers it; `pending` while it is still processing."""
+        if body.get("status") == "processing":
+            return PublishedSegment(provider_post_id=str(body["id"]), pending=True)
         return PublishedSegment(
             provider_post_id=str(body["id"]),
             provider_url=body.get("url", ""),

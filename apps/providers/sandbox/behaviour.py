@@ -14,8 +14,19 @@ BEHAVIOUR_KEYS: dict[str, tuple[type, object, str]] = {
     "hang_s": (float, None, "how long such an answer is held (default: provider timeout + 2 s)"),
     "honours_idempotency_key": (bool, True, "a repeated Idempotency-Key returns the first post"),
     "text_limit": (int, 500, "longest text accepted, in grapheme clusters"),
+    # Asynchronous platforms (TikTok, YouTube, Instagram containers): a post is accepted as
+    # `processing`, becomes `published` after a while, and its status is polled.
+    "processing_s": (float, 0.0, "a new post processes this long before it is published"),
+    "processing_fail_times": (int, 0, "that many posts end their processing failed"),
+    "status_rate_limit_times": (int, 0, "answer 429 to that many status polls first"),
 }
-COUNTED = ("rate_limit_times", "server_error_times", "hang_after_accept_times")
+COUNTED = (
+    "rate_limit_times",
+    "server_error_times",
+    "hang_after_accept_times",
+    "processing_fail_times",
+    "status_rate_limit_times",
+)
 
 
 def behaviour_clean(raw: dict | None) -> dict:

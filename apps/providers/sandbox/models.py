@@ -7,6 +7,7 @@ it accepts, so tests and the soak count duplicates in its store, never in our ro
 import secrets
 
 from django.db import models
+from django.utils import timezone
 
 
 def _token() -> str:
@@ -62,6 +63,10 @@ class SandboxPost(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
     )
     media = models.ManyToManyField(SandboxMedia, blank=True)
+    # Asynchronous processing: published from `ready_at` on (null: at once), unless its
+    # processing fails, in which case the platform never shows it.
+    ready_at = models.DateTimeField(null=True, blank=True)
+    processing_fails = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -71,3 +76,9 @@ class SandboxPost(models.Model):
 
     def __str__(self) -> str:
         return f"sandbox post {self.pk}"
+
+    @property
+    def status(self) -> str:
+        if self.ready_at is not None and timezone.now() < self.ready_at:
+            return "processing"
+        return "failed" if self.processing_fails else "published"

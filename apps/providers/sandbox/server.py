@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -66,6 +67,7 @@ def _post_json(post: SandboxPost) -> dict:
         "idempotency_key": post.idempotency_key or None,
         "reply_to": str(post.reply_to_id) if post.reply_to_id else None,
         "media": [m.pk for m in post.media.all()],
+        "status": post.status,
         "created_at": post.created_at.isoformat(),
     }
 
@@ -110,7 +112,7 @@ def create_post(request: HttpRequest) -> HttpResponse:
         if len(regex.findall(r"\X", text)) > limit:  # grapheme clusters
             return _error(422, "text_too_long", f"Text character limit of {limit} exceeded.")
         if key and behaviour.get("honours_idempotency_key", True):
-            existing = account.posts.filter(idempotency_key=key).first()
+            existing = account.posts.filter(idempotency_key=key, processing_fails=False).first()
             if existing is not None:
                 return JsonResponse(_post_json(existing))
         reply_to = None
@@ -122,8 +124,14 @@ def create_post(request: HttpRequest) -> HttpResponse:
         media = list(account.media.filter(pk__in=[str(m) for m in media_ids]))
         if len(media) != len(media_ids):
             return _error(422, "media_not_found", "Unknown media id.")
+        processing_s = behaviour.get("processing_s") or 0
         post = SandboxPost.objects.create(
-            account=account, text=text, idempotency_key=key, reply_to=reply_to
+            account=account,
+            text=text,
+            idempotency_key=key,
+            reply_to=reply_to,
+            ready_at=timezone.now() + timedelta(seconds=processing_s) if processing_s else None,
+            processing_fails=_use_counter(account, "processing_fail_times"),
         )
         post.media.set(media)
         hang = _use_counter(account, "hang_after_accept_times")
@@ -134,6 +142,25 @@ def create_post(request: HttpRequest) -> HttpResponse:
         hang_s = behaviour.get("hang_s") or settings.PROVIDER_TIMEOUT_S + 2
         time.sleep(min(hang_s, 120))
         return JsonResponse(body)
+    return JsonResponse(_post_json(post))
+
+
+@require_GET
+def post_status(request: HttpRequest, post_id: int) -> HttpResponse:
+    """GET /sandbox/api/v1/posts/<id>: one post and its processing status (the poll)."""
+    _enabled()
+    account = _authenticated(request)
+    if account is None:
+        return _error(401, "invalid_token", "The access token is invalid.")
+    _delay(account)
+    with transaction.atomic():
+        account = SandboxAccount.objects.select_for_update().get(pk=account.pk)
+        if _use_counter(account, "status_rate_limit_times"):
+            retry_after = str(account.behaviour.get("retry_after_s", 1))
+            return _error(429, "rate_limited", "Too many status requests.", Retry_After=retry_after)
+    post = account.posts.filter(pk=post_id).first()
+    if post is None:
+        return _error(404, "not_found", "No such post.")
     return JsonResponse(_post_json(post))
 
 
@@ -165,7 +192,8 @@ def list_own_posts(request: HttpRequest) -> HttpResponse:
     account = _authenticated(request)
     if account is None:
         return _error(401, "invalid_token", "The access token is invalid.")
-    posts = account.posts.select_related("account").prefetch_related("media")
+    posts = account.posts.filter(processing_fails=False)
+    posts = posts.select_related("account").prefetch_related("media")
     if request.GET.get("idempotency_key"):
         posts = posts.filter(idempotency_key=request.GET["idempotency_key"])
     since = parse_datetime(request.GET.get("since", "") or "")
@@ -208,7 +236,9 @@ def witness(request: HttpRequest) -> HttpResponse:
     _enabled()
     handle = request.GET.get("handle", "")
     account = get_object_or_404(SandboxAccount, handle=handle)
-    posts = account.posts.select_related("account").prefetch_related("media")
+    # What the platform shows: a post whose processing failed was never published.
+    posts = account.posts.filter(processing_fails=False)
+    posts = posts.select_related("account").prefetch_related("media")
     return JsonResponse(
         {"handle": account.handle, "count": posts.count(), "posts": [_post_json(p) for p in posts]}
     )

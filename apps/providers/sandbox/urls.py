@@ -4,6 +4,7 @@ from apps.providers.sandbox import server
 
 urlpatterns = [
     path("api/v1/posts", server.posts_endpoint, name="sandbox-posts"),
+    path("api/v1/posts/<int:post_id>", server.post_status, name="sandbox-post-status"),
     path("api/v1/media", server.upload_media, name="sandbox-media"),
     path("api/v1/oauth/token", server.oauth_token, name="sandbox-token"),
     path("posts", server.witness, name="sandbox-witness"),
