@@ -1,5 +1,6 @@
 """Facebook Pages: text and link posts, photos (one, or several attached to a feed post),
-and videos (pending until processed), published with the Page's access token.
+and videos (uploaded to graph-video.facebook.com, pending until processed), published with
+the Page's access token.
 
 Connecting goes through the person who manages the Page: their token is exchanged for a
 long-lived one, their Pages are listed, and `page_select` turns the chosen Page into the
@@ -52,8 +53,8 @@ PUBLISH_TASK = "CREATE_CONTENT"
 POLL_SCHEDULE = PollSchedule(
     initial_delay_s=5, interval_s=10, factor=1.5, max_interval_s=60, max_wait_s=1800
 )
-VIDEO_PENDING = ("processing", "uploading")
-VIDEO_READY = ("ready", "upload_complete")
+FACEBOOK_VIDEO_GRAPH = f"https://graph-video.facebook.com/{GRAPH_VERSION}"
+VIDEO_PHASES = ("uploading_phase", "processing_phase", "publishing_phase")
 
 
 class FacebookPagesAdapter(Adapter):
@@ -79,7 +80,7 @@ class FacebookPagesAdapter(Adapter):
             )
         with graph_client(ctx.credentials.get("access_token")) as client:
             if videos:
-                return self._video(client, ctx, segment.text, videos[0])
+                return self._video(client, ctx, segment, videos[0])
             if len(images) == 1:
                 body = self._photo(client, ctx, images[0], message=segment.text, published=True)
                 post_id = str(body.get("post_id") or body["id"])
@@ -102,37 +103,30 @@ class FacebookPagesAdapter(Adapter):
             )
 
     def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment:
-        """A video stays pending while Facebook processes it."""
+        """A video stays pending until Facebook has processed and published it: an upload
+        that is complete is not yet a post."""
         with graph_client(ctx.credentials.get("access_token")) as client:
-            body = graph_call(
-                client,
-                "GET",
-                f"{FACEBOOK_GRAPH}/{pending.provider_post_id}",
-                params={"fields": "status,permalink_url"},
-                is_create=False,
-            )
-        status = (body.get("status") or {}).get("video_status", "")
-        if status in VIDEO_READY:
+            body = self._video_state(client, pending.provider_post_id)
+        if _is_published(body):
             return PublishedSegment(
                 provider_post_id=pending.provider_post_id,
                 provider_url=_absolute(body.get("permalink_url", "")),
                 published_at=timezone.now(),
-            )
-        if status == "error":
-            raise ProviderError(
-                ErrorKind.CONTENT_REJECTED,
-                "Facebook could not process the video.",
-                code="video_error",
             )
         return pending
 
     def lookup_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
     ) -> PublishedSegment | None:
-        """Best effort: the Page's recent published posts with the same text, made after
-        the attempt began (a little clock skew allowed)."""
+        """A video this rendition uploaded is asked about by its id: published, still
+        processing (pending: polling finishes it), or never finished uploading (absent).
+        Anything else is best effort: the Page's recent published posts with the same
+        text, made after the attempt began (a little clock skew allowed)."""
         since = not_before - timedelta(minutes=2)
         with graph_client(ctx.credentials.get("access_token")) as client:
+            entry = _video_entry(ctx, segment.position)
+            if entry is not None:
+                return self._video_lookup(client, entry["video_id"])
             body = graph_call(
                 client,
                 "GET",
@@ -190,22 +184,105 @@ class FacebookPagesAdapter(Adapter):
             )
 
     def _video(
-        self, client: httpx.Client, ctx: PublishContext, text: str, video: MediaPayload
+        self,
+        client: httpx.Client,
+        ctx: PublishContext,
+        segment: SegmentPayload,
+        video: MediaPayload,
     ) -> PublishedSegment:
-        data = {"description": text}
+        """Upload the video to graph-video.facebook.com (Facebook takes video uploads only
+        there): by URL when the pipeline has a public one, else resumably in the chunks
+        Facebook names. Pending until processed. A video this rendition already uploaded is
+        not uploaded again."""
+        entry = _video_entry(ctx, segment.position)
+        if entry is not None:
+            found = self._video_lookup(client, entry["video_id"])
+            if found is not None:
+                return found
+        data = {"description": segment.text}
         if ctx.settings.get("title"):
             data["title"] = ctx.settings["title"]
-        with ExitStack() as stack:
-            files = None
-            if video.public_url:
-                data["file_url"] = video.public_url
-            else:
-                handle = stack.enter_context(video.open())
-                files = {"source": ("video", handle, video.mime_type)}
+        url = f"{FACEBOOK_VIDEO_GRAPH}/{ctx.account.remote_id}/videos"
+        if video.public_url:
             body = graph_call(
-                client, "POST", self._url(ctx, "videos"), data=data, files=files, is_create=True
+                client, "POST", url, data={**data, "file_url": video.public_url}, is_create=True
             )
-        return PublishedSegment(provider_post_id=str(body["id"]), pending=True)
+            _keep_video(ctx, segment.position, str(body["id"]))
+            return PublishedSegment(provider_post_id=str(body["id"]), pending=True)
+        start = graph_call(
+            client,
+            "POST",
+            url,
+            data={"upload_phase": "start", "file_size": str(video.size_bytes)},
+            is_create=False,
+        )
+        video_id, session = str(start["video_id"]), str(start["upload_session_id"])
+        # Kept before the first chunk: after a lost `finish` answer, the video's status
+        # tells whether the upload was finished.
+        _keep_video(ctx, segment.position, video_id)
+        offsets = (int(start["start_offset"]), int(start["end_offset"]))
+        with video.open() as fh:
+            while offsets[0] < offsets[1]:
+                fh.seek(offsets[0])
+                chunk = fh.read(offsets[1] - offsets[0])
+                body = graph_call(
+                    client,
+                    "POST",
+                    url,
+                    data={
+                        "upload_phase": "transfer",
+                        "upload_session_id": session,
+                        "start_offset": str(offsets[0]),
+                    },
+                    files={"video_file_chunk": ("chunk", chunk, "application/octet-stream")},
+                    is_create=False,
+                )
+                offsets = (int(body["start_offset"]), int(body["end_offset"]))
+        graph_call(
+            client,
+            "POST",
+            url,
+            data={**data, "upload_phase": "finish", "upload_session_id": session},
+            is_create=True,
+        )
+        return PublishedSegment(provider_post_id=video_id, pending=True)
+
+    def _video_state(self, client: httpx.Client, video_id: str) -> dict:
+        """The video's status; raises when Facebook could not process it."""
+        body = graph_call(
+            client,
+            "GET",
+            f"{FACEBOOK_GRAPH}/{video_id}",
+            params={"fields": "status,permalink_url"},
+            is_create=False,
+        )
+        status = body.get("status") or {}
+        phases = [status.get(p) or {} for p in VIDEO_PHASES]
+        if status.get("video_status") == "error" or any(p.get("status") == "error" for p in phases):
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "Facebook could not process the video.",
+                code="video_error",
+            )
+        return body
+
+    def _video_lookup(self, client: httpx.Client, video_id: str) -> PublishedSegment | None:
+        """Published, pending while processing, or None when the upload never finished."""
+        try:
+            body = self._video_state(client, video_id)
+        except ProviderError as exc:
+            if exc.code == "video_error" or exc.kind != ErrorKind.CONTENT_REJECTED:
+                raise
+            return None  # Facebook knows no such video (code 100): nothing was made
+        status = body.get("status") or {}
+        if _is_published(body):
+            return PublishedSegment(
+                provider_post_id=video_id,
+                provider_url=_absolute(body.get("permalink_url", "")),
+            )
+        if (status.get("uploading_phase") or {}).get("status") == "complete":
+            return PublishedSegment(provider_post_id=video_id, pending=True)
+        return None
 
     @staticmethod
     def _permalink(client: httpx.Client, post_id: str) -> str:
@@ -329,6 +406,23 @@ def page_select(identity: ConnectedIdentity, *, page_id: str) -> ConnectedIdenti
         token_expires_at=None,
         settings={"page_id": page["id"], "connected_by": identity.remote_id},
     )
+
+
+def _is_published(body: dict) -> bool:
+    """`upload_complete` and `processing` are not published: a video is a post once it is
+    `ready` and its publishing phase (when reported) is complete."""
+    status = body.get("status") or {}
+    publishing = (status.get("publishing_phase") or {}).get("status", "complete")
+    return status.get("video_status") == "ready" and publishing == "complete"
+
+
+def _video_entry(ctx: PublishContext, position: int) -> dict | None:
+    return ctx.checkpoint.get("videos", {}).get(str(position))
+
+
+def _keep_video(ctx: PublishContext, position: int, video_id: str) -> None:
+    ctx.checkpoint.setdefault("videos", {})[str(position)] = {"video_id": video_id}
+    ctx.persist_checkpoint()
 
 
 def _absolute(permalink: str) -> str:

@@ -159,10 +159,14 @@ def test_a_video_waits_for_processing(fake):
         open=lambda: io.BytesIO(b"mp4"),
         public_url="https://media.example.com/s/v.mp4",
     )
-    upload = fake.post(f"{G}/{PAGE}/videos").respond(200, json={"id": "V1"})
+    # Facebook takes video uploads only on graph-video.facebook.com.
+    upload = fake.post(f"https://graph-video.facebook.com/v23.0/{PAGE}/videos").respond(
+        200, json={"id": "V1"}
+    )
     status = fake.get(f"{G}/V1").mock(
         side_effect=[
-            httpx.Response(200, json={"status": {"video_status": "processing"}, "id": "V1"}),
+            # Uploaded is not published: upload_complete is still pending.
+            httpx.Response(200, json={"status": {"video_status": "upload_complete"}, "id": "V1"}),
             httpx.Response(
                 200,
                 json={
@@ -183,6 +187,7 @@ def test_a_video_waits_for_processing(fake):
         "file_url": "https://media.example.com/s/v.mp4",
     }
     assert adapter.poll_segment(ctx, pending) == pending
+    assert ctx.checkpoint == {"videos": {"0": {"video_id": "V1"}}}
     published = adapter.poll_segment(ctx, pending)
 
     assert _query(status.calls.last.request)["fields"] == "status,permalink_url"
