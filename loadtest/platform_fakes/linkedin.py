@@ -75,7 +75,8 @@ class LinkedInFake(PlatformFake):
     def new_account(self, handle: str, *, scopes: frozenset[str] = MEMBER_SCOPES) -> dict:
         member = "".join(random.choices(string.ascii_letters + string.digits, k=10))  # noqa: S311
         with self.lock:
-            self.accounts[member] = {"id": member, "name": handle, "first_auth": self.clock()}
+            # Keyed by the author URN a post names, so posts map back to their account.
+            self.accounts[f"urn:li:person:{member}"] = {"id": member, "name": handle}
             access = self._grant(member, scopes)
             refresh = uuid.uuid4().hex
             self.refresh_tokens[refresh] = {
@@ -214,7 +215,7 @@ class LinkedInFake(PlatformFake):
         caller = self._caller(request)
         if isinstance(caller, FakeResponse):
             return caller
-        account = self.accounts[caller["member"]]
+        account = self.accounts[f"urn:li:person:{caller['member']}"]
         return json_response({"sub": account["id"], "name": account["name"]})
 
     # --- images --------------------------------------------------------------------------

@@ -183,3 +183,10 @@ def test_a_token_near_expiry_is_refreshed_and_the_new_one_posts(fake, account):
     account_services.social_account_store_credentials(account=account, credentials=fresh)
     _publish(_ctx(account), "with the new token")
     assert len(fake.published()) == 1
+
+
+def test_posts_name_an_author_the_fake_knows_as_an_account(fake, account):
+    _publish(_ctx(account), "whose post is this")
+
+    [post] = fake.published()
+    assert fake.accounts[post.account]["id"] == account.remote_id
