@@ -11,24 +11,48 @@ from __future__ import annotations
 import ipaddress
 import socket
 import time
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
 
-from apps.providers.errors import classify_transport
+from apps.providers.errors import ErrorKind, ProviderError, classify_transport
+
+# A host a tenant chooses (a Mastodon instance, a Bluesky PDS, a page for a link card) may
+# drip its answer slowly or inflate it (a gzip bomb): calls to it have a total deadline and
+# a cap on the decoded body, whatever the per-read timeout lets through.
+TENANT_HOST_DEADLINE_S = 30.0
+TENANT_HOST_MAX_BYTES = 1_000_000
 
 
-def client(*, headers: dict | None = None, timeout: float | None = None, **kwargs) -> httpx.Client:
-    """The HTTP client every adapter uses (so every platform call is redirectable)."""
+@dataclass(frozen=True)
+class Bounds:
+    deadline_s: float
+    max_bytes: int
+
+
+def client(
+    *,
+    headers: dict | None = None,
+    timeout: float | None = None,
+    tenant_host: bool = False,
+    **kwargs,
+) -> httpx.Client:
+    """The HTTP client every adapter uses (so every platform call is redirectable).
+    `tenant_host`: the host was chosen by a tenant, so `send` bounds every answer (see
+    TENANT_HOST_*)."""
     redirect = getattr(settings, "PROVIDER_API_REDIRECT", "")
     if redirect:
         kwargs["transport"] = RedirectTransport(redirect)
-    return httpx.Client(
-        headers=headers or {},
-        timeout=settings.PROVIDER_TIMEOUT_S if timeout is None else timeout,
-        **kwargs,
-    )
+    timeout = settings.PROVIDER_TIMEOUT_S if timeout is None else timeout
+    http = httpx.Client(headers=headers or {}, timeout=timeout, **kwargs)
+    if tenant_host:
+        http.bounds = Bounds(  # type: ignore[attr-defined]
+            deadline_s=min(TENANT_HOST_DEADLINE_S, max(timeout, 1.0) * 2),
+            max_bytes=TENANT_HOST_MAX_BYTES,
+        )
+    return http
 
 
 class RedirectTransport(httpx.HTTPTransport):
@@ -54,11 +78,49 @@ def redirected() -> bool:
 
 
 def send(http: httpx.Client, method: str, url: str, *, is_create: bool, **kwargs) -> httpx.Response:
-    """One request; transport failures become a ProviderError (see classify_transport)."""
+    """One request; transport failures become a ProviderError (see classify_transport).
+    On a tenant-host client the answer is read within its total deadline and size cap."""
+    bounds: Bounds | None = getattr(http, "bounds", None)
     try:
-        return http.request(method, url, **kwargs)
+        if bounds is None:
+            return http.request(method, url, **kwargs)
+        return _bounded(http, method, url, bounds, is_create=is_create, **kwargs)
     except httpx.HTTPError as exc:
         raise classify_transport(exc, is_create=is_create) from exc
+
+
+def _bounded(
+    http: httpx.Client, method: str, url: str, bounds: Bounds, *, is_create: bool, **kwargs
+) -> httpx.Response:
+    """Stream the answer, counting decoded bytes against the cap and time against the
+    deadline; returns a response whose body is already read."""
+    deadline = time.monotonic() + bounds.deadline_s
+    with http.stream(method, url, **kwargs) as response:
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > bounds.max_bytes:
+                raise ProviderError(
+                    # After a create the post may exist all the same: never a blind retry.
+                    ErrorKind.OUTCOME_UNKNOWN if is_create else ErrorKind.PROVIDER_UNAVAILABLE,
+                    f"The server's answer exceeds {bounds.max_bytes} bytes; it was not read.",
+                    code="response_too_large",
+                    http_status=response.status_code,
+                )
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout("No full answer within the total deadline.")
+        headers = [
+            (name, value)
+            for name, value in response.headers.multi_items()
+            if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            response.status_code,
+            headers=headers,
+            content=bytes(body),
+            request=response.request,
+            extensions=response.extensions,
+        )
 
 
 def json_body(response: httpx.Response) -> dict:
