@@ -1,4 +1,5 @@
-"""Reddit: self, link and image posts to a chosen subreddit, with title and flair.
+"""Reddit: self, link, image and video posts to a chosen subreddit, with title, flair and
+body text (Reddit takes body text with every kind of post).
 
 A submit always makes a new post and Reddit has no idempotency handle, so a submit whose
 answer is lost is never repeated: it is reconciled by listing the user's recent
@@ -8,7 +9,9 @@ how long to wait in words ("try again in 9 minutes").
 
 from __future__ import annotations
 
+import io
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
@@ -21,7 +24,6 @@ from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
-    MediaPayload,
     PollSchedule,
     PublishContext,
     PublishedSegment,
@@ -42,7 +44,15 @@ AUTHORIZE = "https://www.reddit.com/api/v1/authorize"
 TOKEN = "https://www.reddit.com/api/v1/access_token"
 SCOPES = ["identity", "submit", "read", "history", "flair"]
 REFRESH_MARGIN = timedelta(minutes=5)
-KINDS = ("self", "link", "image")
+KINDS = ("self", "link", "image", "video")
+MEDIA_KINDS = ("image", "video")
+# A video post needs a poster image. Without a thumbnail of the video to hand, a plain one
+# is uploaded (as Reddit's reference client does); Reddit shows it until playback starts.
+VIDEO_POSTER = (  # a 1x1 white PNG
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00"
+    b"\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\r\xefF\xb8"
+    b"\x00\x00\x00\x00IEND\xaeB`\x82"
+)
 # Image posts finish asynchronously (Reddit announces them on a websocket); without one,
 # the post is looked for in the user's submissions every 15 s for up to 15 minutes.
 POLL_SCHEDULE = PollSchedule(initial_delay_s=5, interval_s=15, max_wait_s=900)
@@ -145,8 +155,13 @@ class RedditAdapter(Adapter):
     ) -> PublishedSegment:
         data = self._submission(ctx, segment, reply_to)
         with _client(ctx.credentials) as client:
-            if data["kind"] == "image":
-                data["url"] = self._upload(client, segment.media)
+            if data["kind"] in MEDIA_KINDS:
+                media = segment.media[0]
+                data["url"] = self._upload(client, media.mime_type, media.open)
+                if data["kind"] == "video":
+                    data["video_poster_url"] = self._upload(
+                        client, "image/png", lambda: io.BytesIO(VIDEO_POSTER)
+                    )
             ctx.checkpoint["submitted_at"] = int(timezone.now().timestamp())
             body = _call(client, "POST", f"{API}/api/submit", data=data, is_create=True)
         result = body.get("json") or {}
@@ -159,11 +174,11 @@ class RedditAdapter(Adapter):
                 provider_url=post.get("url", ""),
                 published_at=timezone.now(),
             )
-        # An image post: Reddit finishes it later and names it only on its websocket.
+        # A media post: Reddit finishes it later and names it only on its websocket.
         return PublishedSegment(provider_post_id=f"pending:{data['sr']}", pending=True)
 
     def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment:
-        """The image post appears in the user's submissions once Reddit has made it."""
+        """The media post appears in the user's submissions once Reddit has made it."""
         submitted_at = ctx.checkpoint.get("submitted_at")
         if submitted_at is None:
             raise ProviderError(
@@ -200,7 +215,11 @@ class RedditAdapter(Adapter):
         subreddit = (ctx.settings.get("subreddit") or "").removeprefix("r/").strip()
         title = (ctx.settings.get("title") or "").strip()
         kind = ctx.settings.get("kind") or (
-            "image" if segment.media else "link" if ctx.settings.get("url") else "self"
+            ("video" if segment.media[0].kind == "video" else "image")
+            if segment.media
+            else "link"
+            if ctx.settings.get("url")
+            else "self"
         )
         if reply_to is not None:
             raise ProviderError(
@@ -214,10 +233,14 @@ class RedditAdapter(Adapter):
                 "A Reddit post needs a subreddit and a title.",
                 code="subreddit_and_title_required",
             )
-        if kind not in KINDS or (kind == "image" and len(segment.media) != 1):
+        media_kind = {"image": ("image", "gif"), "video": ("video",)}.get(kind, ())
+        if kind not in KINDS or (
+            kind in MEDIA_KINDS
+            and (len(segment.media) != 1 or segment.media[0].kind not in media_kind)
+        ):
             raise ProviderError(
                 ErrorKind.CONTENT_REJECTED,
-                "A Reddit post here is a text post, a link, or one image.",
+                "A Reddit post here is a text post, a link, one image or one video.",
                 code="unsupported_kind",
             )
         data = {
@@ -230,9 +253,10 @@ class RedditAdapter(Adapter):
             "nsfw": "true" if ctx.settings.get("nsfw") else "false",
             "spoiler": "true" if ctx.settings.get("spoiler") else "false",
         }
-        if kind == "self":
+        # Body text goes with every kind; a self post always carries it (even empty).
+        if kind == "self" or segment.text:
             data["text"] = segment.text
-        elif kind == "link":
+        if kind == "link":
             data["url"] = ctx.settings.get("url", "")
         for key in ("flair_id", "flair_text"):
             if ctx.settings.get(key):
@@ -240,30 +264,30 @@ class RedditAdapter(Adapter):
         return data
 
     @staticmethod
-    def _upload(client: httpx.Client, media: list[MediaPayload]) -> str:
+    def _upload(client: httpx.Client, mime_type: str, open_file: Callable) -> str:
         """Lease an upload slot, POST the file to Reddit's storage, return its URL."""
-        image = media[0]
-        extension = image.mime_type.rsplit("/", 1)[-1]
+        kind, _, extension = mime_type.partition("/")
+        filename = f"{kind}.{extension}"
         lease = _call(
             client,
             "POST",
             f"{API}/api/media/asset.json",
-            data={"filepath": f"image.{extension}", "mimetype": image.mime_type},
+            data={"filepath": filename, "mimetype": mime_type},
             is_create=False,
         )
         action = "https:" + lease["args"]["action"]
         fields = {f["name"]: f["value"] for f in lease["args"]["fields"]}
-        with image.open() as fh, httpcall.client(timeout=settings.PROVIDER_TIMEOUT_S) as storage:
+        with open_file() as fh, httpcall.client(timeout=settings.PROVIDER_TIMEOUT_S) as storage:
             try:
                 response = storage.post(
-                    action, data=fields, files={"file": (f"image.{extension}", fh, image.mime_type)}
+                    action, data=fields, files={"file": (filename, fh, mime_type)}
                 )
             except httpx.HTTPError as exc:
                 raise classify_transport(exc, is_create=False) from exc
         if response.status_code >= 300:
             raise ProviderError(
                 ErrorKind.PROVIDER_UNAVAILABLE,
-                "The image upload to Reddit's storage failed.",
+                "The media upload to Reddit's storage failed.",
                 code="upload_failed",
                 http_status=response.status_code,
             )

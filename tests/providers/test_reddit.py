@@ -89,18 +89,30 @@ def test_a_self_post_is_submitted_with_title_and_flair(fake):
     assert published.provider_url.endswith("/comments/1abcde/my_first_rye/")
 
 
-def test_a_link_post_sends_the_url(fake):
+def test_a_link_post_sends_the_url_and_the_body_text(fake):
     submit = fake.post(f"{API}/api/submit").mock(
         return_value=_submitted(url="https://www.reddit.com/r/x/comments/2/", id="2", name="t3_2")
     )
     RedditAdapter().publish_segment(
         _ctx({"subreddit": "x", "title": "Recipe", "url": "https://bakery.example.com/r"}),
-        SegmentPayload(0, "ignored"),
+        SegmentPayload(0, "The method, step by step"),
         reply_to=None,
     )
     form = _form(submit.calls.last.request)
     assert form["kind"] == "link" and form["url"] == "https://bakery.example.com/r"
-    assert "text" not in form
+    assert form["text"] == "The method, step by step"
+
+
+def test_a_link_post_without_text_sends_none(fake):
+    submit = fake.post(f"{API}/api/submit").mock(
+        return_value=_submitted(url="https://www.reddit.com/r/x/comments/2/", id="2", name="t3_2")
+    )
+    RedditAdapter().publish_segment(
+        _ctx({"subreddit": "x", "title": "Recipe", "url": "https://bakery.example.com/r"}),
+        SegmentPayload(0, ""),
+        reply_to=None,
+    )
+    assert "text" not in _form(submit.calls.last.request)
 
 
 def test_an_image_post_is_uploaded_then_found_in_the_submissions(fake):

@@ -1,0 +1,378 @@
+"""Reddit's OAuth API (oauth.reddit.com) as its reference and client libraries describe it:
+`POST /api/submit` for self, link, image, video and videogif posts (body text is accepted
+with every kind), business refusals as HTTP 200 with `json.errors`, media leased through
+`/api/media/asset.json` and uploaded as an S3 form POST to the lease's action host, media
+posts answered only with a websocket URL and listed once Reddit has made them, the user's
+submissions listing, `X-Ratelimit-*` headers on every answer, and the token endpoint.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+from loadtest.platform_fakes.base import (
+    FakeRequest,
+    FakeResponse,
+    PlatformFake,
+    StoredPost,
+    json_response,
+    route,
+)
+
+API_HOST = "oauth.reddit.com"
+WWW_HOST = "www.reddit.com"
+MEDIA_HOST = "reddit-uploaded-media.s3-accelerate.amazonaws.com"
+KINDS = ("self", "link", "image", "video", "videogif")
+MEDIA_KINDS = {"image": "image/", "video": "video/", "videogif": "video/"}
+WINDOW_S = 600  # the rate-limit window the headers describe
+WINDOW_REQUESTS = 1000  # 100 a minute, averaged over ten minutes
+
+
+def _multipart(request: FakeRequest) -> dict[str, bytes]:
+    """A multipart/form-data body as {field name: value} (files included)."""
+    content_type = request.headers.get("content-type", "")
+    if "boundary=" not in content_type:
+        return {}
+    boundary = content_type.split("boundary=", 1)[1].strip('"').encode()
+    fields = {}
+    for part in request.body.split(b"--" + boundary):
+        head, _, value = part.partition(b"\r\n\r\n")
+        for line in head.decode("utf-8", "replace").split("\r\n"):
+            if line.lower().startswith("content-disposition") and 'name="' in line:
+                name = line.split('name="', 1)[1].split('"', 1)[0]
+                fields[name] = value.removesuffix(b"\r\n")
+    return fields
+
+
+class RedditFake(PlatformFake):
+    platform = "reddit"
+    hosts = (API_HOST, WWW_HOST, MEDIA_HOST)
+
+    def __init__(self, faults=None) -> None:
+        super().__init__(faults)
+        self.assets: dict[str, dict] = {}  # key -> {"mime", "uploaded", "account"}
+        self._window_start = time.time()
+        self._window_used = 0
+        self._ids = threading.Lock()
+        self._next = 0
+
+    # --- accounts ----------------------------------------------------------------------
+
+    def new_account(self, handle: str) -> dict:
+        user_id = self.new_id()[:8]
+        access, refresh = f"eyJ.{self.new_id()}", f"{self.new_id()}-rf"
+        with self.lock:
+            self.accounts[user_id] = {
+                "name": handle,
+                "access_tokens": {access},
+                "refresh_token": refresh,
+            }
+        return {
+            "remote_id": user_id,
+            "handle": handle,
+            "credentials": {
+                "access_token": access,
+                "refresh_token": refresh,
+                "expires_at": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
+            },
+            "settings": {},
+        }
+
+    def sample_content(self, rng: random.Random, marker: str) -> dict:
+        media = rng.choice([[], ["image"], ["video"]])
+        return {
+            "segments": [{"text": f"{marker} Crumb shot and method below.", "media": media}],
+            "settings": {"subreddit": "Breadit", "title": f"{marker} My first rye"},
+        }
+
+    def _user(self, request: FakeRequest) -> tuple[str, dict] | None:
+        with self.lock:
+            for user_id, account in self.accounts.items():
+                if request.bearer in account["access_tokens"]:
+                    return user_id, account
+        return None
+
+    # --- the oauth.reddit.com envelope -------------------------------------------------
+
+    def handle(self, request: FakeRequest) -> FakeResponse:
+        if request.host != API_HOST:
+            return super().handle(request)
+        with self.lock:
+            now = time.time()
+            if now - self._window_start >= WINDOW_S:
+                self._window_start, self._window_used = now, 0
+            self._window_used += 1
+            used = self._window_used
+            reset = int(WINDOW_S - (now - self._window_start))
+        limited = used > WINDOW_REQUESTS or self.faults.strikes("rate_limit")
+        if limited:
+            response = json_response({"message": "Too Many Requests", "error": 429}, 429)
+        elif self._user(request) is None:
+            response = json_response({"message": "Unauthorized", "error": 401}, 401)
+        else:
+            response = super().handle(request)
+        remaining = 0 if limited else max(WINDOW_REQUESTS - used, 0)
+        response.headers.update(
+            {
+                "X-Ratelimit-Used": str(used),
+                "X-Ratelimit-Remaining": f"{float(remaining):.1f}",
+                "X-Ratelimit-Reset": str(reset if not limited else self.faults.retry_after_s),
+            }
+        )
+        return response
+
+    # --- media -------------------------------------------------------------------------
+
+    @route("POST", r"/api/media/asset\.json")
+    def media_lease(self, request: FakeRequest) -> FakeResponse:
+        form = request.form()
+        filepath, mime = form.get("filepath", ""), form.get("mimetype", "")
+        if not filepath or "/" not in mime:
+            return json_response({"json": {"errors": [["BAD_FILE", "bad file", "filepath"]]}})
+        user_id, _ = self._user(request)
+        asset_id = self.new_id()
+        folder = "rte_videos" if mime.startswith("video/") else "rte_images"
+        key = f"{folder}/{asset_id}/{filepath}"
+        with self.lock:
+            self.assets[key] = {"mime": mime, "uploaded": False, "account": user_id}
+        fields = [
+            ("acl", "private"),
+            ("key", key),
+            ("X-Amz-Credential", "AKIA/20261203/us-east-1/s3/aws4_request"),
+            ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"),
+            ("X-Amz-Date", "20261203T000000Z"),
+            ("success_action_status", "201"),
+            ("content-type", mime),
+            ("x-amz-storage-class", "STANDARD"),
+            ("x-amz-meta-ext", filepath.rsplit(".", 1)[-1]),
+            ("policy", "eyJleHBpcmF0aW9uIjoi"),
+            ("X-Amz-Signature", self.new_id()),
+            ("x-amz-security-token", "IQo"),
+        ]
+        return json_response(
+            {
+                "args": {
+                    "action": f"//{MEDIA_HOST}",
+                    "fields": [{"name": n, "value": v} for n, v in fields],
+                },
+                "asset": {
+                    "asset_id": asset_id,
+                    "processing_state": "incomplete",
+                    "payload": {"filepath": filepath},
+                    "websocket_url": f"wss://ws-{self.new_id()}.wss.redditmedia.com/{folder}/"
+                    f"{asset_id}?m=AQAA",
+                },
+            }
+        )
+
+    @route("POST", r"/")
+    def media_upload(self, request: FakeRequest) -> FakeResponse:
+        """The S3 form POST: every leased field plus the file, answered 201 with XML."""
+        if request.host != MEDIA_HOST:
+            return json_response({"error": "not_found"}, 404)
+        fields = _multipart(request)
+        key = fields.get("key", b"").decode()
+        with self.lock:
+            asset = self.assets.get(key)
+        if asset is None or "policy" not in fields or not fields.get("file"):
+            return FakeResponse(status=403, body="<Error><Code>AccessDenied</Code></Error>")
+        if self.faults.strikes("drop_mid_upload"):
+            return FakeResponse(drop=True)
+        with self.lock:
+            asset["uploaded"] = True
+        location = f"https://{MEDIA_HOST}/{key}"
+        return FakeResponse(
+            status=201,
+            body=f"<PostResponse><Location>{location}</Location><Key>{key}</Key></PostResponse>",
+            headers={"Content-Type": "application/xml"},
+        )
+
+    def _asset(self, url: str, prefix: str, user_id: str) -> dict | None:
+        key = url.removeprefix(f"https://{MEDIA_HOST}/")
+        with self.lock:
+            asset = self.assets.get(key)
+        usable = asset and asset["uploaded"] and asset["account"] == user_id
+        return asset if usable and asset["mime"].startswith(prefix) else None
+
+    # --- submitting --------------------------------------------------------------------
+
+    @route("POST", r"/api/submit")
+    def submit(self, request: FakeRequest) -> FakeResponse:
+        user_id, account = self._user(request)
+        form = request.form()
+        refusal = self._refusal(form, user_id)
+        if refusal:
+            return json_response({"json": {"errors": [refusal]}})
+        if self.faults.strikes("server_error_before"):
+            return FakeResponse(status=500, body="<html><body>all our servers are busy</body>")
+        kind, sr = form["kind"], form["sr"].removeprefix("r/")
+        post_id = self._new_post_id()
+        is_media = kind in MEDIA_KINDS
+        post = StoredPost(
+            id=f"t3_{post_id}",
+            account=user_id,
+            text=form.get("text", ""),
+            media=[kind] if is_media else [],
+            state="processing" if is_media else "published",
+            extra={
+                "subreddit": sr,
+                "title": form["title"],
+                "kind": kind,
+                "url": form.get("url", ""),
+                "author": account["name"],
+                "video_poster_url": form.get("video_poster_url", ""),
+            },
+        )
+        self.store(post)
+        if is_media:
+            # Reddit makes a media post once the upload is processed; it is listed then.
+            slow = 4 if self.faults.strikes("slow_processing") else 1
+            made_at = post.created_at + self.faults.processing_s * slow
+            post.visible_at = max(post.visible_at, made_at)
+            if self.faults.strikes("processing_fails"):
+                post.state = "failed"
+        if self.faults.strikes("server_error_after"):
+            return FakeResponse(status=500, body="<html><body>all our servers are busy</body>")
+        response = json_response({"json": {"errors": [], "data": self._submitted(post)}})
+        if self.faults.strikes("timeout_after_accept"):
+            response.delay_s = self.faults.hang_s
+        return response
+
+    def _refusal(self, form: dict, user_id: str) -> list | None:
+        kind, title, sr = form.get("kind"), form.get("title", ""), form.get("sr", "")
+        if not sr:
+            return ["SUBREDDIT_REQUIRED", "you must specify a subreddit", "sr"]
+        if sr.lower().startswith("nosuch"):
+            return ["SUBREDDIT_NOEXIST", "that subreddit doesn't exist", "sr"]
+        if not title.strip():
+            return ["NO_TEXT", "we need something here", "title"]
+        if len(title) > 300:
+            return ["TOO_LONG", "this is too long (max: 300)", "title"]
+        if len(form.get("text", "")) > 40000:
+            return ["TOO_LONG", "this is too long (max: 40000)", "text"]
+        if kind not in KINDS:
+            return ["INVALID_OPTION", "that option is not valid", "kind"]
+        url = form.get("url", "")
+        if kind == "link" and not url.startswith(("http://", "https://")):
+            return ["BAD_URL", "you should check that url", "url"]
+        if kind in MEDIA_KINDS and self._asset(url, MEDIA_KINDS[kind], user_id) is None:
+            return ["BAD_URL", "you should check that url", "url"]
+        poster = form.get("video_poster_url")
+        if poster and self._asset(poster, "image/", user_id) is None:
+            return ["BAD_URL", "you should check that url", "video_poster_url"]
+        if kind == "link" and form.get("resubmit") == "false":
+            with self.lock:
+                seen = any(
+                    p.extra["url"] == url and p.extra["subreddit"] == sr.removeprefix("r/")
+                    for p in self.posts.values()
+                )
+            if seen:
+                return ["ALREADY_SUB", "that link has already been submitted", "url"]
+        return None
+
+    def _new_post_id(self) -> str:
+        with self._ids:
+            self._next += 1
+            number = 1_000_000 + self._next
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+        text = ""
+        while number:
+            number, rest = divmod(number, 36)
+            text = digits[rest] + text
+        return text
+
+    def _submitted(self, post: StoredPost) -> dict:
+        if post.extra["kind"] in MEDIA_KINDS:  # no id: it comes on the websocket
+            return {
+                "user_submitted_page": f"https://www.reddit.com/user/{post.extra['author']}"
+                "/submitted/",
+                "websocket_url": f"wss://ws-{self.new_id()}.wss.redditmedia.com/"
+                f"rte_images/{self.new_id()}?m=AQAA",
+            }
+        return {"url": self._permalink(post, absolute=True), "drafts_count": 0,
+                "id": post.id.removeprefix("t3_"), "name": post.id}  # fmt: skip
+
+    @staticmethod
+    def _permalink(post: StoredPost, *, absolute: bool = False) -> str:
+        slug = "_".join(post.extra["title"].lower().split())[:50]
+        path = f"/r/{post.extra['subreddit']}/comments/{post.id.removeprefix('t3_')}/{slug}/"
+        return f"https://www.reddit.com{path}" if absolute else path
+
+    # --- reading -----------------------------------------------------------------------
+
+    @route("GET", r"/user/(?P<name>[^/]+)/submitted")
+    def submitted(self, request: FakeRequest, name: str) -> FakeResponse:
+        if self.faults.strikes("poll_rate_limit"):
+            return json_response({"message": "Too Many Requests", "error": 429}, 429)
+        limit = min(int(request.arg("limit", "25")), 100)
+        now = time.time()
+        with self.lock:
+            posts = [
+                p
+                for p in self.posts.values()
+                if p.extra["author"].lower() == name.lower()
+                and p.state != "failed"
+                and p.visible_at <= now
+            ]
+        posts.sort(key=lambda p: -p.created_at)
+        children = [{"kind": "t3", "data": self._listed(p)} for p in posts[:limit]]
+        return json_response(
+            {"kind": "Listing", "data": {"after": None, "dist": len(children),
+                                         "children": children, "before": None}}
+        )  # fmt: skip
+
+    def _listed(self, post: StoredPost) -> dict:
+        kind = post.extra["kind"]
+        return {
+            "id": post.id.removeprefix("t3_"),
+            "name": post.id,
+            "title": post.extra["title"],
+            "subreddit": post.extra["subreddit"],
+            "author": post.extra["author"],
+            "selftext": post.text,
+            "created_utc": float(int(post.created_at)),
+            "permalink": self._permalink(post),
+            "url": post.extra["url"] if kind == "link" else self._permalink(post, absolute=True),
+            "is_self": kind == "self",
+            "is_video": kind in ("video", "videogif"),
+        }
+
+    @route("GET", r"/api/v1/me")
+    def me(self, request: FakeRequest) -> FakeResponse:
+        user_id, account = self._user(request)
+        return json_response({"id": user_id, "name": account["name"]})
+
+    # --- tokens (www.reddit.com) -------------------------------------------------------
+
+    @route("POST", r"/api/v1/access_token")
+    def token(self, request: FakeRequest) -> FakeResponse:
+        if not request.headers.get("authorization", "").startswith("Basic "):
+            return json_response({"message": "Unauthorized", "error": 401}, 401)
+        form = request.form()
+        with self.lock:
+            found = next(
+                (
+                    (user_id, a)
+                    for user_id, a in self.accounts.items()
+                    if a["refresh_token"] == form.get("refresh_token")
+                ),
+                None,
+            )
+            if form.get("grant_type") != "refresh_token" or found is None:
+                return json_response({"error": "invalid_grant"})
+            access = f"eyJ.{self.new_id()}"
+            found[1]["access_tokens"].add(access)
+        return json_response(
+            {
+                "access_token": access,
+                "token_type": "bearer",
+                "expires_in": 86400,
+                "scope": "identity submit read history flair",
+            }
+        )
+
+
+FAKE = RedditFake
