@@ -237,7 +237,7 @@ class _Xrpc:
     def call(self, method: str, nsid: str, *, is_create: bool, **kwargs) -> httpx.Response:
         for attempt in range(2):
             headers = {"Authorization": f"Bearer {self.ctx.credentials['access_jwt']}"}
-            with httpcall.client(headers=headers) as http:
+            with httpcall.client(headers=headers, tenant_host=True) as http:
                 response = httpcall.send(
                     http, method, f"{self.pds}/xrpc/{nsid}", is_create=is_create, **kwargs
                 )

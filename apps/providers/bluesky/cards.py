@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import time
 from collections.abc import Callable
 from html.parser import HTMLParser
 from urllib.parse import urljoin
@@ -19,6 +20,7 @@ from apps.providers import httpcall
 from apps.providers.errors import ProviderError
 
 PAGE_TIMEOUT_S = 5.0
+PAGE_DEADLINE_S = 10.0
 PAGE_MAX_BYTES = 512 * 1024
 THUMB_MAX_BYTES = 1_000_000  # the external embed's thumb limit
 MAX_REDIRECTS = 3
@@ -53,6 +55,7 @@ class _MetaParser(HTMLParser):
 def _fetch(url: str, max_bytes: int) -> tuple[str, str, bytes] | None:
     """GET a public URL (following a few redirects, each re-checked); returns (final url,
     content type, body) or None when unsafe, failing, or larger than max_bytes."""
+    deadline = time.monotonic() + PAGE_DEADLINE_S  # a slow drip gets no longer than this
     with httpcall.client(timeout=PAGE_TIMEOUT_S, follow_redirects=False) as http:
         for _ in range(MAX_REDIRECTS + 1):
             try:
@@ -66,7 +69,7 @@ def _fetch(url: str, max_bytes: int) -> tuple[str, str, bytes] | None:
                     body = b""
                     for chunk in response.iter_bytes():
                         body += chunk
-                        if len(body) > max_bytes:
+                        if len(body) > max_bytes or time.monotonic() > deadline:
                             return None
                     return url, response.headers.get("Content-Type", ""), body
             except (httpx.HTTPError, httpcall.UnsafeURL):

@@ -60,7 +60,7 @@ def credentials_from(session: dict, pds: str) -> dict:
 
 def create_session(*, service: str, identifier: str, password: str) -> tuple[dict, str]:
     """Log in with an app password; returns (session body, PDS url)."""
-    with httpcall.client() as http:
+    with httpcall.client(tenant_host=True) as http:
         response = httpcall.send(
             http,
             "POST",
@@ -94,7 +94,8 @@ def refresh_session(credentials: dict) -> dict:
     """New credentials from the refresh JWT. A revoked or expired refresh token means the
     account must be connected again."""
     pds = credentials["pds"]
-    with httpcall.client(headers={"Authorization": f"Bearer {credentials['refresh_jwt']}"}) as http:
+    headers = {"Authorization": f"Bearer {credentials['refresh_jwt']}"}
+    with httpcall.client(headers=headers, tenant_host=True) as http:
         response = httpcall.send(
             http, "POST", f"{pds}/xrpc/com.atproto.server.refreshSession", is_create=False
         )

@@ -300,7 +300,9 @@ def _server_info(http: httpx.Client, instance_url: str) -> dict:
 
 
 def _client(credentials: dict) -> httpx.Client:
-    return httpcall.client(headers={"Authorization": f"Bearer {credentials['access_token']}"})
+    return httpcall.client(
+        headers={"Authorization": f"Bearer {credentials['access_token']}"}, tenant_host=True
+    )
 
 
 def _instance(account: SocialAccount) -> str:

@@ -47,7 +47,7 @@ def mastodon_app_get_or_register(*, instance_url: str, redirect_uri: str) -> Mas
     app = MastodonApp.objects.filter(instance_url=instance_url).first()
     if app is not None and app.redirect_uri == redirect_uri and app.scopes == SCOPES:
         return app
-    with httpcall.client() as http:
+    with httpcall.client(tenant_host=True) as http:
         response = httpcall.send(
             http,
             "POST",
