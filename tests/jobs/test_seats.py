@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
 
 from apps.accounts.models import Organization
 from apps.jobs import queue
@@ -182,3 +183,49 @@ def test_a_no_seat_flood_does_not_starve_other_organizations(worker, seat_types)
     again = worker.claim_batch(limit=12)
     assert by_org(again) == {flood.pk: 4, other_flood.pk: 4, small.pk: 1}
     assert by_type(j for j in again if j.organization_id == small.pk) == {POLL: 1}
+
+
+def test_the_claim_stays_on_its_indexes_with_every_seat_in_use(worker, seat_types):
+    orgs = OrganizationFactory.create_batch(3)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE jobs_job")  # statistics of an empty table...
+        for org in orgs:  # ...then a burst in every seat
+            for type, seat in ((PUBLISH, "publish"), (WEBHOOK, "webhook"), (POLL, "none")):
+                cursor.execute(
+                    """
+                    INSERT INTO jobs_job (organization_id, type, seat, payload, status, run_at,
+                                          attempts, max_attempts, locked_by, recoveries,
+                                          snoozed_s, waited_s, created_at, updated_at)
+                    SELECT %s, %s, %s, '{}', 'pending', now() - i * interval '1 millisecond',
+                           0, 5, '', 0, 0, 0, now(), now()
+                      FROM generate_series(1, 10000) AS i
+                    """,
+                    [org.pk, type, seat],
+                )
+        cursor.execute(queue._SESSION_SQL)
+        cursor.execute(
+            "EXPLAIN " + queue._DUE_ORGS_SQL.format(type_filter=""), {"ns": 1, "types": []}
+        )
+        due_plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute(
+            "EXPLAIN " + queue._CLAIM_SQL.format(type_filter="", returning="j.id"),
+            {
+                "orgs": [org.pk for org in orgs for _ in range(3)],
+                "seats": ["publish", "webhook", "none"] * 3,
+                "limit": 30,
+                "stale_s": 10,
+                "worker": "w",
+                "types": [],
+            },
+        )
+        claim_plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    for plan in (due_plan, claim_plan):
+        assert "Seq Scan on jobs_job" not in plan, plan
+        assert "jobs_job_organization_id" not in plan, plan  # the whole history
+    # The skip scan steps from one (organization, seat) pair to the next in the index.
+    assert "Index Cond: (ROW(organization_id, seat) > ROW(" in due_plan, due_plan
+    assert "job_pending_org_run_at" in claim_plan, claim_plan
+    assert "job_processing_org" in claim_plan, claim_plan
+    claimed = worker.claim_batch(limit=30)
+    assert by_org(claimed) == {org.pk: 10 for org in orgs}
