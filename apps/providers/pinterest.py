@@ -302,7 +302,10 @@ class PinterestAdapter(Adapter):
         )
         media_id = str(registered["media_id"])
         pin["media_source"] = {"source_type": "video_id", "media_id": media_id, **cover}
+        # Written before the next request: a run that stops now leaves the uploaded video
+        # for the next attempt instead of uploading it again.
         ctx.checkpoint.update(video_media_id=media_id, video_pin=pin)
+        ctx.persist_checkpoint()
         return PublishedSegment(provider_post_id=media_id, pending=True)
 
     # Tokens and connect ----------------------------------------------------------------
