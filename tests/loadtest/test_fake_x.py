@@ -324,3 +324,19 @@ def test_the_retired_command_form_is_refused(fake, account, server):
     assert answer.json()["type"] == "https://api.x.com/2/problems/invalid-request"
     assert answer.headers["x-rate-limit-limit"] == str(LIMITS["media_simple"])
     assert fake.media == {}
+
+
+def test_the_lookup_matches_a_post_whose_bare_domain_and_media_x_shortened(fake, account):
+    ctx = _ctx(account)
+    fake.faults.rates["timeout_after_accept"] = 1.0
+    not_before = datetime.now(UTC)
+    text = "Notes on example.com <3 today"
+    with pytest.raises(ProviderError):
+        _publish(ctx, text, media=[image()])
+    fake.faults.rates.clear()
+
+    found = get_adapter("x").lookup_segment(ctx, SegmentPayload(0, text), not_before=not_before)
+
+    [post] = fake.published()
+    assert "example.com" not in fake._rendered(post)  # X shows it as a t.co link
+    assert found is not None and found.provider_post_id == post.id

@@ -613,3 +613,17 @@ def test_a_lookup_follows_the_next_page(respx_mock, account):
     )
     assert found.provider_post_id == "8"
     assert timeline.calls[1].request.url.params["pagination_token"] == "p2"
+
+
+def test_a_lookup_matches_bare_domains_x_shortened(respx_mock, account):
+    respx_mock.get(f"{API}/users/2244994945/tweets").respond(
+        200,
+        json={
+            "data": [{"id": "8", "text": "read https://t.co/a1 now https://t.co/m2"}],
+            "meta": {"result_count": 1},
+        },
+    )
+    found = XAdapter().lookup_segment(
+        make_ctx(account), SegmentPayload(0, "read example.com now"), not_before=datetime.now(UTC)
+    )
+    assert found.provider_post_id == "8"

@@ -32,6 +32,7 @@ from apps.providers.base import (
     register_adapter,
 )
 from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.text_counting import find_urls
 from apps.providers.x import media as x_media
 from apps.providers.x.errors import classify
 
@@ -268,14 +269,23 @@ def _post_url(account: SocialAccount, post_id: str) -> str:
     return f"https://x.com/{account.handle}/status/{post_id}"
 
 
-_URL = re.compile(r"https?://\S+")
 _LEADING_MENTIONS = re.compile(r"^(?:@\w+\s+)+")
 _SPACE = re.compile(r"\s+")
 
 
+def _without_links(text: str) -> str:
+    """Every link X would shorten to t.co (bare domains too) blanked out, so our text and
+    X's rendering of it compare equal."""
+    out, last = [], 0
+    for start, end in find_urls(text, bare_domains=True):
+        out += [text[last:start], " "]
+        last = end
+    return "".join(out) + text[last:]
+
+
 def _normalize(text: str) -> str:
     text = unicodedata.normalize("NFC", html.unescape(text))
-    text = _LEADING_MENTIONS.sub("", _URL.sub(" ", text))
+    text = _LEADING_MENTIONS.sub("", _without_links(text))
     return _SPACE.sub(" ", text).strip().casefold()
 
 
