@@ -43,6 +43,7 @@ from apps.renditions.pipeline import (
     media_payloads,
     publish_context,
     record_segment,
+    resume_waiting,
 )
 from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
@@ -132,6 +133,12 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
             raise RetryableError(err.kind, err.message, retry_at=err.retry_at) from None
         raise PermanentError(err.kind, err.message, details=err.as_dict()) from None
 
+    if found is not None and found.pending:
+        # The platform holds our work but has not published it yet (a container still
+        # processing, a video not ready): it is waited for, never called published.
+        attempt.close(DeliveryAttempt.Outcome.PENDING, provider_post_id=found.provider_post_id)
+        _wait_for(job, rendition, segment.position, found.provider_post_id)
+        return
     if found is not None:
         attempt.close(
             DeliveryAttempt.Outcome.FOUND,
@@ -170,6 +177,25 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
     raise PermanentError(
         "not_found", "Not found by a best-effort lookup; a person must verify the platform."
     )
+
+
+def _wait_for(job: Job, rendition: Rendition, position: int, pending_id: str) -> None:
+    """Hand the found-but-unfinished work to the waiting state (and its poll job)."""
+    with holding_lease(job):
+        current = lock_rendition(rendition.pk)
+        if not (current.status == Rendition.Status.FAILED and current.ambiguous):
+            return
+        checkpoint = dict(current.checkpoint or {})
+        checkpoint["pending"] = {
+            "position": position,
+            "pending_id": pending_id,
+            "accepted_at": timezone.now().isoformat(),
+        }
+        Rendition.objects.filter(pk=current.pk).update(checkpoint=checkpoint)
+        current.checkpoint = checkpoint
+        resume_waiting(current)
+        publication_refresh_status(current.publication)
+    logger.info("ambiguous rendition found pending; waiting", extra={"rendition_id": rendition.pk})
 
 
 def _checking_again(job: Job, rendition: Rendition, check_at) -> None:

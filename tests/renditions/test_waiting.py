@@ -290,3 +290,31 @@ def test_enqueueing_a_poll_twice_keeps_one(sandbox, workspace_a):
             dedupe_key=poll_dedupe_key(rendition.pk),
         )
     assert Job.objects.filter(dedupe_key=poll_dedupe_key(rendition.pk)).count() == 1
+
+
+def test_a_lookup_that_finds_the_post_still_processing_waits_for_it(
+    sandbox, worker, workspace_a, settings
+):
+    """Reconciliation that finds our work unfinished never calls it published: it waits."""
+    settings.PROVIDER_TIMEOUT_S = 0.5
+    account = processing_account(
+        workspace_a, "hangproc", processing_s=1.5, hang_after_accept_times=1, hang_s=1.0
+    )
+    publication = publish_now(workspace_a, [account])
+    rendition = publication.renditions.get()
+    run_due(worker)
+    rendition.refresh_from_db()
+    assert rendition.ambiguous is True
+
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(
+        run_at=timezone.now()
+    )
+    run_due(worker)  # the lookup finds the post, still processing
+    rendition.refresh_from_db()
+    assert rendition.status == "waiting"
+    assert rendition.checkpoint["pending"]["pending_id"]
+    assert rendition.delivery_attempts.filter(kind="reconcile", outcome="pending").exists()
+
+    rendition = settle(worker, rendition)
+    assert rendition.status == "published"
+    assert SandboxPost.objects.filter(account__handle="hangproc").count() == 1
