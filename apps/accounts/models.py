@@ -79,7 +79,9 @@ class Organization(models.Model):
         default=1000, help_text="Publications that may be created per calendar month (UTC)."
     )
     inflight_cap = models.PositiveIntegerField(
-        default=10, help_text="Jobs of this organization that may run at the same time."
+        default=10,
+        help_text="Publish jobs of this organization that may run at the same time (status "
+        "polls and lookups hold no seat; webhooks have their own budget).",
     )
     webhook_inflight_cap = models.PositiveIntegerField(
         default=4,

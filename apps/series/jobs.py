@@ -16,7 +16,8 @@ def materialize(job: Job) -> None:
     services.series_materialize_due()
 
 
-@job_type(MATERIALIZE_ONE_JOB, max_attempts=3, stale_policy=StalePolicy.REQUEUE)
+# Housekeeping: it creates publications, it publishes nothing, so it holds no publish seat.
+@job_type(MATERIALIZE_ONE_JOB, max_attempts=3, stale_policy=StalePolicy.REQUEUE, seat=None)
 def materialize_one(job: Job) -> None:
     """Expand one series right after it was created, edited or resumed."""
     series = Series.objects.filter(pk=job.payload["series_id"]).first()
