@@ -59,6 +59,9 @@ class PublishContext:
     # (an upload session, a container id), before the next request: a worker killed after
     # that point still leaves the handle for the next attempt.
     checkpoint_saver: Callable[[dict], None] | None = None
+    # Stores credentials an adapter had to refresh mid-call (a 401 answered by a refresh):
+    # only the pipeline persists credentials, so adapters hand them over through this.
+    credentials_saver: Callable[[dict], None] | None = None
 
     def idempotency_key(self, position: int) -> str:
         return f"{self.idempotency_base}-s{position}"
@@ -66,6 +69,14 @@ class PublishContext:
     def persist_checkpoint(self) -> None:
         if self.checkpoint_saver is not None:
             self.checkpoint_saver(dict(self.checkpoint))
+
+    def persist_credentials(self, fresh: dict) -> None:
+        """Hand refreshed credentials to the pipeline (at once: the old refresh token may
+        already be spent) and use them from now on."""
+        if self.credentials_saver is not None:
+            self.credentials_saver(dict(fresh))
+        self.credentials.clear()
+        self.credentials.update(fresh)
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,23 @@ def publish_context(rendition: Rendition, credentials: dict) -> PublishContext:
         idempotency_base=f"rendition-{rendition.pk}",
         checkpoint=dict(rendition.checkpoint or {}),
         checkpoint_saver=lambda checkpoint: _write_checkpoint(rendition, checkpoint),
+        credentials_saver=lambda fresh: store_refreshed_credentials(
+            rendition.social_account, fresh
+        ),
     )
+
+
+def store_refreshed_credentials(account: SocialAccount, fresh: dict) -> None:
+    """Persist credentials refreshed by an adapter mid-call, and their expiry, under a row
+    lock on the account (the one place credentials are written during delivery)."""
+    expires_at = fresh.get("expires_at")
+    with transaction.atomic():
+        locked = SocialAccount.objects.select_for_update().get(pk=account.pk)
+        if expires_at:
+            locked.token_expires_at = datetime.fromisoformat(expires_at)
+            locked.save(update_fields=["token_expires_at", "updated_at"])
+        account_services.social_account_store_credentials(account=locked, credentials=fresh)
+    account.token_expires_at = locked.token_expires_at
 
 
 def _write_checkpoint(rendition: Rendition, checkpoint: dict) -> None:

@@ -14,6 +14,7 @@ from apps.providers import httpcall
 from apps.providers.base import PublishContext, ReplyTarget, SegmentPayload, get_adapter
 from apps.providers.errors import ErrorKind, ProviderError
 from apps.providers.x import media as x_media
+from apps.renditions.pipeline import store_refreshed_credentials
 from loadtest.platform_fakes import FaultPlan
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.x import DUPLICATE, FAKE, LIMITS, XFake
@@ -84,6 +85,7 @@ def _ctx(account, rendition_id: int = 51, saved: list | None = None) -> PublishC
         idempotency_base=f"rendition-{rendition_id}",
         checkpoint={},
         checkpoint_saver=saved.append,
+        credentials_saver=lambda fresh: store_refreshed_credentials(account, fresh),
     )
 
 

@@ -13,6 +13,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount, Workspace
 from apps.providers import httpcall
 from apps.providers.base import MediaPayload, PublishContext
+from apps.renditions.pipeline import store_refreshed_credentials
 
 
 def go_offline(monkeypatch) -> list[float]:
@@ -52,6 +53,8 @@ def make_ctx(account: SocialAccount, *, rendition_id: int = 7, settings: dict | 
         settings=settings or {},
         rendition_id=rendition_id,
         idempotency_base=f"r{rendition_id}",
+        # As the pipeline does: refreshed credentials are stored by the pipeline alone.
+        credentials_saver=lambda fresh: store_refreshed_credentials(account, fresh),
     )
 
 

@@ -226,8 +226,7 @@ class _Api:
                 return response
             self.refreshed = True
             fresh = self.adapter.refresh(self.ctx.credentials)
-            oauth.credentials_store_refreshed(self.ctx.account, fresh)
-            self.ctx.credentials.update(fresh)
+            self.ctx.persist_credentials(fresh)
 
 
 def _credentials(token: dict, previous: dict | None = None) -> dict:
