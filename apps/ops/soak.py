@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
@@ -120,6 +120,8 @@ class Soak:
     _redirect: str = ""
     # rendition id -> (marker, posts its content should make at the platform)
     _marks: dict[int, tuple[str, int]] = field(default_factory=dict)
+    # The end of the wait: a retry the platform put off past it is deferred, not lost.
+    _wait_until: datetime | None = None
     _logdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="soak-")))
     _stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -296,16 +298,19 @@ class Soak:
         return pools
 
     def _destinations(
-        self, pool: dict[str, list[SocialAccount]], rng: random.Random, marker: str
+        self, i: int, pool: dict[str, list[SocialAccount]], rng: random.Random, marker: str
     ) -> list[dict]:
         """M destinations: M accounts of the one platform, or one account on each of M
-        platforms. A fake's destination carries its own content and settings."""
+        platforms taken in turn (so every platform gets its share, even in a short run).
+        A fake's destination carries its own content and settings."""
         m = self.config.destinations
         if len(pool) == 1:
             (accounts,) = pool.values()
             chosen = rng.sample(accounts, k=min(m, len(accounts)))
         else:
-            chosen = [rng.choice(pool[p]) for p in rng.sample(sorted(pool), k=min(m, len(pool)))]
+            names = list(pool)
+            turn = [names[(i * m + j) % len(names)] for j in range(min(m, len(names)))]
+            chosen = [rng.choice(pool[p]) for p in turn]
         return [
             {"account": account.pk}
             if account.platform == SANDBOX
@@ -325,7 +330,7 @@ class Soak:
         for i in range(self.config.publications):
             marker = marker_for(self.tag, i)
             destinations = self._destinations(
-                pools[workspace_ids[i % len(workspace_ids)]], rng, marker
+                i, pools[workspace_ids[i % len(workspace_ids)]], rng, marker
             )
             plan.append((i, marker, destinations, rng.uniform(0, self.config.spread_s)))
         workspaces = {
@@ -370,11 +375,12 @@ class Soak:
         return ids
 
     def _wait(self, rendition_ids: list[int]) -> None:
-        """Until every rendition is settled (or the timeout)."""
+        """Until every rendition is settled or deferred past the timeout (or the timeout)."""
         bar = ProgressBar(self.progress, "publishing", len(rendition_ids))
         deadline = time.monotonic() + self.config.timeout_s
+        self._wait_until = timezone.now() + timedelta(seconds=self.config.timeout_s)
         while time.monotonic() < deadline:
-            unsettled = _unsettled(rendition_ids).count()
+            unsettled = _unsettled(rendition_ids).exclude(_deferred(self._wait_until)).count()
             bar.update(len(rendition_ids) - unsettled, f"kills={self.kills}")
             if unsettled == 0:
                 break
@@ -470,6 +476,7 @@ class Soak:
             "reconciled": sum(f["reconciled"] for f in per_platform.values()),
             "duplicates": sum(f["duplicates"] for f in per_platform.values()),
             "lost": sum(f["lost"] for f in per_platform.values()),
+            "deferred": sum(f["deferred"] for f in per_platform.values()),
             "unsettled_by_status": dict(unsettled),
             "worker_kills": self.kills,
             "lateness_p50_s": _pct(lateness, 50),
@@ -505,7 +512,14 @@ class Soak:
             .distinct()
             .count()
         )
-        unsettled_rows = list(_unsettled(ids).values_list("pk", "status"))
+        owed = _unsettled(ids)
+        # A retry the platform asked to put off past the run's end (LinkedIn's daily limit
+        # resets at midnight UTC) is still owed, but not lost: reported apart.
+        deferred = owed.filter(_deferred(self._wait_until or timezone.now()))
+        deferred_rows = list(deferred.values_list("pk", "next_retry_at"))
+        unsettled_rows = list(
+            owed.exclude(pk__in=[pk for pk, _ in deferred_rows]).values_list("pk", "status")
+        )
         # Owed an outcome at the end, or never tried: lost either way.
         lost = {pk for pk, _ in unsettled_rows}
         lost.update(
@@ -520,7 +534,10 @@ class Soak:
             "failed_by_kind": dict(sorted(failed_by_kind.items())),
             "ambiguous_left": renditions.filter(status="failed", ambiguous=True).count(),
             "reconciled": reconciled,
+            "deferred": len(deferred_rows),
         }
+        if deferred_rows:
+            figures["deferred_until"] = max(at for _, at in deferred_rows).isoformat()
         if platform == SANDBOX:
             # The witness: posts the sandbox holds under one idempotency key more than once.
             handles = [account.handle for pool in pools.values() for account in pool[SANDBOX]]
@@ -578,6 +595,11 @@ def _unsettled(rendition_ids: list[int]):
         .exclude(status__in=["published", "cancelled"])
         .exclude(Q(status="failed", next_retry_at__isnull=True) & ~Exists(reconciling))
     )
+
+
+def _deferred(until: datetime) -> Q:
+    """A retry pending (not ambiguous) that the platform put off until after `until`."""
+    return Q(status="failed", ambiguous=False, next_retry_at__gt=until)
 
 
 def _pct(values: list[float], pct: int) -> float | None:

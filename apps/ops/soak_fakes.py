@@ -90,6 +90,8 @@ class FakeFleet:
     fakes: dict[str, PlatformFake] = field(default_factory=dict)
     server: FakeServer | None = None
     _media: dict[int, dict[str, int]] = field(default_factory=dict)
+    # platform -> {the fake's own account id -> our SocialAccount.remote_id}
+    _aliases: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def start(self) -> str:
         """Serve the fakes; returns the base URL PROVIDER_API_REDIRECT points at."""
@@ -118,12 +120,22 @@ class FakeFleet:
     def account_create(self, *, workspace: Workspace, platform: str, handle: str) -> SocialAccount:
         """Open an account on the fake and connect it as the connect flow does (credentials
         sealed, settings kept)."""
-        opened = self.fakes[platform].new_account(handle)
+        fake = self.fakes[platform]
+        with fake.lock:
+            before = set(fake.accounts)
+        opened = fake.new_account(handle)
         credentials = opened["credentials"]
+        # A post names its author by the platform's id, which our remote id may spell
+        # differently (Mastodon's is id@instance): learn the accounts this call opened.
+        remote_id = str(opened["remote_id"])
+        aliases = self._aliases.setdefault(platform, {})
+        with fake.lock:
+            for key in set(fake.accounts) - before:
+                aliases[str(key)] = remote_id
         return social_account_connect(
             workspace=workspace,
             platform=platform,
-            remote_id=str(opened["remote_id"]),
+            remote_id=remote_id,
             handle=opened["handle"],
             display_name=opened.get("display_name", ""),
             credentials=credentials,
@@ -165,10 +177,12 @@ class FakeFleet:
 
     def held(self, platform: str, pattern: re.Pattern) -> Counter:
         """Posts the platform holds, counted by (marker, account remote id)."""
+        aliases = self._aliases.get(platform, {})
         held: Counter = Counter()
         for post in self.fakes[platform].published():
+            account = aliases.get(str(post.account), str(post.account))
             for marker in set(pattern.findall(post.text or "")):
-                held[(marker, str(post.account))] += 1
+                held[(marker, account)] += 1
         return held
 
     def faults_struck(self, platform: str) -> dict[str, int]:
