@@ -54,6 +54,7 @@ SANDBOX = "sandbox"
 
 PROVIDER_TIMEOUT_S = 2.0
 CREATE_THREADS = 4
+LISTED = 20  # rendition ids listed per platform for a duplicate or a lost post
 
 
 def behaviours(renditions: int) -> dict[str, dict]:
@@ -551,6 +552,8 @@ class Soak:
         else:
             figures.update(self._witness(platform, renditions, lost))
         figures["lost"] = len(lost)
+        if lost:  # the rows to look at (kept with --keep)
+            figures["lost_renditions"] = sorted(lost)[:LISTED]
         figures["unsettled_by_status"] = dict(Counter(status for _, status in unsettled_rows))
         return figures
 
@@ -559,18 +562,23 @@ class Soak:
         renditions called published that the platform does not hold."""
         held = self._fleet.held(platform, marker_pattern(self.tag))
         duplicates = held_not_published = matched = 0
+        twice: list[int] = []
         rows = renditions.values_list("pk", "status", "social_account__remote_id")
         for pk, status, remote_id in rows:
             marker, expected = self._marks[pk]
             n = held.get((marker, remote_id), 0)
             matched += n
             duplicates += max(0, n - expected)
+            if n > expected:
+                twice.append(pk)
             if status == "published" and n < expected:
                 lost.add(pk)
             elif status != "published" and n:
                 held_not_published += 1
+        listed = {"duplicate_renditions": sorted(twice)[:LISTED]} if twice else {}
         return {
             "duplicates": duplicates,
+            **listed,
             # Posts the platform holds for a rendition not called published (failed or left
             # ambiguous): not lost, but a person would see a post the product denies.
             "held_not_published": held_not_published,
