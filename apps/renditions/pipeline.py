@@ -658,15 +658,22 @@ def on_publish_stale(job: Job) -> None:
     was, nothing left: the rendition is released back to scheduled and runs again.
     """
     rendition = lock_rendition(job.payload["rendition_id"])
-    if accepted_work(rendition) and rendition.status == Rendition.Status.PUBLISHING:
-        resume_waiting(rendition)  # the platform accepted a segment before the worker stopped
-    elif rendition.status == Rendition.Status.PUBLISHING:
-        if not _settle_lost_attempts(rendition, worker=job.locked_by):
-            rendition.transition_to(Rendition.Status.SCHEDULED)
-            schedule_publish(rendition, run_at=timezone.now())
+    if rendition.status == Rendition.Status.PUBLISHING:
+        _recover_publishing(rendition, worker=job.locked_by)
     elif rendition.status == Rendition.Status.SCHEDULED or rendition.is_retry_pending:
         schedule_publish(rendition, run_at=rendition.next_retry_at or timezone.now())
     publication_refresh_status(rendition.publication)
+
+
+def _recover_publishing(rendition: Rendition, *, worker: str) -> None:
+    """A run stopped while the rendition was publishing: wait for accepted work, settle an
+    attempt that was in flight as ambiguous, else publish what is left (segments with an
+    id are skipped). Runs under the caller's locks."""
+    if accepted_work(rendition):
+        resume_waiting(rendition)
+    elif not _settle_lost_attempts(rendition, worker=worker):
+        rendition.transition_to(Rendition.Status.SCHEDULED)
+        schedule_publish(rendition, run_at=timezone.now())
 
 
 def _settle_lost_attempts(rendition: Rendition, *, worker: str) -> bool:
@@ -706,10 +713,26 @@ POLL_GIVE_UP = timedelta(hours=23)
 def poll(job: Job) -> None:
     """Handler of ``renditions.poll``: ask the platform about a pending segment."""
     rendition_id = job.payload["rendition_id"]
+    resumed: dict | None = None
     with holding_lease(job):
         rendition = lock_rendition(rendition_id)
-        if rendition.status != Rendition.Status.WAITING:
+        if rendition.status == Rendition.Status.PUBLISHING:
+            # An earlier run of this job died while delivering the thread's next segments.
+            resumed = accepted_work(rendition)
+            if resumed:  # this job itself goes on waiting for the accepted segment
+                for attempt in rendition.delivery_attempts.in_flight():
+                    attempt.close(DeliveryAttempt.Outcome.LOST, note="The run stopped.")
+                rendition.mark_waiting()
+            else:
+                _recover_publishing(rendition, worker=job.locked_by)
+            publication_refresh_status(rendition.publication)
+        elif rendition.status != Rendition.Status.WAITING:
             return
+    if rendition.status != Rendition.Status.WAITING:
+        return
+    if resumed:
+        state = {**resumed, "polls": 0, "poll_errors": 0}
+        raise Waiting(POLL_INTERVAL.total_seconds(), "waiting resumes", state=state)
     try:
         _poll(job, rendition)
     except _Stop as stop:
@@ -746,11 +769,12 @@ def _poll(job: Job, rendition: Rendition) -> None:
             DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED,
             error=err.as_dict(),
         )
-        if err.retryable or err.kind == ErrorKind.OUTCOME_UNKNOWN:
-            # The read failed (rate limited, an outage, no answer) or the platform asks for
-            # patience: the accepted work is untouched, so it is read again later.
+        if err.retryable:
+            # The read failed (rate limited, an outage) or the platform asks for patience:
+            # the accepted work is untouched, so it is read again later. (An unknown outcome
+            # comes from a create some platforms make in this step: never repeated blindly.)
             _poll_again_later(job, rendition, err, accepted_at)
-        if err.kind in _CANNOT_TELL:
+        if err.kind in _CANNOT_TELL or err.kind == ErrorKind.OUTCOME_UNKNOWN:
             _fail(job, rendition, err, hand_over=True)
         # The platform says its processing failed: nothing was published, so the work is
         # no longer accepted and a retry (by the policy or a person) may send it anew.

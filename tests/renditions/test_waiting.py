@@ -306,9 +306,7 @@ def test_a_lookup_that_finds_the_post_still_processing_waits_for_it(
     rendition.refresh_from_db()
     assert rendition.ambiguous is True
 
-    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(
-        run_at=timezone.now()
-    )
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
     run_due(worker)  # the lookup finds the post, still processing
     rendition.refresh_from_db()
     assert rendition.status == "waiting"
