@@ -1,14 +1,30 @@
-"""Imports every adapter module so each registers itself."""
+"""Imports every platform's adapter module, `apps.providers.<platform>.adapter`, so each
+registers itself: adding a platform is adding a package with an adapter.py."""
 
-from apps.providers import facebook as _facebook  # noqa: F401
-from apps.providers import instagram as _instagram  # noqa: F401
+import importlib
+import pkgutil
+from pathlib import Path
+
+import apps.providers
 from apps.providers import pinterest as _pinterest  # noqa: F401
 from apps.providers import reddit as _reddit  # noqa: F401
-from apps.providers import threads as _threads  # noqa: F401
 from apps.providers import tiktok as _tiktok  # noqa: F401
 from apps.providers import youtube as _youtube  # noqa: F401
-from apps.providers.bluesky import adapter as _bluesky  # noqa: F401
-from apps.providers.linkedin import adapter as _linkedin  # noqa: F401
-from apps.providers.mastodon import adapter as _mastodon  # noqa: F401
-from apps.providers.sandbox import adapter as _sandbox  # noqa: F401
-from apps.providers.x import adapter as _x  # noqa: F401
+
+
+def adapter_modules() -> list[str]:
+    """Every `<package>.adapter` under apps/providers. Each folder is asked separately:
+    a folder without __init__.py is a namespace package, which pkgutil does not list
+    among the package's children."""
+    names = []
+    for root in apps.providers.__path__:
+        for folder in sorted(Path(root).iterdir()):
+            if not folder.is_dir() or folder.name.startswith(("_", ".")):
+                continue
+            if any(module.name == "adapter" for module in pkgutil.iter_modules([str(folder)])):
+                names.append(f"{apps.providers.__name__}.{folder.name}.adapter")
+    return names
+
+
+for _name in adapter_modules():
+    importlib.import_module(_name)

@@ -36,7 +36,7 @@ from apps.providers.errors import (
     classify_transport,
     parse_retry_after,
 )
-from apps.providers.meta_graph import normalize_text
+from apps.providers.matching import normalize_text
 
 API = "https://api.pinterest.com/v5"
 AUTHORIZE = "https://www.pinterest.com/oauth/"

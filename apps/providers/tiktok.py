@@ -37,7 +37,7 @@ from apps.providers.errors import (
     classify_status,
     classify_transport,
 )
-from apps.providers.meta_graph import normalize_text
+from apps.providers.matching import normalize_text
 
 API = "https://open.tiktokapis.com/v2"
 AUTHORIZE = "https://www.tiktok.com/v2/auth/authorize/"

@@ -20,7 +20,8 @@ from apps.providers.base import (
     SupportsAccountChoice,
 )
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.providers.facebook import FacebookPagesAdapter, page_select
+from apps.providers.facebook.adapter import FacebookPagesAdapter
+from apps.providers.facebook.connect import page_select
 
 G = "https://graph.facebook.com/v23.0"
 PAGE = "1122334455"

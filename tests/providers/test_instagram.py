@@ -12,7 +12,7 @@ import respx
 from apps.accounts.models import SocialAccount
 from apps.providers.base import MediaPayload, PublishContext, PublishedSegment, SegmentPayload
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.providers.instagram import InstagramAdapter
+from apps.providers.instagram.adapter import InstagramAdapter
 
 G = "https://graph.instagram.com/v23.0"
 IG = "17841400000000001"

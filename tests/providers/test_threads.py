@@ -21,7 +21,7 @@ from apps.providers.base import (
     get_adapter,
 )
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.providers.threads import POLL_SCHEDULE, ThreadsAdapter
+from apps.providers.threads.adapter import POLL_SCHEDULE, ThreadsAdapter
 
 G = "https://graph.threads.net/v1.0"
 USER = "1001"

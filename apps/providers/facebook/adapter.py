@@ -1,0 +1,171 @@
+"""Facebook Pages: text and link posts, photos (one, or several attached to a feed post),
+and videos (uploaded to graph-video.facebook.com, pending until processed), published with
+the Page's access token.
+
+Connecting goes through the person who manages the Page (apps.providers.facebook.connect).
+Facebook offers no idempotency handle; a lost answer is reconciled by listing the Page's
+published posts.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+import httpx
+from django.utils import timezone
+
+from apps.providers.base import (
+    Adapter,
+    ConnectedIdentity,
+    PollSchedule,
+    PublishContext,
+    PublishedSegment,
+    ReplyTarget,
+    SegmentPayload,
+    register_adapter,
+)
+from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.facebook import connect, media
+from apps.providers.facebook.media import page_url
+from apps.providers.matching import normalize_text
+from apps.providers.meta.graph import FACEBOOK_GRAPH, graph_call, graph_client, parse_graph_time
+
+# Video processing: first check after 5 s, then every 10 s growing to a minute, 30 min budget.
+POLL_SCHEDULE = PollSchedule(
+    initial_delay_s=5, interval_s=10, factor=1.5, max_interval_s=60, max_wait_s=1800
+)
+
+
+class FacebookPagesAdapter(Adapter):
+    platform = "facebook"
+    poll_schedule = POLL_SCHEDULE
+
+    def publish_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
+    ) -> PublishedSegment:
+        if reply_to is not None:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "Facebook Pages have no threads; publish one segment.",
+                code="threads_unsupported",
+            )
+        videos = [m for m in segment.media if m.kind == "video"]
+        images = [m for m in segment.media if m.kind != "video"]
+        if videos and (images or len(videos) > 1):
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "A Facebook post holds one video, or photos, not both.",
+                code="media_mix",
+            )
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            if videos:
+                return media.upload_video(client, ctx, segment, videos[0])
+            if len(images) == 1:
+                body = media.photo(client, ctx, images[0], message=segment.text, published=True)
+                post_id = str(body.get("post_id") or body["id"])
+            else:
+                data = {"message": segment.text}
+                if ctx.settings.get("link"):
+                    data["link"] = ctx.settings["link"]
+                if images:
+                    # Unpublished photos are invisible until the feed post attaches them.
+                    fbids = [
+                        media.photo(client, ctx, image, published=False)["id"] for image in images
+                    ]
+                    data["attached_media"] = json.dumps([{"media_fbid": i} for i in fbids])
+                body = graph_call(client, "POST", page_url(ctx, "feed"), data=data, is_create=True)
+                post_id = str(body["id"])
+            return PublishedSegment(
+                provider_post_id=post_id,
+                provider_url=self._permalink(client, post_id),
+                published_at=timezone.now(),
+            )
+
+    def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment:
+        """A video stays pending until Facebook has processed and published it: an upload
+        that is complete is not yet a post."""
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            body = media.video_state(client, pending.provider_post_id)
+        if media.is_published(body):
+            return PublishedSegment(
+                provider_post_id=pending.provider_post_id,
+                provider_url=media.absolute_url(body.get("permalink_url", "")),
+                published_at=timezone.now(),
+            )
+        return pending
+
+    def lookup_segment(
+        self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
+    ) -> PublishedSegment | None:
+        """A video this rendition uploaded is asked about by its id: published, still
+        processing (pending: polling finishes it), or never finished uploading (absent).
+        Anything else is best effort: the Page's recent published posts with the same
+        text, made after the attempt began (a little clock skew allowed)."""
+        since = not_before - timedelta(minutes=2)
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            entry = media.video_entry(ctx, segment.position)
+            if entry is not None:
+                return media.video_lookup(client, entry["video_id"])
+            body = graph_call(
+                client,
+                "GET",
+                page_url(ctx, "published_posts"),
+                params={
+                    "fields": "id,message,created_time,permalink_url",
+                    "since": int(since.timestamp()),
+                    "limit": 25,
+                },
+                is_create=False,
+            )
+        wanted = normalize_text(segment.text)
+        for post in body.get("data", []):
+            created = parse_graph_time(post.get("created_time"))
+            if normalize_text(post.get("message")) == wanted and created and created >= since:
+                return PublishedSegment(
+                    provider_post_id=str(post["id"]),
+                    provider_url=post.get("permalink_url", ""),
+                    published_at=created,
+                )
+        return None
+
+    # Steps -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _permalink(client: httpx.Client, post_id: str) -> str:
+        # The post exists already: a failed read only costs the exact URL.
+        try:
+            body = graph_call(
+                client,
+                "GET",
+                f"{FACEBOOK_GRAPH}/{post_id}",
+                params={"fields": "permalink_url"},
+                is_create=False,
+            )
+        except ProviderError:
+            return f"https://www.facebook.com/{post_id}"
+        return (
+            media.absolute_url(body.get("permalink_url", ""))
+            or f"https://www.facebook.com/{post_id}"
+        )
+
+    # Connect ---------------------------------------------------------------------------
+
+    def authorization_url(
+        self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None
+    ) -> str:
+        return connect.authorization_url(state=state, redirect_uri=redirect_uri)
+
+    def complete_connect(
+        self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
+    ) -> ConnectedIdentity:
+        return connect.complete_connect(code=code, redirect_uri=redirect_uri)
+
+    def account_choices(self, identity: ConnectedIdentity) -> list[dict]:
+        return connect.account_choices(identity)
+
+    def select_account(self, identity: ConnectedIdentity, *, choice_id: str) -> ConnectedIdentity:
+        return connect.page_select(identity, page_id=choice_id)
+
+
+register_adapter(FacebookPagesAdapter())

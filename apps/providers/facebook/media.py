@@ -1,0 +1,174 @@
+"""Facebook media: photos (by URL or uploaded), and videos uploaded to
+graph-video.facebook.com, where processing decides when the video becomes a post."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+import httpx
+
+from apps.providers.base import MediaPayload, PublishContext, PublishedSegment, SegmentPayload
+from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.meta.graph import FACEBOOK_GRAPH, GRAPH_VERSION, graph_call
+
+FACEBOOK_VIDEO_GRAPH = f"https://graph-video.facebook.com/{GRAPH_VERSION}"
+VIDEO_PHASES = ("uploading_phase", "processing_phase", "publishing_phase")
+
+
+def page_url(ctx: PublishContext, edge: str) -> str:
+    return f"{FACEBOOK_GRAPH}/{ctx.account.remote_id}/{edge}"
+
+
+def photo(
+    client: httpx.Client,
+    ctx: PublishContext,
+    image: MediaPayload,
+    *,
+    published: bool,
+    message: str = "",
+) -> dict:
+    data = {"published": "true" if published else "false"}
+    if message:
+        data["message"] = message
+    with ExitStack() as stack:
+        files = None
+        if image.public_url:
+            data["url"] = image.public_url
+        else:
+            handle = stack.enter_context(image.open())
+            files = {"source": ("photo", handle, image.mime_type)}
+        return graph_call(
+            client,
+            "POST",
+            page_url(ctx, "photos"),
+            data=data,
+            files=files,
+            is_create=published,
+        )
+
+
+def upload_video(
+    client: httpx.Client,
+    ctx: PublishContext,
+    segment: SegmentPayload,
+    video: MediaPayload,
+) -> PublishedSegment:
+    """Upload the video to graph-video.facebook.com (Facebook takes video uploads only
+    there): by URL when the pipeline has a public one, else resumably in the chunks
+    Facebook names. Pending until processed. A video this rendition already uploaded is
+    not uploaded again."""
+    entry = video_entry(ctx, segment.position)
+    if entry is not None:
+        found = video_lookup(client, entry["video_id"])
+        if found is not None:
+            return found
+    data = {"description": segment.text}
+    if ctx.settings.get("title"):
+        data["title"] = ctx.settings["title"]
+    url = f"{FACEBOOK_VIDEO_GRAPH}/{ctx.account.remote_id}/videos"
+    if video.public_url:
+        body = graph_call(
+            client, "POST", url, data={**data, "file_url": video.public_url}, is_create=True
+        )
+        _keep_video(ctx, segment.position, str(body["id"]))
+        return PublishedSegment(provider_post_id=str(body["id"]), pending=True)
+    start = graph_call(
+        client,
+        "POST",
+        url,
+        data={"upload_phase": "start", "file_size": str(video.size_bytes)},
+        is_create=False,
+    )
+    video_id, session = str(start["video_id"]), str(start["upload_session_id"])
+    # Kept before the first chunk: after a lost `finish` answer, the video's status
+    # tells whether the upload was finished.
+    _keep_video(ctx, segment.position, video_id)
+    offsets = (int(start["start_offset"]), int(start["end_offset"]))
+    with video.open() as fh:
+        while offsets[0] < offsets[1]:
+            fh.seek(offsets[0])
+            chunk = fh.read(offsets[1] - offsets[0])
+            body = graph_call(
+                client,
+                "POST",
+                url,
+                data={
+                    "upload_phase": "transfer",
+                    "upload_session_id": session,
+                    "start_offset": str(offsets[0]),
+                },
+                files={"video_file_chunk": ("chunk", chunk, "application/octet-stream")},
+                is_create=False,
+            )
+            offsets = (int(body["start_offset"]), int(body["end_offset"]))
+    graph_call(
+        client,
+        "POST",
+        url,
+        data={**data, "upload_phase": "finish", "upload_session_id": session},
+        is_create=True,
+    )
+    return PublishedSegment(provider_post_id=video_id, pending=True)
+
+
+def video_state(client: httpx.Client, video_id: str) -> dict:
+    """The video's status; raises when Facebook could not process it."""
+    body = graph_call(
+        client,
+        "GET",
+        f"{FACEBOOK_GRAPH}/{video_id}",
+        params={"fields": "status,permalink_url"},
+        is_create=False,
+    )
+    status = body.get("status") or {}
+    phases = [status.get(p) or {} for p in VIDEO_PHASES]
+    if status.get("video_status") == "error" or any(p.get("status") == "error" for p in phases):
+        raise ProviderError(
+            ErrorKind.CONTENT_REJECTED,
+            "Facebook could not process the video.",
+            code="video_error",
+        )
+    return body
+
+
+def video_lookup(client: httpx.Client, video_id: str) -> PublishedSegment | None:
+    """Published, pending while processing, or None when the upload never finished."""
+    try:
+        body = video_state(client, video_id)
+    except ProviderError as exc:
+        if exc.code == "video_error" or exc.kind != ErrorKind.CONTENT_REJECTED:
+            raise
+        return None  # Facebook knows no such video (code 100): nothing was made
+    status = body.get("status") or {}
+    if is_published(body):
+        return PublishedSegment(
+            provider_post_id=video_id,
+            provider_url=absolute_url(body.get("permalink_url", "")),
+        )
+    if (status.get("uploading_phase") or {}).get("status") == "complete":
+        return PublishedSegment(provider_post_id=video_id, pending=True)
+    return None
+
+
+def is_published(body: dict) -> bool:
+    """`upload_complete` and `processing` are not published: a video is a post once it is
+    `ready` and its publishing phase (when reported) is complete."""
+    status = body.get("status") or {}
+    publishing = (status.get("publishing_phase") or {}).get("status", "complete")
+    return status.get("video_status") == "ready" and publishing == "complete"
+
+
+def video_entry(ctx: PublishContext, position: int) -> dict | None:
+    return ctx.checkpoint.get("videos", {}).get(str(position))
+
+
+def _keep_video(ctx: PublishContext, position: int, video_id: str) -> None:
+    ctx.checkpoint.setdefault("videos", {})[str(position)] = {"video_id": video_id}
+    ctx.persist_checkpoint()
+
+
+def absolute_url(permalink: str) -> str:
+    """Video permalinks come back as paths ("/page/videos/1/")."""
+    if permalink.startswith("/"):
+        return f"https://www.facebook.com{permalink}"
+    return permalink

@@ -1,0 +1,1 @@
+"""Threads (Meta): container publishing, reply chains, carousels, long-lived tokens."""
