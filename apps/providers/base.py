@@ -96,6 +96,33 @@ class ReplyTarget:
     parent: PublishedSegment
 
 
+@dataclass(frozen=True)
+class Implements:
+    """What an adapter really builds, in the capability catalog's terms (accepts_media,
+    max_media, mixed, settings_schema, supports_threads, supports_alt_text). A test holds
+    the catalog to it, both ways: the catalog may advertise nothing the adapter lacks."""
+
+    media_kinds: frozenset[str] = frozenset()  # image, video, gif
+    max_images: int | None = 0  # None: no cap of our own
+    max_videos: int | None = 0
+    max_gifs: int | None = 0  # only where GIFs have their own bucket (gif_counts_as "gif")
+    mixed_media: bool = False  # images and videos in one post
+    settings: frozenset[str] = frozenset()  # per-rendition settings the catalog offers
+    threads: bool = False
+    alt_text: bool = False
+
+    def refusal(self, segment: SegmentPayload, *, reply_to: ReplyTarget | None) -> str | None:
+        """Why this segment asks for something the adapter does not build, else None."""
+        if reply_to is not None and not self.threads:
+            return "threads"
+        kinds = {m.kind for m in segment.media}
+        if kinds - self.media_kinds:
+            return "media_kind"
+        if "image" in kinds and "video" in kinds and not self.mixed_media:
+            return "mixed_media"
+        return None
+
+
 class Adapter(ABC):
     """A platform. Methods raise apps.providers.errors.ProviderError on failure."""
 

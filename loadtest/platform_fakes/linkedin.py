@@ -12,6 +12,10 @@
   returned upload URL. Member tokens (w_member_social) cannot read image status or posts
   (reading needs r_member_social, granted to few apps); organization reads need
   r_organization_social.
+- Videos: `POST /rest/videos?action=initializeUpload` with the file size answers the video
+  URN, an upload token and one upload URL per 4 MB byte range; each part's `PUT` answers an
+  `ETag`; `action=finalizeUpload` must name every part's ETag in order. The video is then
+  PROCESSING until it is AVAILABLE; a post may not reference a video not finalized.
 - `GET /rest/posts?q=author&author=<urn>` lists an author's posts, newest first.
 - OAuth refresh at www.linkedin.com/oauth/v2/accessToken: a new 60-day access token; the
   refresh token keeps its 365-day life counted from the first authorization.
@@ -42,6 +46,7 @@ WWW = "www.linkedin.com"
 ACCESS_TTL_S = 60 * 86400
 REFRESH_TTL_S = 365 * 86400
 MEMBER_SCOPES = frozenset({"openid", "profile", "w_member_social"})
+VIDEO_PART_BYTES = 4 * 1024 * 1024
 REQUIRED = ("author", "commentary", "visibility", "distribution", "lifecycleState")
 
 
@@ -57,7 +62,12 @@ class LinkedInFake(PlatformFake):
     hosts = (API, WWW)
 
     def __init__(
-        self, faults=None, *, restli_id_missing: float = 0.0, send_location: bool = True
+        self,
+        faults=None,
+        *,
+        restli_id_missing: float = 0.0,
+        send_location: bool = True,
+        video_part_bytes: int = VIDEO_PART_BYTES,
     ) -> None:
         super().__init__(faults)
         self.restli_id_missing = restli_id_missing
@@ -66,6 +76,8 @@ class LinkedInFake(PlatformFake):
         self.tokens: dict[str, dict] = {}  # access token -> {"member", "scopes", "exp"}
         self.refresh_tokens: dict[str, dict] = {}  # refresh token -> {"member", "exp"}
         self.images: dict[str, dict] = {}
+        self.videos: dict[str, dict] = {}
+        self.video_part_bytes = video_part_bytes
         self.admins: dict[str, set[str]] = {}  # member -> organization URNs it administers
         self._rng = random.Random(self.faults.seed)  # noqa: S311 - a test's dice
         self._shares = itertools.count(7_400_000_000_000_000_000)
@@ -92,12 +104,14 @@ class LinkedInFake(PlatformFake):
                 "expires_at": _iso(self.clock() + ACCESS_TTL_S),
                 "refresh_token": refresh,
                 "refresh_token_expires_at": _iso(self.clock() + REFRESH_TTL_S),
+                "scope": ",".join(sorted(scopes)),
             },
             "settings": {"author_urn": f"urn:li:person:{member}"},
         }
 
     def sample_content(self, rng: random.Random, marker: str) -> dict:
-        media = ["image"] if rng.random() < 0.3 else []
+        draw = rng.random()
+        media = ["image"] if draw < 0.3 else ["video"] if draw < 0.4 else []
         text = f"{marker} update {rng.randrange(10**6)}"
         return {"segments": [{"text": text, "media": media}], "settings": {"visibility": "PUBLIC"}}
 
@@ -281,6 +295,114 @@ class LinkedInFake(PlatformFake):
                 image["status"] = "AVAILABLE"
             return json_response({"id": urn, "owner": image["owner"], "status": image["status"]})
 
+    # --- videos --------------------------------------------------------------------------
+
+    @route("POST", r"/rest/videos")
+    def video_action(self, request: FakeRequest) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if self.faults.strikes("rate_limit"):
+            return self._throttled()
+        action = request.arg("action")
+        if action == "initializeUpload":
+            return self._initialize_video(caller, request.json().get("initializeUploadRequest"))
+        if action == "finalizeUpload":
+            return self._finalize_video(caller, request.json().get("finalizeUploadRequest"))
+        return li_error(400, "Unknown action", "ILLEGAL_ARGUMENT")
+
+    def _initialize_video(self, caller: dict, spec: dict | None) -> FakeResponse:
+        spec = spec or {}
+        owner, size = spec.get("owner", ""), spec.get("fileSizeBytes")
+        if not isinstance(size, int) or size <= 0:
+            return li_error(422, "ERROR :: /fileSizeBytes :: field is required", "ILLEGAL_ARGUMENT")
+        if not self._may_post_as(caller, owner):
+            return self._denied("videos.initializeUpload")
+        video_id = "D5F" + uuid.uuid4().hex[:20]
+        urn = f"urn:li:video:{video_id}"
+        step = self.video_part_bytes
+        instructions = [
+            {
+                "uploadUrl": f"https://{WWW}/dms-uploads/sp/v2/{video_id}/part/{n}",
+                "firstByte": first,
+                "lastByte": min(first + step, size) - 1,
+            }
+            for n, first in enumerate(range(0, size, step))
+        ]
+        token = uuid.uuid4().hex
+        with self.lock:
+            self.videos[urn] = {
+                "owner": owner,
+                "size": size,
+                "status": "WAITING_UPLOAD",
+                "token": token,
+                "parts": {},  # part number -> (bytes, etag)
+                "ranges": [(i["firstByte"], i["lastByte"]) for i in instructions],
+            }
+        return json_response(
+            {
+                "value": {
+                    "uploadUrlsExpireAt": int((self.clock() + 86400) * 1000),
+                    "video": urn,
+                    "uploadInstructions": instructions,
+                    "uploadToken": token,
+                }
+            }
+        )
+
+    @route("PUT", r"/dms-uploads/sp/v2/(?P<video_id>\w+)/part/(?P<part>\d+)")
+    def upload_video_part(self, request: FakeRequest, video_id: str, part: str) -> FakeResponse:
+        if self.faults.strikes("drop_mid_upload"):
+            return FakeResponse(drop=True)
+        with self.lock:
+            video = self.videos.get(f"urn:li:video:{video_id}")
+            if video is None or int(part) >= len(video["ranges"]):
+                return FakeResponse(404)
+            first, last = video["ranges"][int(part)]
+            if len(request.body) != last - first + 1:
+                return FakeResponse(400)
+            etag = f"/ETag{uuid.uuid4().hex[:12]}"
+            video["parts"][int(part)] = (len(request.body), etag)
+        return FakeResponse(201, None, {"ETag": etag})
+
+    def _finalize_video(self, caller: dict, spec: dict | None) -> FakeResponse:
+        spec = spec or {}
+        with self.lock:
+            video = self.videos.get(spec.get("video", ""))
+            if video is None or not self._may_post_as(caller, video["owner"]):
+                return self._denied("videos.finalizeUpload")
+            etags = [video["parts"][n][1] for n in sorted(video["parts"])]
+            if (
+                len(video["parts"]) != len(video["ranges"])
+                or spec.get("uploadedPartIds") != etags
+                or spec.get("uploadToken", "") != video["token"]
+            ):
+                return li_error(
+                    400, "Upload parts do not match the upload instructions", "ILLEGAL_ARGUMENT"
+                )
+            slow = self.faults.strikes("slow_processing")
+            video["status"] = "PROCESSING" if slow else "AVAILABLE"
+            video["ready_at"] = self.clock() + self.faults.processing_s
+        return FakeResponse(200)
+
+    @route("GET", r"/rest/videos/(?P<encoded>[^/]+)")
+    def get_video(self, request: FakeRequest, encoded: str) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        urn = unquote(encoded)
+        with self.lock:
+            video = self.videos.get(urn)
+            if video is None:
+                return li_error(404, f"Not found: {urn}")
+            if not self._may_read(caller, video["owner"]):
+                return self._denied("videos.GET")
+            if video["status"] == "PROCESSING" and self.clock() >= video["ready_at"]:
+                video["status"] = "AVAILABLE"
+            return json_response({"id": urn, "owner": video["owner"], "status": video["status"]})
+
     # --- posts ---------------------------------------------------------------------------
 
     @route("POST", r"/rest/posts")
@@ -310,8 +432,8 @@ class LinkedInFake(PlatformFake):
         media = _media_ids(post.get("content") or {})
         with self.lock:
             for urn in media:
-                image = self.images.get(urn)
-                if image is None or image["owner"] != author or image["status"] == "WAITING_UPLOAD":
+                item = self.images.get(urn) or self.videos.get(urn)
+                if item is None or item["owner"] != author or item["status"] == "WAITING_UPLOAD":
                     return li_error(422, f"ERROR :: /content :: media {urn} is not uploaded")
             for existing in self.posts.values():
                 if existing.account == author and existing.text == post["commentary"]:

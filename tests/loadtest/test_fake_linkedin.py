@@ -190,3 +190,67 @@ def test_posts_name_an_author_the_fake_knows_as_an_account(fake, account):
 
     [post] = fake.published()
     assert fake.accounts[post.account]["id"] == account.remote_id
+
+
+def _video(data: bytes, media_id: int = 9):
+    return image(media_id=media_id, alt="", data=data, kind="video", mime="video/mp4")
+
+
+def test_a_video_is_uploaded_in_parts_finalized_and_posted(fake, account):
+    fake.video_part_bytes = 10
+    ctx = _ctx(account)
+
+    _publish(ctx, "a clip", media=[_video(b"0123456789" * 2 + b"tail")])
+
+    [post] = fake.published()
+    [urn] = post.media
+    assert urn.startswith("urn:li:video:")
+    assert post.extra["post"]["content"] == {"media": {"id": urn}}
+    video = fake.videos[urn]
+    assert video["status"] == "AVAILABLE"
+    assert [size for size, _ in video["parts"].values()] == [10, 10, 4]
+    assert ctx.checkpoint["linkedin_videos"] == {"9": urn}
+
+
+def test_a_video_still_processing_is_waited_for_and_not_uploaded_again(
+    fake, org_account, monkeypatch
+):
+    waits = []
+    monkeypatch.setattr("apps.providers.httpcall.sleep", waits.append)
+    # An organization token may read the video's status, so the adapter waits for it.
+    fake.faults.rates["slow_processing"] = 1.0
+    fake.faults.processing_s = 60.0
+    ctx = _ctx(org_account, {"author": ORG})
+
+    with pytest.raises(ProviderError) as caught:
+        _publish(ctx, "page clip", media=[_video(b"v" * 50)])
+
+    assert caught.value.kind == ErrorKind.MEDIA_PROCESSING and caught.value.retryable
+    assert fake.published() == [] and len(waits) == 4  # five status reads, then it gave up
+    [urn] = fake.videos
+    assert ctx.checkpoint["linkedin_videos"] == {"9": urn}
+
+    fake.videos[urn]["status"] = "AVAILABLE"  # LinkedIn finished processing
+    _publish(ctx, "page clip", media=[_video(b"v" * 50)])
+
+    assert len(fake.videos) == 1  # the retry reused the finalized upload
+    [post] = fake.published()
+    assert post.media == [urn]
+
+
+def test_a_video_with_an_image_is_refused_before_anything_is_sent(fake, account):
+    with pytest.raises(ProviderError) as caught:
+        _publish(_ctx(account), "both", media=[image(), _video(b"v" * 20)])
+
+    assert caught.value.kind == ErrorKind.CONTENT_REJECTED
+    assert fake.videos == {} and fake.images == {} and fake.published() == []
+
+
+def test_an_organization_author_needs_the_organization_scope(fake, account):
+    fake.admins[account.remote_id] = {ORG}
+
+    with pytest.raises(ProviderError) as caught:
+        _publish(_ctx(account, {"author": ORG}), "as the page")
+
+    assert caught.value.kind == ErrorKind.PERMISSION_MISSING
+    assert fake.published() == []

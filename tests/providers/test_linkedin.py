@@ -74,7 +74,24 @@ def test_commentary_escapes_every_reserved_character():
     )
 
 
+def test_an_organization_author_is_refused_without_the_organization_scope(respx_mock, account):
+    with pytest.raises(ProviderError) as err:
+        LinkedInAdapter().publish_segment(
+            make_ctx(account, settings={"author": "urn:li:organization:555"}),
+            SegmentPayload(0, "from the page"),
+            reply_to=None,
+        )
+    assert err.value.kind == ErrorKind.PERMISSION_MISSING
+    assert err.value.code == "organization_scope_missing"
+    assert not respx_mock.calls  # refused before anything was sent
+
+
 def test_an_organization_author_and_connections_visibility(respx_mock, account):
+    from apps.accounts import services as account_services
+
+    credentials = account_services.social_account_credentials(account)
+    credentials["scope"] = "openid,profile,w_member_social,w_organization_social"
+    account_services.social_account_store_credentials(account=account, credentials=credentials)
     create = respx_mock.post(f"{API}/rest/posts").respond(201, headers={"x-restli-id": SHARE})
     adapter = LinkedInAdapter()
     adapter.publish_segment(
@@ -369,6 +386,7 @@ def test_connect_builds_the_authorization_url_and_exchanges_the_code(respx_mock)
     assert identity.display_name == "Alice Example"
     assert identity.settings == {"author_urn": "urn:li:person:abc123"}
     assert identity.credentials["access_token"] == "li-new"
+    assert identity.credentials["scope"] == "w_member_social"  # kept: it gates page posts
     assert identity.token_expires_at > datetime.now(UTC) + timedelta(days=59)
 
 

@@ -1,4 +1,8 @@
-"""The LinkedIn adapter: posts as a member or an organization, images, refresh, connect.
+"""The LinkedIn adapter: member posts with text, images or one video; refresh, connect.
+
+Posting as an organization needs w_organization_social, which LinkedIn grants only to apps
+approved for its Community Management API; connect asks for member scopes, so an
+organization author is refused unless the stored token was granted that scope.
 
 LinkedIn has no threads (a reply would be a comment, which is not a post) and no
 idempotency handle. Member posts cannot be listed without a restricted scope, so there is
@@ -23,6 +27,7 @@ from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    Implements,
     MediaPayload,
     PublishContext,
     PublishedSegment,
@@ -33,12 +38,14 @@ from apps.providers.base import (
 from apps.providers.errors import ErrorKind, ProviderError
 from apps.providers.linkedin.errors import classify
 from apps.providers.linkedin.text import commentary
+from apps.providers.linkedin.video import upload_video
 
 API = "https://api.linkedin.com"
 OAUTH = "https://www.linkedin.com/oauth/v2"
 # Posting as the member. Organization pages also need w_organization_social, which LinkedIn
 # grants only to apps approved for its Community Management API.
 SCOPES = "openid profile w_member_social"
+ORG_SCOPE = "w_organization_social"
 VISIBILITIES = ("PUBLIC", "CONNECTIONS")
 MAX_IMAGES = 20
 # Access tokens live 60 days; refresh tokens exist only for approved partners.
@@ -57,6 +64,13 @@ logger = logging.getLogger(__name__)
 
 class LinkedInAdapter(Adapter):
     platform = "linkedin"
+    implements = Implements(
+        media_kinds=frozenset({"image", "gif", "video"}),
+        max_images=MAX_IMAGES,
+        max_videos=1,
+        settings=frozenset({"visibility"}),
+        alt_text=True,
+    )
     retry_safe_after_unknown = False
 
     # Credentials
@@ -96,6 +110,12 @@ class LinkedInAdapter(Adapter):
                 "LinkedIn has no threads; publish a single post.",
                 code="threads_unsupported",
             )
+        if self.implements.refusal(segment, reply_to=None) is not None:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "A LinkedIn post carries images (GIFs count as images) or one video, not both.",
+                code="unsupported_media",
+            )
         author = _author(ctx)
         visibility = str(ctx.settings.get("visibility") or "PUBLIC").upper()
         if visibility not in VISIBILITIES or (
@@ -119,7 +139,7 @@ class LinkedInAdapter(Adapter):
             "isReshareDisabledByAuthor": False,
         }
         with _client(ctx.credentials) as http:
-            content = self._content(http, author, segment.media)
+            content = self._content(http, ctx, author, segment.media)
             if content:
                 post["content"] = content
             sent_at = timezone.now()
@@ -147,15 +167,19 @@ class LinkedInAdapter(Adapter):
             published_at=sent_at,
         )
 
-    def _content(self, http: httpx.Client, author: str, media: list[MediaPayload]) -> dict | None:
+    def _content(
+        self, http: httpx.Client, ctx: PublishContext, author: str, media: list[MediaPayload]
+    ) -> dict | None:
         if not media:
             return None
         if any(m.kind == "video" for m in media):
-            raise ProviderError(
-                ErrorKind.CONTENT_REJECTED,
-                "Video posts to LinkedIn are not supported yet; attach images instead.",
-                code="video_unsupported",
-            )
+            if len(media) > 1:
+                raise ProviderError(
+                    ErrorKind.CONTENT_REJECTED,
+                    "A LinkedIn video post carries one video and nothing else.",
+                    code="one_video_only",
+                )
+            return {"media": {"id": upload_video(http, ctx, author, media[0])}}
         if len(media) > MAX_IMAGES:
             raise ProviderError(
                 ErrorKind.CONTENT_REJECTED,
@@ -315,6 +339,15 @@ def _author(ctx: PublishContext) -> str:
             "A LinkedIn author is urn:li:person:… or urn:li:organization:….",
             code="invalid_author",
         )
+    granted = str(ctx.credentials.get("scope") or "").replace(",", " ").split()
+    if ":organization:" in author and ORG_SCOPE not in granted:
+        raise ProviderError(
+            ErrorKind.PERMISSION_MISSING,
+            "Only member posting works on LinkedIn here: posting as a page needs "
+            "w_organization_social, which LinkedIn grants to apps approved for its "
+            "Community Management API.",
+            code="organization_scope_missing",
+        )
     return author
 
 
@@ -322,6 +355,8 @@ def _credentials(token: dict, previous: dict | None = None) -> dict:
     credentials = dict(previous or {})
     credentials["access_token"] = token["access_token"]
     credentials["expires_at"] = oauth.expires_at(token.get("expires_in")).isoformat()
+    if token.get("scope"):
+        credentials["scope"] = token["scope"]  # what was granted, e.g. for organization posts
     if token.get("refresh_token"):
         credentials["refresh_token"] = token["refresh_token"]
         if token.get("refresh_token_expires_in"):
