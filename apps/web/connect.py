@@ -34,6 +34,7 @@ from apps.providers.base import (
     get_adapter,
 )
 from apps.providers.errors import ProviderError
+from apps.web import platform_notes
 
 SESSION_KEY = "connect_flows"
 FLOW_TTL_S = 600  # a person has ten minutes at the platform's consent screen
@@ -137,7 +138,13 @@ def connect_start(request: HttpRequest, workspace_slug: str, platform: str) -> H
             return redirect("connect-password", workspace_slug=workspace.slug, platform=platform)
         raise Http404("This platform cannot be connected from the web app.")
     asks_instance = getattr(adapter, "connect_asks_instance", False)
-    context = {"workspace": workspace, "platform": platform, "asks_instance": asks_instance}
+    context = {
+        "workspace": workspace,
+        "platform": platform,
+        "asks_instance": asks_instance,
+        "note": platform_notes.connect_note(platform),
+        "docs_page": platform_notes.docs_page(platform),
+    }
     if request.method == "GET":
         return render(request, "web/connect_start.html", context)
     instance = request.POST.get("instance", "").strip() or None

@@ -24,6 +24,14 @@ def test_it_lists_accounts_with_their_status_and_the_platforms_to_connect(as_ali
     assert page.count("readiness-experimental") >= 11  # no platform validated live yet
 
 
+def test_the_platforms_to_connect_carry_their_notes_and_docs_pages(as_alice):
+    page = as_alice.get(PAGE).content.decode()
+    assert "API access for new apps needs Reddit" in page
+    assert "w_organization_social" in page
+    for platform in ("mastodon", "bluesky", "linkedin", "x", "reddit", "youtube"):
+        assert f"docs/platforms/{platform}.md" in page
+
+
 def test_a_sandbox_account_is_connected_with_its_behaviour(as_alice, workspace_a):
     response = as_alice.post(
         f"{PAGE}sandbox/",

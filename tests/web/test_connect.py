@@ -81,6 +81,26 @@ def test_start_shows_a_connect_page(as_alice, platform):
     assert (b'name="instance"' in response.content) is (platform == "mastodon")
 
 
+@pytest.mark.parametrize(
+    ("platform", "note"),
+    [
+        ("reddit", "API access for new apps needs Reddit"),
+        ("linkedin", "Community Management API"),
+        ("linkedin", "w_organization_social"),
+    ],
+)
+def test_the_connect_page_says_what_to_know_before_connecting(as_alice, platform, note):
+    page = as_alice.get(f"/w/ws-a/connect/{platform}/").content.decode()
+    assert note in page.split("Continue to")[0]  # before the person starts
+    assert f"docs/platforms/{platform}.md" in page
+
+
+def test_a_platform_without_a_note_still_names_its_docs_page(as_alice):
+    page = as_alice.get("/w/ws-a/connect/x/").content.decode()
+    assert 'id="platform_note"' not in page
+    assert "docs/platforms/x.md" in page
+
+
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_start_stores_state_and_verifier_and_redirects(respx_mock, as_alice, platform):
     _fake_platform(respx_mock, platform)

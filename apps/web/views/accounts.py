@@ -20,7 +20,7 @@ from apps.providers.base import SupportsOAuthConnect, SupportsPasswordConnect, g
 from apps.providers.catalog import PlatformCapabilities, all_capabilities
 from apps.providers.sandbox.services import sandbox_account_create
 from apps.renditions.models import Rendition
-from apps.web import services
+from apps.web import platform_notes, services
 from apps.web.access import WorkspaceRequest, workspace_view
 from apps.web.forms.common import apply_errors
 from apps.web.forms.workspace import SandboxConnectForm
@@ -33,6 +33,14 @@ class Connectable:
     platform: str
     capabilities: PlatformCapabilities
     url_name: str  # connect-start or connect-password
+
+    @property
+    def note(self) -> str:
+        return platform_notes.connect_note(self.platform)
+
+    @property
+    def docs_page(self) -> str:
+        return platform_notes.docs_page(self.platform)
 
 
 def connectable_platforms() -> list[Connectable]:
