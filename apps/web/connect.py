@@ -3,8 +3,10 @@
 The start stores a random state and a PKCE verifier in the session, keyed by the state, and
 sends the person to the platform. The callback accepts only a state this session started,
 exchanges the code, and stores the account through the accounts service (credentials are
-encrypted there). Only workspace admins connect accounts; a workspace the user cannot see
-is a 404.
+encrypted there). Where the platform authorises a person who then picks the account to
+publish as (a Facebook Page), the callback keeps the identity server-side and asks which
+one; the choice stores it the same way. Only workspace admins connect accounts; a workspace
+the user cannot see is a 404.
 """
 
 from __future__ import annotations
@@ -29,12 +31,15 @@ from apps.providers import oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    SupportsAccountChoice,
     SupportsOAuthConnect,
     SupportsPasswordConnect,
     get_adapter,
 )
 from apps.providers.errors import ProviderError
 from apps.web import platform_notes
+from apps.web.connect_pending import pending_forget, pending_identity, pending_remember
+from apps.web.templatetags.webapp import platform_name
 
 SESSION_KEY = "connect_flows"
 FLOW_TTL_S = 600  # a person has ten minutes at the platform's consent screen
@@ -52,6 +57,23 @@ class AppPasswordForm(forms.Form):
     service = forms.CharField(
         label="Server (leave empty for bsky.social)", max_length=253, required=False
     )
+
+
+class AccountChoiceForm(forms.Form):
+    """One of the accounts the connected person may publish as."""
+
+    choice = forms.ChoiceField(
+        widget=forms.RadioSelect,
+        error_messages={
+            "required": "Choose the Page to publish as.",
+            "invalid_choice": "That is not one of the Pages listed that you can publish to. "
+            "Choose one of them.",
+        },
+    )
+
+    def __init__(self, *args, choices: list[dict], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["choice"].choices = [(c["id"], c["name"]) for c in choices if c["can_publish"]]
 
 
 def _admin_workspace(request: HttpRequest, slug: str) -> Workspace:
@@ -122,8 +144,47 @@ def _connected(
         token_expires_at=identity.token_expires_at,
         settings=identity.settings,
     )
-    messages.success(request, f"Connected {identity.handle} on {platform}.")
+    messages.success(request, f"Connected {identity.handle} on {platform_name(platform)}.")
     return redirect(_accounts_url(workspace))
+
+
+def _choice_page(
+    request: HttpRequest,
+    workspace: Workspace,
+    platform: str,
+    choices: list[dict],
+    *,
+    form: AccountChoiceForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "workspace": workspace,
+        "platform": platform,
+        "choices": choices,
+        "form": form,
+        "can_publish_any": any(c["can_publish"] for c in choices),
+    }
+    return render(request, "web/connect_choose.html", context, status=status)
+
+
+def _connected_or_ask(
+    request: HttpRequest,
+    workspace: Workspace,
+    platform: str,
+    adapter: Adapter,
+    identity: ConnectedIdentity,
+) -> HttpResponse:
+    """Store the identity, or ask which account to publish as when the platform has several."""
+    choices = (
+        adapter.account_choices(identity) if isinstance(adapter, SupportsAccountChoice) else []
+    )
+    if not choices:
+        return _connected(request, workspace, platform, identity)
+    if not any(c["can_publish"] for c in choices):
+        # Nothing is kept: there is nothing the person could pick.
+        return _choice_page(request, workspace, platform, choices, status=400)
+    key = pending_remember(request, workspace=workspace, platform=platform, identity=identity)
+    return redirect("connect-choose", workspace_slug=workspace.slug, platform=platform, pending=key)
 
 
 @login_required
@@ -216,7 +277,44 @@ def connect_callback(request: HttpRequest, platform: str) -> HttpResponse:
         return _failed(
             request, f"Connecting failed: {exc.message}", status=502, workspace=workspace
         )
-    return _connected(request, workspace, platform, identity)
+    return _connected_or_ask(request, workspace, platform, adapter, identity)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def connect_choose(
+    request: HttpRequest, workspace_slug: str, platform: str, pending: str
+) -> HttpResponse:
+    """GET: the accounts the connected person may publish as. POST: store the chosen one."""
+    workspace = _admin_workspace(request, workspace_slug)
+    adapter = _adapter(platform)
+    identity = None
+    if isinstance(adapter, SupportsAccountChoice):
+        identity = pending_identity(request, pending, workspace=workspace, platform=platform)
+    if identity is None:
+        return _failed(
+            request,
+            "This choice was not started here or has expired (you have ten minutes). "
+            "Connect the account again.",
+            status=400,
+            workspace=workspace,
+        )
+    choices = adapter.account_choices(identity)
+    form = AccountChoiceForm(request.POST if request.method == "POST" else None, choices=choices)
+    if form.is_valid():
+        try:
+            chosen = adapter.select_account(identity, choice_id=form.cleaned_data["choice"])
+        except LookupError as exc:
+            form.add_error("choice", str(exc))
+        except (ProviderError, DomainError) as exc:
+            return _failed(
+                request, f"Connecting failed: {exc.message}", status=502, workspace=workspace
+            )
+        else:
+            pending_forget(request, pending)
+            return _connected(request, workspace, platform, chosen)
+    status = 400 if form.errors else 200
+    return _choice_page(request, workspace, platform, choices, form=form, status=status)
 
 
 @login_required
@@ -242,4 +340,4 @@ def connect_password(request: HttpRequest, workspace_slug: str, platform: str) -
     except (ProviderError, DomainError) as exc:
         context["error"] = exc.message
         return render(request, "web/connect_password.html", context, status=400)
-    return _connected(request, workspace, platform, identity)
+    return _connected_or_ask(request, workspace, platform, adapter, identity)

@@ -80,6 +80,11 @@ workspace_patterns = [
     path("accounts/<int:pk>/reconnect/", accounts.account_reconnect, name="account-reconnect"),
     path("connect/<str:platform>/", connect.connect_start, name="connect-start"),
     path("connect/<str:platform>/password/", connect.connect_password, name="connect-password"),
+    path(
+        "connect/<str:platform>/choose/<str:pending>/",
+        connect.connect_choose,
+        name="connect-choose",
+    ),
     # Composing.
     path("compose/", composer.compose, name="composer"),
     path("compose/check/", composer.composer_check, name="composer-check"),
