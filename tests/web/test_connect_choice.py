@@ -220,14 +220,11 @@ def test_no_page_the_person_can_publish_to_says_what_to_do(respx_mock, as_alice)
     assert not as_alice.session.get(connect_pending.SESSION_KEY)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="The Facebook adapter answers no choices for a person who granted no Page, which "
-    "the account-choice interface reads as 'the identity is the account'.",
-)
 def test_no_page_granted_at_all_stores_nothing(respx_mock, as_alice):
     _graph(respx_mock, [])
 
-    _callback(as_alice)
+    response = _callback(as_alice)
+
+    assert "No Facebook Page was shared" in response.content.decode()
 
     assert not SocialAccount.objects.exists()

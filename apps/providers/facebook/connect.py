@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 
 from apps.providers.base import ConnectedIdentity
+from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.providers.meta.graph import FACEBOOK_GRAPH, GRAPH_VERSION, graph_call, graph_client
 from apps.providers.meta.login import exchange_token, token_call
 from apps.providers.oauth import parse_expires_at
@@ -65,6 +66,17 @@ def complete_connect(*, code: str, redirect_uri: str) -> ConnectedIdentity:
             is_create=False,
         )
     pages = accounts.get("data", [])
+    if not pages:
+        # The person may untick every Page in Facebook's dialog: storing them instead would
+        # make an account that can publish nowhere.
+        raise ProviderError(
+            ErrorKind.PERMISSION_MISSING,
+            "No Facebook Page was shared with this site. Connect again and choose at least "
+            "one Page you can create content on.",
+            code="no_page_granted",
+            retryable=False,
+            action=Action.RECONNECT,
+        )
     person = ConnectedIdentity(
         remote_id=str(me["id"]),
         handle=me.get("name", ""),
