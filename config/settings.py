@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "apps.publications",
     "apps.renditions",
     "apps.providers",
+    "apps.sandbox",
     "apps.jobs",
     "apps.webhooks",
     "apps.series",

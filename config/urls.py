@@ -7,7 +7,7 @@ urlpatterns = [
     path("", include("apps.ops.urls")),  # first: /admin/dashboard/ sits under /admin/
     path("admin/", admin.site.urls),
     path("api/", include("apps.api.urls")),
-    path("sandbox/", include("apps.providers.sandbox.urls")),
+    path("sandbox/", include("apps.sandbox.urls")),
     path("media/signed/<str:token>", media_urls.serve_signed_media, name="signed-media"),
     path("", include("apps.web.urls")),
 ]

@@ -30,8 +30,8 @@ from django.conf import settings
 from apps.accounts import services as account_services
 from apps.accounts.models import Organization
 from apps.common.progress import ProgressBar
-from apps.providers.models import SandboxAccount
-from apps.providers.sandbox.services import sandbox_account_create
+from apps.sandbox.models import SandboxAccount
+from apps.sandbox.services import sandbox_account_create
 
 
 @dataclass

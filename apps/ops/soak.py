@@ -44,10 +44,10 @@ from apps.accounts.models import Organization, SocialAccount
 from apps.common.progress import ProgressBar
 from apps.ops.soak_fakes import APP_SETTINGS, FakeFleet, marker_for, marker_pattern, media_cleanup
 from apps.providers import catalog
-from apps.providers.models import SandboxAccount, SandboxPost
-from apps.providers.sandbox.services import sandbox_account_create
 from apps.publications.services import publication_create
 from apps.renditions.models import DeliveryAttempt, Rendition
+from apps.sandbox.models import SandboxAccount, SandboxPost
+from apps.sandbox.services import sandbox_account_create
 from loadtest.platform_fakes import registry
 
 SANDBOX = "sandbox"

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from apps.accounts import services
 from apps.accounts.models import Organization, SocialAccount, User, Workspace
-from apps.providers.sandbox.services import sandbox_account_create
+from apps.sandbox.services import sandbox_account_create
 
 DEMO_EMAIL = "demo@example.com"
 DEMO_PASSWORD = "demo-password"  # noqa: S105 - a local demo account, printed on purpose

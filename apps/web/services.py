@@ -223,8 +223,8 @@ def social_account_disconnect(*, account: SocialAccount) -> str:
 def sandbox_account_reconnect(*, account: SocialAccount) -> SocialAccount:
     """Reconnect a sandbox account: fetch fresh tokens from the sandbox platform's side
     of the account, as a platform's consent screen would issue them."""
-    from apps.providers.sandbox.models import SandboxAccount
-    from apps.providers.sandbox.server import ACCESS_TOKEN_TTL
+    from apps.sandbox.models import SandboxAccount
+    from apps.sandbox.server import ACCESS_TOKEN_TTL
 
     remote = SandboxAccount.objects.filter(pk=account.remote_id).first()
     if remote is None:

@@ -1,6 +1,6 @@
 from apps.accounts import services
 from apps.accounts.models import SocialAccount
-from apps.providers.sandbox.models import SandboxAccount
+from apps.sandbox.models import SandboxAccount
 from tests.api.helpers import error
 from tests.factories import SocialAccountFactory
 

@@ -12,7 +12,7 @@ from apps.common.errors import Conflict, ValidationFailed
 from apps.providers.base import MediaPayload, PublishContext, ReplyTarget, SegmentPayload
 from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.providers.sandbox.adapter import SandboxAdapter
-from apps.providers.sandbox.services import sandbox_account_create
+from apps.sandbox.services import sandbox_account_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -189,7 +189,7 @@ def test_threads_reply_to_the_previous_segment(sandbox, workspace_a):
 
 
 def test_media_is_uploaded_with_alt_text(sandbox, workspace_a):
-    from apps.providers.models import SandboxMedia
+    from apps.sandbox.models import SandboxMedia
 
     account = sandbox_account_create(workspace=workspace_a, handle="media")
     media = MediaPayload(

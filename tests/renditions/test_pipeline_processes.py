@@ -7,9 +7,9 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from apps.providers.sandbox.services import sandbox_account_create
 from apps.publications.services import publication_create
 from apps.renditions.models import Rendition
+from apps.sandbox.services import sandbox_account_create
 from tests.processes import WorkerProcess, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

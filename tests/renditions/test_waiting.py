@@ -12,8 +12,6 @@ from apps.accounts.models import SocialAccount
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
 from apps.jobs.services import job_enqueue
-from apps.providers.models import SandboxPost
-from apps.providers.sandbox.services import sandbox_account_create
 from apps.renditions import pipeline
 from apps.renditions.delivery import (
     POLL_JOB,
@@ -24,6 +22,8 @@ from apps.renditions.delivery import (
 )
 from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.renditions.services import rendition_retry
+from apps.sandbox.models import SandboxPost
+from apps.sandbox.services import sandbox_account_create
 from tests.renditions.test_pipeline import publish_now, run_due, witness
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -4,7 +4,7 @@ account in workspace A."""
 import pytest
 from django.test import Client
 
-from apps.providers.sandbox.services import sandbox_account_create
+from apps.sandbox.services import sandbox_account_create
 
 
 def _client_for(user) -> Client:

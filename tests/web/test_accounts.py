@@ -5,7 +5,7 @@ import pytest
 
 from apps.accounts.models import SocialAccount
 from apps.accounts.services import social_account_credentials, social_account_mark_needs_reconnect
-from apps.providers.sandbox.models import SandboxAccount
+from apps.sandbox.models import SandboxAccount
 from tests.factories import RenditionFactory
 
 pytestmark = pytest.mark.django_db

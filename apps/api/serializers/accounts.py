@@ -13,7 +13,7 @@ from apps.api.serializers.base import (
     StrictSerializer,
     TextField,
 )
-from apps.providers.sandbox.behaviour import BEHAVIOUR_KEYS
+from apps.sandbox.behaviour import BEHAVIOUR_KEYS
 
 SANDBOX = "sandbox"
 

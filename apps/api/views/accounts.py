@@ -12,7 +12,7 @@ from apps.api.base import ApiRequest, WorkspaceViewSet
 from apps.api.schema import IDEMPOTENCY_KEY, errors, post_errors, replayed
 from apps.api.serializers.accounts import AccountCreateSerializer, AccountSerializer
 from apps.common.errors import NotFound
-from apps.providers.sandbox.services import sandbox_account_create
+from apps.sandbox.services import sandbox_account_create
 
 
 class AccountViewSet(WorkspaceViewSet):

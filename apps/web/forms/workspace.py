@@ -6,9 +6,9 @@ from __future__ import annotations
 from django import forms
 
 from apps.accounts.models import ApiToken
-from apps.providers.sandbox.behaviour import BEHAVIOUR_KEYS
 from apps.publications.models import Publication
 from apps.renditions.services import Resolution
+from apps.sandbox.behaviour import BEHAVIOUR_KEYS
 
 
 class SandboxConnectForm(forms.Form):

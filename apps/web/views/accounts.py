@@ -18,8 +18,8 @@ from apps.accounts.permissions import Action
 from apps.common.errors import DomainError
 from apps.providers.base import SupportsOAuthConnect, SupportsPasswordConnect, get_adapter
 from apps.providers.catalog import PlatformCapabilities, all_capabilities
-from apps.providers.sandbox.services import sandbox_account_create
 from apps.renditions.models import Rendition
+from apps.sandbox.services import sandbox_account_create
 from apps.web import platform_notes, services
 from apps.web.access import WorkspaceRequest, workspace_view
 from apps.web.forms.common import apply_errors

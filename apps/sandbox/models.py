@@ -2,6 +2,7 @@
 
 These rows are the platform's side of the world, not ours: the sandbox stores every post
 it accepts, so tests and the soak count duplicates in its store, never in our rows.
+The tables keep the names they had when the sandbox lived inside the providers app.
 """
 
 import secrets
@@ -30,7 +31,7 @@ class SandboxAccount(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        app_label = "providers"
+        db_table = "providers_sandboxaccount"
 
     def __str__(self) -> str:
         return f"sandbox:{self.handle}"
@@ -47,7 +48,7 @@ class SandboxMedia(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        app_label = "providers"
+        db_table = "providers_sandboxmedia"
 
     def __str__(self) -> str:
         return f"sandbox media {self.pk}"
@@ -71,7 +72,7 @@ class SandboxPost(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        app_label = "providers"
+        db_table = "providers_sandboxpost"
         ordering = ["id"]
 
     def __str__(self) -> str:

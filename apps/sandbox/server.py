@@ -19,7 +19,7 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.providers.sandbox.models import SandboxAccount, SandboxMedia, SandboxPost
+from apps.sandbox.models import SandboxAccount, SandboxMedia, SandboxPost
 
 ACCESS_TOKEN_TTL = timedelta(hours=24)
 

@@ -6,9 +6,9 @@ from django.utils import timezone
 from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import Conflict, ValidationFailed
-from apps.providers.sandbox.behaviour import COUNTED, behaviour_clean
-from apps.providers.sandbox.models import SandboxAccount
-from apps.providers.sandbox.server import ACCESS_TOKEN_TTL
+from apps.sandbox.behaviour import COUNTED, behaviour_clean
+from apps.sandbox.models import SandboxAccount
+from apps.sandbox.server import ACCESS_TOKEN_TTL
 
 PLATFORM = "sandbox"
 

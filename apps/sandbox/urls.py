@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.providers.sandbox import server
+from apps.sandbox import server
 
 urlpatterns = [
     path("api/v1/posts", server.posts_endpoint, name="sandbox-posts"),
