@@ -6,10 +6,6 @@ import pkgutil
 from pathlib import Path
 
 import apps.providers
-from apps.providers import pinterest as _pinterest  # noqa: F401
-from apps.providers import reddit as _reddit  # noqa: F401
-from apps.providers import tiktok as _tiktok  # noqa: F401
-from apps.providers import youtube as _youtube  # noqa: F401
 
 
 def adapter_modules() -> list[str]:

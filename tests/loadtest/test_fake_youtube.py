@@ -10,9 +10,9 @@ import pytest
 from django.utils import timezone
 
 from apps.accounts import services as account_services
-from apps.providers import youtube
 from apps.providers.base import MediaPayload, PublishContext, SegmentPayload, get_adapter
 from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.youtube import adapter as youtube
 from loadtest.platform_fakes.faults import FaultPlan
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.youtube import CHUNK_MULTIPLE, YouTubeFake

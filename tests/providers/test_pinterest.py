@@ -16,7 +16,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount
 from apps.providers.base import MediaPayload, PublishContext, PublishedSegment, SegmentPayload
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.providers.pinterest import PinterestAdapter
+from apps.providers.pinterest.adapter import PinterestAdapter
 
 API = "https://api.pinterest.com/v5"
 S3 = "https://pinterest-media-upload.s3-accelerate.amazonaws.com/"

@@ -14,10 +14,10 @@ import time_machine
 
 from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount
-from apps.providers import tiktok
 from apps.providers.base import MediaPayload, PublishContext, PublishedSegment, SegmentPayload
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.providers.tiktok import POLL_SCHEDULE, TikTokAdapter
+from apps.providers.tiktok import adapter as tiktok
+from apps.providers.tiktok.adapter import POLL_SCHEDULE, TikTokAdapter
 
 API = "https://open.tiktokapis.com/v2"
 UPLOAD = "https://open-upload.tiktokapis.com/video/?upload_id=67890&upload_token=Xza123"

@@ -13,10 +13,10 @@ import respx
 import time_machine
 
 from apps.accounts.models import SocialAccount
-from apps.providers import youtube
 from apps.providers.base import MediaPayload, PublishContext, SegmentPayload
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.providers.youtube import YouTubeAdapter
+from apps.providers.youtube import adapter as youtube
+from apps.providers.youtube.adapter import YouTubeAdapter
 
 UPLOAD = "https://www.googleapis.com/upload/youtube/v3/videos"
 API = "https://www.googleapis.com/youtube/v3"

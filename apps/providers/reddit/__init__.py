@@ -1,0 +1,1 @@
+"""Reddit: self, link, image and video posts to a chosen subreddit."""

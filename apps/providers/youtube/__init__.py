@@ -1,0 +1,1 @@
+"""YouTube: one video per post, sent through a resumable upload session."""
