@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.accounts import services as account_services
 from apps.providers.base import MediaPayload, PublishContext, SegmentPayload, get_adapter
 from apps.providers.errors import ErrorKind, ProviderError
-from apps.providers.youtube import adapter as youtube
+from apps.providers.youtube import media as youtube_media
 from loadtest.platform_fakes.faults import FaultPlan
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.youtube import CHUNK_MULTIPLE, YouTubeFake
@@ -29,7 +29,7 @@ def fake(settings, monkeypatch):
     settings.PROVIDER_API_REDIRECT = server.base_url
     settings.PROVIDER_TIMEOUT_S = 1
     settings.GOOGLE_CLIENT_ID, settings.GOOGLE_CLIENT_SECRET = "g-id", "g-secret"
-    monkeypatch.setattr(youtube, "CHUNK_SIZE", CHUNK_MULTIPLE)
+    monkeypatch.setattr(youtube_media, "CHUNK_SIZE", CHUNK_MULTIPLE)
     yield fake
     server.stop()
 

@@ -369,7 +369,9 @@ def test_connect_uses_basic_auth_and_reads_the_user_account(fake):
 
 
 @pytest.mark.django_db
-def test_a_continuous_refresh_stores_the_new_pair(fake, workspace_a):
+def test_a_continuous_refresh_returns_the_new_pair_and_leaves_storing_to_the_pipeline(
+    fake, workspace_a
+):
     account = account_services.social_account_connect(
         workspace=workspace_a,
         platform="pinterest",
@@ -391,7 +393,7 @@ def test_a_continuous_refresh_stores_the_new_pair(fake, workspace_a):
         },
     )
 
-    PinterestAdapter().refresh_credentials(
+    fresh = PinterestAdapter().refresh_credentials(
         account, account_services.social_account_credentials(account)
     )
 
@@ -400,9 +402,10 @@ def test_a_continuous_refresh_stores_the_new_pair(fake, workspace_a):
         "refresh_token": ["pinr_OLD"],
         "continuous_refresh": ["true"],
     }
+    assert (fresh["access_token"], fresh["refresh_token"]) == ("pina_NEW", "pinr_NEW")
+    assert datetime.fromisoformat(fresh["expires_at"]) > datetime.now(UTC) + timedelta(days=29)
     account.refresh_from_db()
-    assert account_services.social_account_credentials(account)["refresh_token"] == "pinr_NEW"
-    assert account.token_expires_at > datetime.now(UTC) + timedelta(days=29)
+    assert account_services.social_account_credentials(account)["refresh_token"] == "pinr_OLD"
 
 
 def test_a_revoked_refresh_token_asks_to_reconnect(fake):

@@ -14,7 +14,8 @@ import respx
 from apps.accounts.models import SocialAccount
 from apps.providers.base import MediaPayload, PublishContext, PublishedSegment, SegmentPayload
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.providers.reddit.adapter import RedditAdapter, ratelimit_wait
+from apps.providers.reddit.adapter import RedditAdapter
+from apps.providers.reddit.errors import ratelimit_wait
 
 API = "https://oauth.reddit.com"
 UA = "web:socialpost-tests:0.1 (by /u/tester)"

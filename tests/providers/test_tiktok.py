@@ -16,7 +16,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount
 from apps.providers.base import MediaPayload, PublishContext, PublishedSegment, SegmentPayload
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.providers.tiktok import adapter as tiktok
+from apps.providers.tiktok import media as tiktok_media
 from apps.providers.tiktok.adapter import POLL_SCHEDULE, TikTokAdapter
 
 API = "https://open.tiktokapis.com/v2"
@@ -131,8 +131,8 @@ def test_a_video_is_initialised_uploaded_and_left_pending(fake):
 
 
 def test_a_large_video_goes_in_chunks_the_last_taking_the_remainder(fake, monkeypatch):
-    monkeypatch.setattr(tiktok, "SINGLE_CHUNK_MAX", 4)
-    monkeypatch.setattr(tiktok, "CHUNK_SIZE", 4)
+    monkeypatch.setattr(tiktok_media, "SINGLE_CHUNK_MAX", 4)
+    monkeypatch.setattr(tiktok_media, "CHUNK_SIZE", 4)
     init = fake.post(f"{API}/post/publish/video/init/").mock(
         return_value=_ok({"publish_id": PUBLISH_ID, "upload_url": UPLOAD})
     )
@@ -334,8 +334,8 @@ def test_an_init_whose_answer_is_lost_is_a_single_attempt(fake):
 
 
 def test_an_interrupted_chunk_before_the_last_is_safe_to_start_over(fake, monkeypatch):
-    monkeypatch.setattr(tiktok, "SINGLE_CHUNK_MAX", 4)
-    monkeypatch.setattr(tiktok, "CHUNK_SIZE", 4)
+    monkeypatch.setattr(tiktok_media, "SINGLE_CHUNK_MAX", 4)
+    monkeypatch.setattr(tiktok_media, "CHUNK_SIZE", 4)
     fake.post(f"{API}/post/publish/video/init/").mock(
         return_value=_ok({"publish_id": PUBLISH_ID, "upload_url": UPLOAD})
     )
@@ -491,7 +491,7 @@ def test_a_refused_code_asks_to_reconnect(fake):
 
 
 @pytest.mark.django_db
-def test_a_refreshed_pair_is_stored_at_once(fake, workspace_a):
+def test_a_refresh_returns_the_rotated_pair_and_leaves_storing_to_the_pipeline(fake, workspace_a):
     account = account_services.social_account_connect(
         workspace=workspace_a,
         platform="tiktok",
@@ -519,10 +519,10 @@ def test_a_refreshed_pair_is_stored_at_once(fake, workspace_a):
 
     form = parse_qs(refresh.calls.last.request.content.decode())
     assert form["grant_type"] == ["refresh_token"] and form["refresh_token"] == ["rft.OLD"]
+    assert (fresh["access_token"], fresh["refresh_token"]) == ("act.NEW", "rft.NEW")
+    assert datetime.fromisoformat(fresh["expires_at"]) > datetime.now(UTC) + timedelta(hours=23)
     account.refresh_from_db()
-    stored = account_services.social_account_credentials(account)
-    assert stored["refresh_token"] == "rft.NEW" == fresh["refresh_token"]
-    assert account.token_expires_at > datetime.now(UTC) + timedelta(hours=23)
+    assert account_services.social_account_credentials(account)["refresh_token"] == "rft.OLD"
 
 
 def test_a_token_far_from_expiry_is_left_alone(fake):

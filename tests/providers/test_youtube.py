@@ -15,7 +15,8 @@ import time_machine
 from apps.accounts.models import SocialAccount
 from apps.providers.base import MediaPayload, PublishContext, SegmentPayload
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.providers.youtube import adapter as youtube
+from apps.providers.youtube import errors as youtube_errors
+from apps.providers.youtube import media as youtube_media
 from apps.providers.youtube.adapter import YouTubeAdapter
 
 UPLOAD = "https://www.googleapis.com/upload/youtube/v3/videos"
@@ -65,7 +66,7 @@ def fake():
 
 @pytest.fixture(autouse=True)
 def _small_chunks(monkeypatch, settings):
-    monkeypatch.setattr(youtube, "CHUNK_SIZE", 4)
+    monkeypatch.setattr(youtube_media, "CHUNK_SIZE", 4)
     settings.GOOGLE_CLIENT_ID = "g-client"
     settings.GOOGLE_CLIENT_SECRET = "g-secret"
 
@@ -326,9 +327,9 @@ def test_a_spent_quota_waits_for_midnight_pacific(fake):
     assert err.value.code == "quotaExceeded"
     assert err.value.retry_at == datetime(2026, 5, 2, 7, 0, tzinfo=UTC)
     # In winter Pacific time is UTC-8.
-    assert youtube.next_pacific_midnight(datetime(2026, 1, 10, 3, 0, tzinfo=UTC)) == datetime(
-        2026, 1, 10, 8, 0, tzinfo=UTC
-    )
+    assert youtube_errors.next_pacific_midnight(
+        datetime(2026, 1, 10, 3, 0, tzinfo=UTC)
+    ) == datetime(2026, 1, 10, 8, 0, tzinfo=UTC)
 
 
 def test_the_channel_upload_cap_waits_a_day(fake):

@@ -11,7 +11,6 @@ reconciliation read its status.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from urllib.parse import urlencode
 
 import httpx
 from django.conf import settings
@@ -30,25 +29,12 @@ from apps.providers.base import (
     SegmentPayload,
     register_adapter,
 )
-from apps.providers.errors import (
-    Action,
-    ErrorKind,
-    ProviderError,
-    classify_status,
-    classify_transport,
-)
+from apps.providers.errors import Action, ErrorKind, ProviderError, classify_transport
 from apps.providers.matching import normalize_text
+from apps.providers.tiktok import connect, media
+from apps.providers.tiktok.errors import ERROR_CODES, classify
 
 API = "https://open.tiktokapis.com/v2"
-AUTHORIZE = "https://www.tiktok.com/v2/auth/authorize/"
-TOKEN = f"{API}/oauth/token/"
-SCOPES = ["user.info.basic", "video.publish", "video.list"]
-REFRESH_MARGIN = timedelta(minutes=10)
-
-# Files up to this size go in one chunk; larger ones in CHUNK_SIZE pieces, the last piece
-# taking the remainder (TikTok: chunks of 5-64 MB, the last up to 128 MB, at most 1,000).
-SINGLE_CHUNK_MAX = 64 * 1024 * 1024
-CHUNK_SIZE = 10 * 1024 * 1024
 
 # Processing takes seconds to minutes, moderation usually under a minute but sometimes
 # hours: poll after 5 s, then every 10 s growing by half each time to one poll every 10
@@ -66,59 +52,8 @@ PROCESSING = ("PROCESSING_UPLOAD", "PROCESSING_DOWNLOAD")
 DONE = ("PUBLISH_COMPLETE", "SEND_TO_USER_INBOX")
 FAILED = "FAILED"
 
-# error.code → (kind, action or None for the kind's default)
-ERROR_CODES: dict[str, tuple[ErrorKind, Action | None]] = {
-    "access_token_invalid": (ErrorKind.AUTH_EXPIRED, None),
-    "scope_not_authorized": (ErrorKind.PERMISSION_MISSING, None),
-    "scope_permission_missed": (ErrorKind.PERMISSION_MISSING, None),
-    "invalid_params": (ErrorKind.CONTENT_REJECTED, None),
-    "invalid_file_upload": (ErrorKind.CONTENT_REJECTED, None),
-    "privacy_level_option_mismatch": (ErrorKind.CONTENT_REJECTED, None),
-    "url_ownership_unverified": (ErrorKind.CONTENT_REJECTED, Action.CONTACT_SUPPORT),
-    "unaudited_client_can_only_post_to_private_accounts": (ErrorKind.PLAN_RESTRICTED, None),
-    "spam_risk_too_many_posts": (ErrorKind.RATE_LIMITED, None),
-    "spam_risk_user_banned_from_posting": (
-        ErrorKind.PERMISSION_MISSING,
-        Action.CONTACT_SUPPORT,
-    ),
-    "spam_risk_text": (ErrorKind.CONTENT_REJECTED, None),
-    "reached_active_user_cap": (ErrorKind.RATE_LIMITED, None),
-    "rate_limit_exceeded": (ErrorKind.RATE_LIMITED, None),
-}
 # FAILED status reasons; anything else is treated as a rejection of the media.
 RETRYABLE_FAIL_REASONS = frozenset({"internal"})
-
-
-def _retry_at(code: str) -> datetime | None:
-    now = datetime.now(UTC)
-    if code == "rate_limit_exceeded":
-        return now + timedelta(minutes=1)  # per-minute windows
-    if code == "spam_risk_too_many_posts":
-        return now + timedelta(hours=24)  # an unpublished daily creator cap
-    if code == "reached_active_user_cap":
-        return (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    return None
-
-
-def _error(response: httpx.Response, *, is_create: bool) -> ProviderError:
-    try:
-        body = response.json()
-    except ValueError:
-        body = {}
-    error = body.get("error") if isinstance(body, dict) else None
-    error = error if isinstance(error, dict) else {}
-    code, message = error.get("code") or None, error.get("message") or ""
-    if code in ERROR_CODES:
-        kind, action = ERROR_CODES[code]
-        return ProviderError(
-            kind,
-            message or code,
-            code=code,
-            http_status=response.status_code,
-            retry_at=_retry_at(code),
-            action=action,
-        )
-    return classify_status(response, is_create=is_create, code=code, message=message)
 
 
 def _call(client: httpx.Client, url: str, payload: dict, *, is_create: bool) -> dict:
@@ -133,7 +68,7 @@ def _call(client: httpx.Client, url: str, payload: dict, *, is_create: bool) -> 
         body = {}
     ok = response.status_code == 200 and (body.get("error") or {}).get("code") == "ok"
     if not ok:
-        raise _error(response, is_create=is_create)
+        raise classify(response, is_create=is_create)
     return body.get("data") or {}
 
 
@@ -145,13 +80,6 @@ def _client(access_token: str) -> httpx.Client:
         },
         timeout=settings.PROVIDER_TIMEOUT_S,
     )
-
-
-def _chunks(size: int) -> tuple[int, int]:
-    """(chunk_size, total_chunk_count) as TikTok counts them: floor(size / chunk_size)."""
-    if size <= SINGLE_CHUNK_MAX:
-        return size, 1
-    return CHUNK_SIZE, size // CHUNK_SIZE
 
 
 class TikTokAdapter(Adapter):
@@ -263,7 +191,7 @@ class TikTokAdapter(Adapter):
         if pull:
             source_info = {"source": "PULL_FROM_URL", "video_url": video.public_url}
         else:
-            chunk_size, count = _chunks(video.size_bytes)
+            chunk_size, count = media.chunks(video.size_bytes)
             source_info = {
                 "source": "FILE_UPLOAD",
                 "video_size": video.size_bytes,
@@ -277,7 +205,7 @@ class TikTokAdapter(Adapter):
             {"post_info": {**post_info, "title": segment.text}, "source_info": source_info},
         )
         if not pull:
-            self._upload(data["upload_url"], video, *_chunks(video.size_bytes))
+            media.upload(data["upload_url"], video, *media.chunks(video.size_bytes))
         return PublishedSegment(provider_post_id=data["publish_id"], pending=True)
 
     def _photos(
@@ -329,43 +257,6 @@ class TikTokAdapter(Adapter):
         # that reconciliation reads the post's status with.
         ctx.persist_checkpoint()
         return data
-
-    @staticmethod
-    def _upload(upload_url: str, video: MediaPayload, chunk_size: int, count: int) -> None:
-        """PUT the chunks in order. A failure before the last chunk leaves an upload that
-        can never publish, so starting over is safe; a lost answer to the last chunk may
-        hide a completed upload, so the post is left pending and polling settles it."""
-        total = video.size_bytes
-        with video.open() as fh, httpcall.client(timeout=settings.PROVIDER_TIMEOUT_S) as upload:
-            for index in range(count):
-                first = index * chunk_size
-                last = total - 1 if index == count - 1 else first + chunk_size - 1
-                fh.seek(first)
-                body = fh.read(last - first + 1)
-                is_last = index == count - 1
-                try:
-                    response = upload.put(
-                        upload_url,
-                        content=body,
-                        headers={
-                            "Content-Type": video.mime_type,
-                            "Content-Length": str(len(body)),
-                            "Content-Range": f"bytes {first}-{last}/{total}",
-                        },
-                    )
-                except httpx.HTTPError as exc:
-                    if is_last:
-                        return
-                    raise ProviderError(
-                        ErrorKind.PROVIDER_UNAVAILABLE,
-                        "The video upload was interrupted before it completed.",
-                        code=type(exc).__name__,
-                    ) from exc
-                if response.status_code in (201, 206):
-                    continue
-                if is_last and response.status_code >= 500:
-                    return
-                raise _error(response, is_create=False)
 
     def _status(
         self, client: httpx.Client, ctx: PublishContext, publish_id: str
@@ -424,57 +315,20 @@ class TikTokAdapter(Adapter):
     # Tokens and connect ----------------------------------------------------------------
 
     def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
-        """TikTok rotates refresh tokens: the new pair is stored before anything else can
-        fail, since the old refresh token is dead once used."""
-        expiry = account.token_expires_at or oauth.parse_expires_at(credentials.get("expires_at"))
-        if not oauth.is_near_expiry(expiry, REFRESH_MARGIN):
-            return None
-        refresh_expiry = oauth.parse_expires_at(credentials.get("refresh_expires_at"))
-        if refresh_expiry is not None and refresh_expiry <= timezone.now():
-            raise ProviderError(
-                ErrorKind.AUTH_EXPIRED,
-                "The TikTok authorization expired; reconnect the account.",
-                code="refresh_token_expired",
-            )
-        tokens = self._token(
-            {
-                "client_key": settings.TIKTOK_CLIENT_KEY,
-                "client_secret": settings.TIKTOK_CLIENT_SECRET,
-                "grant_type": "refresh_token",
-                "refresh_token": credentials.get("refresh_token", ""),
-            }
-        )
-        fresh = {**credentials, **{key: value for key, value in tokens.items() if value}}
-        if account.pk:
-            oauth.credentials_store_refreshed(account, fresh)
-        return fresh
+        """The rotated pair, for the pipeline to store at once (the old refresh token is
+        dead once used)."""
+        return connect.refresh(account, credentials)
 
     def authorization_url(
         self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None
     ) -> str:
-        # PKCE is for TikTok's mobile and desktop clients; a web app uses its secret.
-        query = {
-            "client_key": settings.TIKTOK_CLIENT_KEY,
-            "scope": ",".join(SCOPES),
-            "response_type": "code",
-            "redirect_uri": redirect_uri,
-            "state": state,
-        }
-        return f"{AUTHORIZE}?{urlencode(query)}"
+        return connect.authorization_url(state=state, redirect_uri=redirect_uri)
 
     def complete_connect(
         self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
     ) -> ConnectedIdentity:
         """Code → tokens; the creator's username (for post URLs) from creator_info."""
-        tokens = self._token(
-            {
-                "client_key": settings.TIKTOK_CLIENT_KEY,
-                "client_secret": settings.TIKTOK_CLIENT_SECRET,
-                "code": code,
-                "grant_type": "authorization_code",
-                "redirect_uri": redirect_uri,
-            }
-        )
+        tokens = connect.exchange_code(code=code, redirect_uri=redirect_uri)
         with _client(tokens["access_token"]) as client:
             creator = _call(client, f"{API}/post/publish/creator_info/query/", {}, is_create=False)
         return ConnectedIdentity(
@@ -485,27 +339,6 @@ class TikTokAdapter(Adapter):
             token_expires_at=oauth.parse_expires_at(tokens["expires_at"]),
             settings={"privacy_level_options": creator.get("privacy_level_options", [])},
         )
-
-    @staticmethod
-    def _token(data: dict) -> dict:
-        body = oauth.token_request(TOKEN, data)
-        if "access_token" not in body:
-            # TikTok may answer a refused grant with 200 and an OAuth error body.
-            raise ProviderError(
-                ErrorKind.AUTH_EXPIRED,
-                f"TikTok refused the authorization: {body.get('error_description', '')}".strip(),
-                code=body.get("error"),
-            )
-        expires = oauth.expires_at(body.get("expires_in"))
-        refresh_expires = oauth.expires_at(body.get("refresh_expires_in"))
-        return {
-            "open_id": body.get("open_id", ""),
-            "access_token": body["access_token"],
-            "refresh_token": body.get("refresh_token", ""),
-            "scope": body.get("scope", ""),
-            "expires_at": expires.isoformat() if expires else None,
-            "refresh_expires_at": refresh_expires.isoformat() if refresh_expires else None,
-        }
 
 
 register_adapter(TikTokAdapter())

@@ -10,14 +10,10 @@ can tell.
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime, timedelta
-from urllib.parse import urlencode
-from zoneinfo import ZoneInfo
+from datetime import datetime, timedelta
 
 import httpx
 from django.conf import settings
-from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
 from apps.providers import httpcall, oauth
@@ -31,104 +27,13 @@ from apps.providers.base import (
     SegmentPayload,
     register_adapter,
 )
-from apps.providers.errors import (
-    ErrorKind,
-    ProviderError,
-    classify_status,
-    classify_transport,
-    parse_retry_after,
-)
+from apps.providers.errors import ErrorKind, ProviderError, classify_transport
+from apps.providers.youtube import connect, media
+from apps.providers.youtube.errors import classify
 
-UPLOAD = "https://www.googleapis.com/upload/youtube/v3/videos"
 API = "https://www.googleapis.com/youtube/v3"
-AUTHORIZE = "https://accounts.google.com/o/oauth2/v2/auth"
-TOKEN = "https://oauth2.googleapis.com/token"
-SCOPES = [
-    "https://www.googleapis.com/auth/youtube.upload",
-    "https://www.googleapis.com/auth/youtube.readonly",  # reconciliation lists uploads
-]
-REFRESH_MARGIN = timedelta(minutes=5)
-# Chunks must be multiples of 256 KiB (except the last).
-CHUNK_SIZE = 32 * 256 * 1024
 PRIVACY_STATUSES = ("public", "unlisted", "private")
 DEFAULT_PRIVACY = "public"
-# Daily quotas reset at midnight Pacific time.
-QUOTA_ZONE = ZoneInfo("America/Los_Angeles")
-
-QUOTA_REASONS = frozenset({"quotaExceeded"})
-THROTTLE_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
-AUTH_REASONS = frozenset({"authError", "invalidCredentials"})
-PERMISSION_REASONS = frozenset({"insufficientPermissions", "forbidden", "youtubeSignupRequired"})
-CONTENT_REASONS = frozenset(
-    {
-        "invalidTitle",
-        "invalidDescription",
-        "invalidTags",
-        "invalidCategoryId",
-        "mediaBodyRequired",
-        "invalidPublishAt",
-        "invalidVideoMetadata",
-        "invalidFilename",
-    }
-)
-
-
-def next_pacific_midnight(now: datetime | None = None) -> datetime:
-    local = (now or datetime.now(UTC)).astimezone(QUOTA_ZONE)
-    midnight = datetime.combine(local.date() + timedelta(days=1), datetime.min.time(), QUOTA_ZONE)
-    return midnight.astimezone(UTC)
-
-
-def _error(response: httpx.Response, *, is_create: bool = False) -> ProviderError:
-    """Classify by the first error's `reason` (the HTTP status alone is ambiguous: 403 is
-    both a spent quota and a missing permission)."""
-    try:
-        error = response.json().get("error") or {}
-    except (ValueError, AttributeError):
-        error = {}
-    errors = error.get("errors") or [{}]
-    reason = errors[0].get("reason") if isinstance(errors[0], dict) else None
-    message = error.get("message") or ""
-    status = response.status_code
-
-    def make(kind: ErrorKind, **extra) -> ProviderError:
-        return ProviderError(kind, message or str(reason), code=reason, http_status=status, **extra)
-
-    if reason in QUOTA_REASONS:
-        return make(ErrorKind.RATE_LIMITED, retry_at=next_pacific_midnight())
-    if reason == "uploadLimitExceeded":
-        # The channel's own rolling 24 h upload cap.
-        return make(ErrorKind.RATE_LIMITED, retry_at=datetime.now(UTC) + timedelta(hours=24))
-    if reason in THROTTLE_REASONS:
-        return make(
-            ErrorKind.RATE_LIMITED, retry_at=parse_retry_after(response.headers.get("Retry-After"))
-        )
-    if reason in AUTH_REASONS or status == 401:
-        return make(ErrorKind.AUTH_EXPIRED)
-    if reason in PERMISSION_REASONS:
-        return make(ErrorKind.PERMISSION_MISSING)
-    if reason in CONTENT_REASONS:
-        return make(ErrorKind.CONTENT_REJECTED)
-    if status >= 500:
-        # Every call here is safe to repeat: the upload itself resumes through the session.
-        return make(ErrorKind.PROVIDER_UNAVAILABLE)
-    return classify_status(response, is_create=is_create, code=reason, message=message)
-
-
-def _resume_offset(response: httpx.Response) -> int:
-    """308's `Range: bytes=0-N` means N+1 bytes arrived; no Range means none did."""
-    value = response.headers.get("Range", "")
-    if "-" not in value:
-        return 0
-    return int(value.rsplit("-", 1)[1]) + 1
-
-
-def _published(video: dict) -> PublishedSegment:
-    return PublishedSegment(
-        provider_post_id=video["id"],
-        provider_url=f"https://www.youtube.com/watch?v={video['id']}",
-        published_at=timezone.now(),
-    )
 
 
 class YouTubeAdapter(Adapter):
@@ -146,9 +51,9 @@ class YouTubeAdapter(Adapter):
         with self._client(ctx) as client:
             session, offset = ctx.checkpoint.get("upload_session_uri"), 0
             if session:
-                state, value = self._probe(client, session, video.size_bytes)
+                state, value = media.probe(client, session, video.size_bytes)
                 if state == "done":
-                    return _published(value)
+                    return media.published(value)
                 if state == "resume":
                     offset = value
                 elif ctx.checkpoint.get("upload_final_sent"):
@@ -161,8 +66,8 @@ class YouTubeAdapter(Adapter):
                 else:
                     session = None  # expired before the final byte: no video can exist
             if not session:
-                session = self._open_session(client, ctx, segment, video, title, privacy)
-            return self._send(client, ctx, session, video, offset)
+                session = media.open_session(client, ctx, segment, video, title, privacy)
+            return media.send(client, ctx, session, video, offset)
 
     def lookup_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
@@ -173,9 +78,9 @@ class YouTubeAdapter(Adapter):
             session = ctx.checkpoint.get("upload_session_uri")
             if session:
                 size = ctx.checkpoint.get("upload_size") or 0
-                state, value = self._probe(client, session, size)
+                state, value = media.probe(client, session, size)
                 if state == "done":
-                    return _published(value)
+                    return media.published(value)
                 if state == "resume" or not ctx.checkpoint.get("upload_final_sent"):
                     return None
             return self._find_upload(client, ctx, not_before)
@@ -217,109 +122,6 @@ class YouTubeAdapter(Adapter):
             )
         return title, privacy
 
-    def _open_session(
-        self,
-        client: httpx.Client,
-        ctx: PublishContext,
-        segment: SegmentPayload,
-        video: MediaPayload,
-        title: str,
-        privacy: str,
-    ) -> str:
-        """Create the upload session (nothing is visible yet) and record it before any
-        byte of the video moves."""
-        snippet = {"title": title, "description": segment.text}
-        for key in ("tags", "categoryId"):
-            if ctx.settings.get(key):
-                snippet[key] = ctx.settings[key]
-        status = {
-            "privacyStatus": privacy,
-            "selfDeclaredMadeForKids": bool(ctx.settings.get("made_for_kids", False)),
-        }
-        if ctx.settings.get("publish_at"):
-            status["publishAt"] = ctx.settings["publish_at"]
-        params = {"uploadType": "resumable", "part": "snippet,status"}
-        if "notify_subscribers" in ctx.settings:
-            params["notifySubscribers"] = str(bool(ctx.settings["notify_subscribers"])).lower()
-        try:
-            response = client.post(
-                UPLOAD,
-                params=params,
-                content=json.dumps({"snippet": snippet, "status": status}),
-                headers={
-                    "Content-Type": "application/json; charset=UTF-8",
-                    "X-Upload-Content-Length": str(video.size_bytes),
-                    "X-Upload-Content-Type": video.mime_type,
-                },
-            )
-        except httpx.HTTPError as exc:
-            raise classify_transport(exc, is_create=False) from exc
-        if response.status_code != 200 or not response.headers.get("Location"):
-            raise _error(response)
-        session = response.headers["Location"]
-        ctx.checkpoint.update(
-            upload_session_uri=session, upload_size=video.size_bytes, upload_final_sent=False
-        )
-        # Written to the database now: a worker killed mid-upload must leave the session
-        # for the next attempt, which resumes it instead of making a second video.
-        ctx.persist_checkpoint()
-        return session
-
-    @staticmethod
-    def _probe(client: httpx.Client, session: str, size: int) -> tuple[str, object]:
-        """("done", video) | ("resume", offset) | ("gone", None)."""
-        try:
-            response = client.put(
-                session, content=b"", headers={"Content-Range": f"bytes */{size}"}
-            )
-        except httpx.HTTPError as exc:
-            raise classify_transport(exc, is_create=False) from exc
-        if response.status_code in (200, 201):
-            return "done", response.json()
-        if response.status_code == 308:
-            return "resume", _resume_offset(response)
-        if response.status_code in (404, 410):
-            return "gone", None
-        raise _error(response)
-
-    @staticmethod
-    def _send(
-        client: httpx.Client,
-        ctx: PublishContext,
-        session: str,
-        video: MediaPayload,
-        offset: int,
-    ) -> PublishedSegment:
-        size = video.size_bytes
-        with video.open() as fh:
-            while True:
-                fh.seek(offset)
-                chunk = fh.read(CHUNK_SIZE)
-                last = offset + len(chunk) - 1
-                is_final = last >= size - 1
-                if is_final and not ctx.checkpoint.get("upload_final_sent"):
-                    # From here on the video may exist: a lost session is no longer a
-                    # reason to start over (kept at once, like the session itself).
-                    ctx.checkpoint["upload_final_sent"] = True
-                    ctx.persist_checkpoint()
-                try:
-                    response = client.put(
-                        session,
-                        content=chunk,
-                        headers={"Content-Range": f"bytes {offset}-{last}/{size}"},
-                    )
-                except httpx.HTTPError as exc:
-                    raise ProviderError(
-                        ErrorKind.OUTCOME_UNKNOWN if is_final else ErrorKind.PROVIDER_UNAVAILABLE,
-                        "The upload was interrupted; the next attempt resumes the same session.",
-                        code=type(exc).__name__,
-                    ) from exc
-                if response.status_code in (200, 201):
-                    return _published(response.json())
-                if response.status_code != 308:
-                    raise _error(response, is_create=is_final)
-                offset = _resume_offset(response)
-
     @staticmethod
     def _find_upload(
         client: httpx.Client, ctx: PublishContext, not_before: datetime
@@ -329,7 +131,7 @@ class YouTubeAdapter(Adapter):
                 f"{API}/channels", params={"part": "contentDetails", "mine": "true"}
             )
             if channels.status_code != 200:
-                raise _error(channels)
+                raise classify(channels, is_create=False)
             items = channels.json().get("items") or []
             if not items:
                 return None
@@ -341,7 +143,7 @@ class YouTubeAdapter(Adapter):
         except httpx.HTTPError as exc:
             raise classify_transport(exc, is_create=False) from exc
         if listing.status_code != 200:
-            raise _error(listing)
+            raise classify(listing, is_create=False)
         since = not_before - timedelta(minutes=2)
         title = (ctx.settings.get("title") or "").strip()
         for item in listing.json().get("items", []):
@@ -359,58 +161,21 @@ class YouTubeAdapter(Adapter):
     # Tokens and connect ----------------------------------------------------------------
 
     def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
-        expiry = account.token_expires_at or oauth.parse_expires_at(credentials.get("expires_at"))
-        if not oauth.is_near_expiry(expiry, REFRESH_MARGIN):
-            return None
-        body = oauth.token_request(
-            TOKEN,
-            {
-                "grant_type": "refresh_token",
-                "refresh_token": credentials.get("refresh_token", ""),
-                "client_id": settings.GOOGLE_CLIENT_ID,
-                "client_secret": settings.GOOGLE_CLIENT_SECRET,
-            },
-        )
-        expires = oauth.expires_at(body.get("expires_in"))
-        # Google usually keeps the refresh token; keep ours unless a new one is sent.
-        return {
-            **credentials,
-            "access_token": body["access_token"],
-            "refresh_token": body.get("refresh_token") or credentials.get("refresh_token", ""),
-            "expires_at": expires.isoformat() if expires else None,
-        }
+        return connect.refresh(account, credentials)
 
     def authorization_url(
         self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None
     ) -> str:
-        # access_type=offline with prompt=consent is what yields a refresh token.
-        query = {
-            "client_id": settings.GOOGLE_CLIENT_ID,
-            "redirect_uri": redirect_uri,
-            "response_type": "code",
-            "scope": " ".join(SCOPES),
-            "access_type": "offline",
-            "prompt": "consent",
-            "include_granted_scopes": "true",
-            "state": state,
-            "code_challenge": code_challenge,
-            "code_challenge_method": "S256",
-        }
-        return f"{AUTHORIZE}?{urlencode(query)}"
+        return connect.authorization_url(
+            state=state, code_challenge=code_challenge, redirect_uri=redirect_uri
+        )
 
     def complete_connect(
         self, *, code: str, code_verifier: str, redirect_uri: str, instance: str | None = None
     ) -> ConnectedIdentity:
-        body = oauth.token_request(
-            TOKEN,
-            {
-                "grant_type": "authorization_code",
-                "code": code,
-                "code_verifier": code_verifier,
-                "client_id": settings.GOOGLE_CLIENT_ID,
-                "client_secret": settings.GOOGLE_CLIENT_SECRET,
-                "redirect_uri": redirect_uri,
-            },
+        """Code → tokens; the channel to upload to."""
+        body = connect.exchange_code(
+            code=code, code_verifier=code_verifier, redirect_uri=redirect_uri
         )
         expires = oauth.expires_at(body.get("expires_in"))
         try:
@@ -422,7 +187,7 @@ class YouTubeAdapter(Adapter):
         except httpx.HTTPError as exc:
             raise classify_transport(exc, is_create=False) from exc
         if response.status_code != 200:
-            raise _error(response)
+            raise classify(response, is_create=False)
         items = response.json().get("items") or []
         if not items:
             raise ProviderError(

@@ -1,0 +1,134 @@
+"""YouTube's resumable upload: open the session (recorded before any byte moves), probe it,
+and send the video in chunks from wherever the session says to resume."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+from django.utils import timezone
+
+from apps.providers.base import MediaPayload, PublishContext, PublishedSegment, SegmentPayload
+from apps.providers.errors import ErrorKind, ProviderError, classify_transport
+from apps.providers.youtube.errors import classify
+
+UPLOAD = "https://www.googleapis.com/upload/youtube/v3/videos"
+# Chunks must be multiples of 256 KiB (except the last).
+CHUNK_SIZE = 32 * 256 * 1024
+
+
+def published(video: dict) -> PublishedSegment:
+    return PublishedSegment(
+        provider_post_id=video["id"],
+        provider_url=f"https://www.youtube.com/watch?v={video['id']}",
+        published_at=timezone.now(),
+    )
+
+
+def resume_offset(response: httpx.Response) -> int:
+    """308's `Range: bytes=0-N` means N+1 bytes arrived; no Range means none did."""
+    value = response.headers.get("Range", "")
+    if "-" not in value:
+        return 0
+    return int(value.rsplit("-", 1)[1]) + 1
+
+
+def open_session(
+    client: httpx.Client,
+    ctx: PublishContext,
+    segment: SegmentPayload,
+    video: MediaPayload,
+    title: str,
+    privacy: str,
+) -> str:
+    """Create the upload session (nothing is visible yet) and record it before any
+    byte of the video moves."""
+    snippet = {"title": title, "description": segment.text}
+    for key in ("tags", "categoryId"):
+        if ctx.settings.get(key):
+            snippet[key] = ctx.settings[key]
+    status = {
+        "privacyStatus": privacy,
+        "selfDeclaredMadeForKids": bool(ctx.settings.get("made_for_kids", False)),
+    }
+    if ctx.settings.get("publish_at"):
+        status["publishAt"] = ctx.settings["publish_at"]
+    params = {"uploadType": "resumable", "part": "snippet,status"}
+    if "notify_subscribers" in ctx.settings:
+        params["notifySubscribers"] = str(bool(ctx.settings["notify_subscribers"])).lower()
+    try:
+        response = client.post(
+            UPLOAD,
+            params=params,
+            content=json.dumps({"snippet": snippet, "status": status}),
+            headers={
+                "Content-Type": "application/json; charset=UTF-8",
+                "X-Upload-Content-Length": str(video.size_bytes),
+                "X-Upload-Content-Type": video.mime_type,
+            },
+        )
+    except httpx.HTTPError as exc:
+        raise classify_transport(exc, is_create=False) from exc
+    if response.status_code != 200 or not response.headers.get("Location"):
+        raise classify(response, is_create=False)
+    session = response.headers["Location"]
+    ctx.checkpoint.update(
+        upload_session_uri=session, upload_size=video.size_bytes, upload_final_sent=False
+    )
+    # Written to the database now: a worker killed mid-upload must leave the session
+    # for the next attempt, which resumes it instead of making a second video.
+    ctx.persist_checkpoint()
+    return session
+
+
+def probe(client: httpx.Client, session: str, size: int) -> tuple[str, object]:
+    """("done", video) | ("resume", offset) | ("gone", None)."""
+    try:
+        response = client.put(session, content=b"", headers={"Content-Range": f"bytes */{size}"})
+    except httpx.HTTPError as exc:
+        raise classify_transport(exc, is_create=False) from exc
+    if response.status_code in (200, 201):
+        return "done", response.json()
+    if response.status_code == 308:
+        return "resume", resume_offset(response)
+    if response.status_code in (404, 410):
+        return "gone", None
+    raise classify(response, is_create=False)
+
+
+def send(
+    client: httpx.Client,
+    ctx: PublishContext,
+    session: str,
+    video: MediaPayload,
+    offset: int,
+) -> PublishedSegment:
+    size = video.size_bytes
+    with video.open() as fh:
+        while True:
+            fh.seek(offset)
+            chunk = fh.read(CHUNK_SIZE)
+            last = offset + len(chunk) - 1
+            is_final = last >= size - 1
+            if is_final and not ctx.checkpoint.get("upload_final_sent"):
+                # From here on the video may exist: a lost session is no longer a
+                # reason to start over (kept at once, like the session itself).
+                ctx.checkpoint["upload_final_sent"] = True
+                ctx.persist_checkpoint()
+            try:
+                response = client.put(
+                    session,
+                    content=chunk,
+                    headers={"Content-Range": f"bytes {offset}-{last}/{size}"},
+                )
+            except httpx.HTTPError as exc:
+                raise ProviderError(
+                    ErrorKind.OUTCOME_UNKNOWN if is_final else ErrorKind.PROVIDER_UNAVAILABLE,
+                    "The upload was interrupted; the next attempt resumes the same session.",
+                    code=type(exc).__name__,
+                ) from exc
+            if response.status_code in (200, 201):
+                return published(response.json())
+            if response.status_code != 308:
+                raise classify(response, is_create=is_final)
+            offset = resume_offset(response)
