@@ -204,3 +204,41 @@ def test_a_refresh_rotates_the_pair_and_the_new_token_publishes(fake, account):
     assert err.value.kind == ErrorKind.AUTH_EXPIRED
     ctx = _ctx(account, Saved(fake))
     assert adapter.publish_segment(ctx, _segment(), reply_to=None).pending
+
+
+class FirstUploadDropped(FaultPlan):
+    """The connection drops during the first chunk PUT only (nothing of it is kept)."""
+
+    def strikes(self, fault: str) -> bool:
+        if fault == "drop_mid_upload" and not self.struck.get(fault):
+            self.struck[fault] = 1
+            return True
+        return False
+
+
+def test_a_dropped_last_chunk_is_sent_again_and_one_video_is_published(fake, account):
+    fake.faults = FirstUploadDropped(rates={}, processing_s=0.2)
+    adapter, saved = get_adapter("tiktok"), Saved(fake)
+    ctx = _ctx(account, saved)
+
+    pending = adapter.publish_segment(ctx, _segment(), reply_to=None)
+    _poll_until_done(adapter, ctx, pending)
+
+    assert fake.calls.count(("PUT", "/video/")) == 2
+    assert fake.calls.count(("POST", "/v2/post/publish/video/init/")) == 1
+    assert len(fake.published()) == 1
+
+
+def test_a_lost_init_answer_for_our_upload_is_retried_into_one_video(fake, account):
+    adapter, saved = get_adapter("tiktok"), Saved(fake)
+    fake.faults.rates["server_error_after"] = 1.0  # init stores a publish_id, answers 500
+    with pytest.raises(ProviderError) as err:
+        adapter.publish_segment(_ctx(account, saved), _segment(), reply_to=None)
+    assert err.value.retryable and err.value.kind == ErrorKind.PROVIDER_UNAVAILABLE
+
+    fake.faults.rates.clear()
+    ctx = _ctx(account, Saved(fake), checkpoint=saved.last)
+    _poll_until_done(adapter, ctx, adapter.publish_segment(ctx, _segment(), reply_to=None))
+
+    # The first publish_id never got a byte: no post came of it.
+    assert len(fake.uploads) == 2 and len(fake.published()) == 1

@@ -262,7 +262,9 @@ def test_a_private_post_is_done_without_a_public_id(fake):
         ("picture_size_check_failed", ErrorKind.CONTENT_REJECTED, False),
         ("video_pull_failed", ErrorKind.CONTENT_REJECTED, False),
         ("photo_pull_failed", ErrorKind.CONTENT_REJECTED, False),
-        ("internal", ErrorKind.PROVIDER_UNAVAILABLE, True),
+        # Nothing was published, and reading the same publish_id again reads FAILED again:
+        # a clean failure, to be retried anew.
+        ("internal", ErrorKind.PROVIDER_UNAVAILABLE, False),
     ],
 )
 def test_a_failed_status_is_classified_by_its_reason(fake, reason, kind, retryable):
@@ -292,7 +294,8 @@ def test_a_failed_status_is_classified_by_its_reason(fake, reason, kind, retryab
         (_err(403, "spam_risk_text"), ErrorKind.CONTENT_REJECTED, False, Action.EDIT),
         (_err(403, "reached_active_user_cap"), ErrorKind.RATE_LIMITED, True, Action.WAIT),
         (_err(429, "rate_limit_exceeded"), ErrorKind.RATE_LIMITED, True, Action.WAIT),
-        (_err(500, "internal_error"), ErrorKind.OUTCOME_UNKNOWN, False, Action.VERIFY),
+        # No bytes went to the publish_id it may have made: no post can come of it.
+        (_err(500, "internal_error"), ErrorKind.PROVIDER_UNAVAILABLE, True, Action.WAIT),
     ],
 )  # fmt: skip
 def test_init_errors_are_classified(fake, response, kind, retryable, action):
@@ -320,17 +323,39 @@ def test_rate_limits_carry_when_to_try_again(fake):
         assert err.value.retry_at == retry_at, code
 
 
-def test_an_init_whose_answer_is_lost_is_a_single_attempt(fake):
+def test_an_init_that_has_tiktok_pull_the_video_is_a_single_attempt_when_its_answer_is_lost(
+    fake,
+):
     fake.post(f"{API}/post/publish/video/init/").mock(side_effect=httpx.ReadTimeout("slow"))
-    adapter, ctx = TikTokAdapter(), _ctx()
+    adapter = TikTokAdapter()
+    ctx = _ctx(settings={"privacy_level": "SELF_ONLY", "video_source": "PULL_FROM_URL"})
+    video = _video(url="https://media.example.com/v.mp4")
 
     with pytest.raises(ProviderError) as err:
-        adapter.publish_segment(ctx, SegmentPayload(0, "v", [_video()]), reply_to=None)
+        adapter.publish_segment(ctx, SegmentPayload(0, "v", [video]), reply_to=None)
 
     assert err.value.kind == ErrorKind.OUTCOME_UNKNOWN
     assert err.value.retryable is False
     assert adapter.is_retry_safe(ctx.account) is False
     assert "publish_id" not in ctx.checkpoint
+
+
+@pytest.mark.parametrize(
+    "failure", [httpx.ReadTimeout("slow"), _err(500, "internal_error")], ids=["lost", "5xx"]
+)
+def test_an_init_for_our_own_upload_is_retried_when_its_answer_is_lost(fake, failure):
+    init = fake.post(f"{API}/post/publish/video/init/")
+    if isinstance(failure, Exception):
+        init.mock(side_effect=failure)
+    else:
+        init.mock(return_value=failure)
+
+    with pytest.raises(ProviderError) as err:
+        TikTokAdapter().publish_segment(_ctx(), SegmentPayload(0, "v", [_video()]), reply_to=None)
+
+    # A post comes of an init only once TikTok has every byte, and none was sent.
+    assert err.value.kind in (ErrorKind.NETWORK_BEFORE_SEND, ErrorKind.PROVIDER_UNAVAILABLE)
+    assert err.value.retryable is True
 
 
 def test_an_interrupted_chunk_before_the_last_is_safe_to_start_over(fake, monkeypatch):
@@ -350,11 +375,49 @@ def test_a_lost_answer_to_the_last_chunk_leaves_the_post_to_polling(fake):
     fake.post(f"{API}/post/publish/video/init/").mock(
         return_value=_ok({"publish_id": PUBLISH_ID, "upload_url": UPLOAD})
     )
-    fake.put(UPLOAD).mock(side_effect=httpx.ReadTimeout("slow"))
+    put = fake.put(UPLOAD).mock(side_effect=httpx.ReadTimeout("slow"))
+    # TikTok holds every byte: the chunk arrived, only its answer was lost.
+    _status(fake, {"status": "PROCESSING_UPLOAD", "uploaded_bytes": 10})
     pending = TikTokAdapter().publish_segment(
         _ctx(), SegmentPayload(0, "v", [_video()]), reply_to=None
     )
     assert pending == PublishedSegment(provider_post_id=PUBLISH_ID, pending=True)
+    assert put.call_count == 1
+
+
+def test_a_last_chunk_tiktok_never_got_is_sent_again(fake):
+    fake.post(f"{API}/post/publish/video/init/").mock(
+        return_value=_ok({"publish_id": PUBLISH_ID, "upload_url": UPLOAD})
+    )
+    put = fake.put(UPLOAD).mock(side_effect=[httpx.ReadTimeout("slow"), httpx.Response(201)])
+    _status(fake, {"status": "PROCESSING_UPLOAD", "uploaded_bytes": 0})
+    pending = TikTokAdapter().publish_segment(
+        _ctx(), SegmentPayload(0, "v", [_video()]), reply_to=None
+    )
+    assert pending.pending and put.call_count == 2
+    assert put.calls[1].request.headers["Content-Range"] == "bytes 0-9/10"
+
+
+def test_an_upload_still_missing_bytes_long_after_init_fails_cleanly(fake):
+    _status(fake, {"status": "PROCESSING_UPLOAD", "uploaded_bytes": 4})
+    init_at = (datetime.now(UTC) - timedelta(minutes=11)).isoformat()
+    ctx = _ctx(checkpoint={"publish_id": PUBLISH_ID, "video_size": 10, "init_at": init_at})
+
+    with pytest.raises(ProviderError) as err:
+        TikTokAdapter().poll_segment(ctx, PublishedSegment(PUBLISH_ID, pending=True))
+
+    assert err.value.code == "upload_incomplete"
+    assert err.value.retryable is False and err.value.action == Action.RETRY
+
+
+def test_an_upload_missing_bytes_soon_after_init_is_waited_for(fake):
+    _status(fake, {"status": "PROCESSING_UPLOAD", "uploaded_bytes": 4})
+    init_at = datetime.now(UTC).isoformat()
+    ctx = _ctx(checkpoint={"publish_id": PUBLISH_ID, "video_size": 10, "init_at": init_at})
+
+    pending = TikTokAdapter().poll_segment(ctx, PublishedSegment(PUBLISH_ID, pending=True))
+
+    assert pending.pending
 
 
 def test_reconciliation_reads_the_stored_publish_id(fake):

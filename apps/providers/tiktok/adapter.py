@@ -2,10 +2,14 @@
 a verified URL) or of photos (pulled from URLs), then status polling until TikTok has
 processed and published it.
 
-TikTok has no idempotency handle: the `publish_id` exists only once init has answered, so
-an init whose answer is lost is never repeated (a second init could make a second post).
-The publish_id is written to the checkpoint the moment it arrives; polling and
-reconciliation read its status.
+TikTok has no idempotency handle: the `publish_id` exists only once init has answered.
+A post comes of an init only once TikTok has the whole video, so the answer of an init
+for an upload of ours (FILE_UPLOAD) can be lost safely: no bytes went to that publish_id,
+and a new init cannot make a second post. An init that has TikTok pull the media itself
+(a URL, photos) may make a post on its own: its lost answer is never repeated. The
+publish_id is written to the checkpoint the moment it arrives; polling and reconciliation
+read its status, and one publish_id makes at most one post, so its last chunk may be sent
+again while TikTok reports bytes missing.
 """
 
 from __future__ import annotations
@@ -54,6 +58,12 @@ FAILED = "FAILED"
 
 # FAILED status reasons; anything else is treated as a rejection of the media.
 RETRYABLE_FAIL_REASONS = frozenset({"internal"})
+# How often the last chunk is sent again while TikTok reports bytes missing after its
+# answer was lost.
+LAST_CHUNK_TRIES = 2
+# An upload still missing bytes this long after init never completes (our upload ended
+# long before; TikTok's upload URL lives an hour): nothing was published.
+UPLOAD_STALLED_AFTER = timedelta(minutes=10)
 
 
 def _call(client: httpx.Client, url: str, payload: dict, *, is_create: bool) -> dict:
@@ -79,6 +89,23 @@ def _client(access_token: str) -> httpx.Client:
             "Content-Type": "application/json; charset=UTF-8",
         },
         timeout=settings.PROVIDER_TIMEOUT_S,
+    )
+
+
+def _bytes_missing(status: dict, size: int) -> bool:
+    """TikTok still waits for bytes of our upload."""
+    received = status.get("uploaded_bytes")
+    return (
+        status.get("status") == "PROCESSING_UPLOAD"
+        and received is not None
+        and (int(received) < size)
+    )
+
+
+def _stalled(checkpoint: dict) -> bool:
+    init_at = checkpoint.get("init_at")
+    return bool(init_at) and timezone.now() - datetime.fromisoformat(init_at) > (
+        UPLOAD_STALLED_AFTER
     )
 
 
@@ -203,10 +230,27 @@ class TikTokAdapter(Adapter):
             ctx,
             f"{API}/post/publish/video/init/",
             {"post_info": {**post_info, "title": segment.text}, "source_info": source_info},
+            pulls=bool(pull),
         )
         if not pull:
-            media.upload(data["upload_url"], video, *media.chunks(video.size_bytes))
+            self._upload(client, data, video)
         return PublishedSegment(provider_post_id=data["publish_id"], pending=True)
+
+    def _upload(self, client: httpx.Client, data: dict, video: MediaPayload) -> None:
+        """Every chunk, then, when the last one's answer was lost and TikTok reports bytes
+        missing, the last chunk again. If TikTok cannot be asked, polling settles it."""
+        chunk_size, count = media.chunks(video.size_bytes)
+        if media.upload(data["upload_url"], video, chunk_size, count):
+            return
+        for _ in range(LAST_CHUNK_TRIES):
+            try:
+                status = self._fetch_status(client, data["publish_id"])
+            except ProviderError:
+                return
+            if not _bytes_missing(status, video.size_bytes):
+                return
+            if media.upload(data["upload_url"], video, chunk_size, count, first_chunk=count - 1):
+                return
 
     def _photos(
         self,
@@ -244,15 +288,23 @@ class TikTokAdapter(Adapter):
                 "post_mode": "DIRECT_POST",
                 "media_type": "PHOTO",
             },
+            pulls=True,
         )
         return PublishedSegment(provider_post_id=data["publish_id"], pending=True)
 
     @staticmethod
-    def _init(client: httpx.Client, ctx: PublishContext, url: str, payload: dict) -> dict:
-        # The irreversible call: a lost answer is an unknown outcome, never re-sent.
-        data = _call(client, url, payload, is_create=True)
+    def _init(
+        client: httpx.Client, ctx: PublishContext, url: str, payload: dict, *, pulls: bool
+    ) -> dict:
+        # When TikTok pulls the media, init alone may make the post: a lost answer is an
+        # unknown outcome, never re-sent. Our own upload makes nothing until every byte.
+        data = _call(client, url, payload, is_create=pulls)
         ctx.checkpoint["publish_id"] = data["publish_id"]
         ctx.checkpoint["privacy_level"] = payload["post_info"]["privacy_level"]
+        ctx.checkpoint["init_at"] = timezone.now().isoformat()
+        size = payload["source_info"].get("video_size")
+        if size:
+            ctx.checkpoint["video_size"] = int(size)
         # Stored before the upload starts: a worker killed mid-upload leaves the handle
         # that reconciliation reads the post's status with.
         ctx.persist_checkpoint()
@@ -279,11 +331,14 @@ class TikTokAdapter(Adapter):
         if status == FAILED:
             reason = data.get("fail_reason") or "unknown"
             if reason in RETRYABLE_FAIL_REASONS:
-                # TikTok failed internally: no post exists, a new attempt is safe.
+                # TikTok failed internally: no post exists, a new attempt is safe. Not
+                # retryable here: reading this publish_id again only reads FAILED again.
                 raise ProviderError(
                     ErrorKind.PROVIDER_UNAVAILABLE,
-                    "TikTok failed to publish the post on its side.",
+                    "TikTok failed to publish the post on its side; nothing was published.",
                     code=reason,
+                    retryable=False,
+                    action=Action.RETRY,
                 )
             if reason in ERROR_CODES:
                 kind, action = ERROR_CODES[reason]
@@ -296,6 +351,16 @@ class TikTokAdapter(Adapter):
                 code=reason,
             )
         if status not in DONE:
+            size = ctx.checkpoint.get("video_size")
+            if size and _bytes_missing(data, size) and _stalled(ctx.checkpoint):
+                raise ProviderError(
+                    ErrorKind.PROVIDER_UNAVAILABLE,
+                    "TikTok never received the whole video; nothing was published. Retry "
+                    "to send it again.",
+                    code="upload_incomplete",
+                    retryable=False,
+                    action=Action.RETRY,
+                )
             return PublishedSegment(provider_post_id=publish_id, pending=True)
         post_ids = data.get("publicaly_available_post_id") or []  # [sic], TikTok's spelling
         if post_ids:

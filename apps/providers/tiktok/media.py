@@ -24,13 +24,17 @@ def chunks(size: int) -> tuple[int, int]:
     return CHUNK_SIZE, size // CHUNK_SIZE
 
 
-def upload(upload_url: str, video: MediaPayload, chunk_size: int, count: int) -> None:
-    """PUT the chunks in order. A failure before the last chunk leaves an upload that
-    can never publish, so starting over is safe; a lost answer to the last chunk may
-    hide a completed upload, so the post is left pending and polling settles it."""
+def upload(
+    upload_url: str, video: MediaPayload, chunk_size: int, count: int, *, first_chunk: int = 0
+) -> bool:
+    """PUT the chunks in order, from `first_chunk`. True once TikTok confirmed the last one.
+
+    A failure before the last chunk leaves an upload that can never publish, so starting
+    over is safe (raises). A lost answer to the last chunk may hide a completed upload:
+    False, and the caller asks TikTok how many bytes it holds."""
     total = video.size_bytes
     with video.open() as fh, httpcall.client(timeout=settings.PROVIDER_TIMEOUT_S) as client:
-        for index in range(count):
+        for index in range(first_chunk, count):
             first = index * chunk_size
             last = total - 1 if index == count - 1 else first + chunk_size - 1
             fh.seek(first)
@@ -48,7 +52,7 @@ def upload(upload_url: str, video: MediaPayload, chunk_size: int, count: int) ->
                 )
             except httpx.HTTPError as exc:
                 if is_last:
-                    return
+                    return False
                 raise ProviderError(
                     ErrorKind.PROVIDER_UNAVAILABLE,
                     "The video upload was interrupted before it completed.",
@@ -57,5 +61,6 @@ def upload(upload_url: str, video: MediaPayload, chunk_size: int, count: int) ->
             if response.status_code in (201, 206):
                 continue
             if is_last and response.status_code >= 500:
-                return
+                return False
             raise classify(response, is_create=False)
+    return True
