@@ -32,9 +32,11 @@ from apps.providers.reddit.api import API
 
 KINDS = ("self", "link", "image", "video")
 MEDIA_KINDS = ("image", "video")
-# Image posts finish asynchronously (Reddit announces them on a websocket); without one,
-# the post is looked for in the user's submissions every 15 s for up to 15 minutes.
-POLL_SCHEDULE = PollSchedule(initial_delay_s=5, interval_s=15, max_wait_s=900)
+# Media posts finish asynchronously (Reddit announces them on a websocket); without one,
+# the post is looked for in the user's submissions every 15 s for up to 10 minutes. Reddit
+# makes an image post in seconds and a video post in a few minutes; one whose processing
+# failed never appears, so past the budget a person is asked to look.
+POLL_SCHEDULE = PollSchedule(initial_delay_s=5, interval_s=15, max_wait_s=600)
 
 
 class RedditAdapter(Adapter):
