@@ -12,6 +12,16 @@
   strong refs.
 - 429 `RateLimitExceeded` carries `RateLimit-Limit/Remaining/Reset` (epoch seconds) and
   `RateLimit-Policy`.
+- The video service (video.bsky.app), as docs.bsky.app "Uploading video" describes it:
+  `com.atproto.server.getServiceAuth` on the PDS signs a token for an audience and one
+  method; `app.bsky.video.getUploadLimits` (audience the video service) reports
+  `canUpload` and the daily allowances; `app.bsky.video.uploadVideo?did=..&name=..`
+  (audience the PDS's did:web, method uploadBlob) takes the bytes and answers a job status
+  at the top level (as the live service does); `app.bsky.video.getJobStatus?jobId=..`
+  walks the job through its states over the plan's `processing_s` (five times that under
+  `slow_processing`) and ends `JOB_STATE_COMPLETED` with the MP4 blob stored on the PDS,
+  or `JOB_STATE_FAILED` (`processing_fails`). Bytes already processed answer
+  `already_exists` with the earlier blob; `drop_mid_upload` drops the upload unanswered.
 """
 
 from __future__ import annotations
@@ -36,6 +46,15 @@ from loadtest.platform_fakes.base import (
 
 ENTRYWAY = "bsky.social"
 PDS_HOST = "puffball.us-east.host.bsky.network"
+VIDEO_HOST = "video.bsky.app"
+VIDEO_DID = f"did:web:{VIDEO_HOST}"
+VIDEO_TYPES = ("video/mp4", "video/mpeg", "video/webm", "video/quicktime", "image/gif")
+VIDEO_STATES = ("JOB_STATE_CREATED", "JOB_STATE_ENCODING", "JOB_STATE_SCANNING")
+MAX_VIDEO_BYTES = 100_000_000
+DAILY_VIDEOS = 25
+DAILY_VIDEO_BYTES = 10_000_000_000
+SERVICE_TOKEN_MAX_S = 3600
+SLOW_FACTOR = 5
 POST = "app.bsky.feed.post"
 TID = re.compile(r"^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$")
 S32 = "234567abcdefghijklmnopqrstuvwxyz"
@@ -61,7 +80,7 @@ def xrpc_error(name: str, message: str, status: int = 400, **headers: str) -> Fa
 
 class BlueskyFake(PlatformFake):
     platform = "bluesky"
-    hosts = (ENTRYWAY, PDS_HOST)
+    hosts = (ENTRYWAY, PDS_HOST, VIDEO_HOST)
 
     def __init__(self, faults=None, *, existing_record_error: str = INTERNAL_ERROR) -> None:
         super().__init__(faults)
@@ -72,6 +91,10 @@ class BlueskyFake(PlatformFake):
         self.handles: dict[str, str] = {}  # handle -> did
         self.logins: dict[str, list[float]] = {}
         self._tids = itertools.count(int(time.time() * 1_000_000))
+        self.service_tokens: dict[str, dict] = {}  # token -> {"did", "aud", "lxm", "exp"}
+        self.video_jobs: dict[str, dict] = {}  # job id -> {"did", "digest", "started", ...}
+        self.video_uploads: list[str] = []  # job ids in upload order
+        self.unverified_email: set[str] = set()  # DIDs the service refuses video for
 
     # --- accounts ------------------------------------------------------------------------
 
@@ -211,6 +234,165 @@ class BlueskyFake(PlatformFake):
             return xrpc_error("InvalidRequest", "Unable to resolve handle")
         return json_response({"did": did})
 
+    # --- service auth and the video service ---------------------------------------------
+
+    @route("GET", r"/xrpc/com\.atproto\.server\.getServiceAuth")
+    def get_service_auth(self, request: FakeRequest) -> FakeResponse:
+        did = self._authed(request)
+        if isinstance(did, FakeResponse):
+            return did
+        aud, lxm = request.arg("aud"), request.arg("lxm")
+        if not aud:
+            return xrpc_error("InvalidRequest", 'Params must have the property "aud"')
+        exp = int(request.arg("exp") or self.clock() + 60)
+        if exp - self.clock() > SERVICE_TOKEN_MAX_S:
+            return xrpc_error("BadExpiration", "expiration is too far in the future")
+        token = f"svc.{uuid.uuid4().hex}"
+        with self.lock:
+            self.service_tokens[token] = {"did": did, "aud": aud, "lxm": lxm, "exp": exp}
+        return json_response({"token": token})
+
+    def _service_authed(self, request: FakeRequest, *, aud: str, lxm: str) -> str | FakeResponse:
+        with self.lock:
+            grant = self.service_tokens.get(request.bearer)
+        if grant is None:
+            return xrpc_error("AuthMissing", "Authentication Required", 401)
+        if grant["aud"] != aud or grant["lxm"] != lxm:
+            return xrpc_error("BadJwtAudience", "jwt audience or method does not match", 401)
+        if self.clock() >= grant["exp"]:
+            return xrpc_error("JwtExpired", "jwt expired", 401)
+        return grant["did"]
+
+    def _uploads_today(self, did: str) -> tuple[int, int]:
+        now = self.clock()
+        jobs = [
+            j for j in self.video_jobs.values() if j["did"] == did and now - j["started"] < 86400
+        ]
+        return len(jobs), sum(j["size"] for j in jobs)
+
+    @route("GET", r"/xrpc/app\.bsky\.video\.getUploadLimits")
+    def get_upload_limits(self, request: FakeRequest) -> FakeResponse:
+        did = self._service_authed(request, aud=VIDEO_DID, lxm="app.bsky.video.getUploadLimits")
+        if isinstance(did, FakeResponse):
+            return did
+        with self.lock:
+            videos, size = self._uploads_today(did)
+        body = {
+            "canUpload": did not in self.unverified_email and videos < DAILY_VIDEOS,
+            "remainingDailyVideos": max(DAILY_VIDEOS - videos, 0),
+            "remainingDailyBytes": max(DAILY_VIDEO_BYTES - size, 0),
+        }
+        if did in self.unverified_email:
+            body.update(error="unconfirmed_email", message="Please confirm your email")
+        return json_response(body)
+
+    @route("POST", r"/xrpc/app\.bsky\.video\.uploadVideo")
+    def upload_video(self, request: FakeRequest) -> FakeResponse:
+        did = self._service_authed(
+            request, aud=f"did:web:{PDS_HOST}", lxm="com.atproto.repo.uploadBlob"
+        )
+        if isinstance(did, FakeResponse):
+            return did
+        if request.arg("did") != did:
+            return xrpc_error("InvalidRequest", "did does not match the token")
+        if did in self.unverified_email:
+            return json_response(
+                {"jobStatus": {"did": "", "error": "unconfirmed_email", "jobId": "", "state": ""}}
+            )
+        mime = request.headers.get("content-type", "")
+        if mime not in VIDEO_TYPES:
+            return xrpc_error(
+                "InvalidRequest",
+                f"detected file format ({mime}) is not supported ({', '.join(VIDEO_TYPES)})",
+            )
+        if len(request.body) > MAX_VIDEO_BYTES:
+            return xrpc_error("InvalidRequest", "file too large", 413)
+        if self.faults.strikes("drop_mid_upload"):
+            return FakeResponse(drop=True)
+        digest = hashlib.sha256(request.body).hexdigest()
+        with self.lock:
+            videos, size = self._uploads_today(did)
+            if videos >= DAILY_VIDEOS or size + len(request.body) > DAILY_VIDEO_BYTES:
+                return xrpc_error("RateLimitExceeded", "daily video limit reached", 429)
+            done = next(
+                (
+                    j
+                    for j in self.video_jobs.values()
+                    if j["did"] == did and j["digest"] == digest and j.get("blob")
+                ),
+                None,
+            )
+            if done is not None:
+                return json_response(
+                    {
+                        "did": did,
+                        "jobId": done["job_id"],
+                        "state": "JOB_STATE_COMPLETED",
+                        "error": "already_exists",
+                        "message": "Video already processed",
+                        "blob": done["blob"],
+                    }
+                )
+            job_id = uuid.uuid4().hex[:20]
+            self.video_jobs[job_id] = {
+                "job_id": job_id,
+                "did": did,
+                "digest": digest,
+                "size": len(request.body),
+                "started": self.clock(),
+                "processing_s": self.faults.processing_s
+                * (SLOW_FACTOR if self.faults.strikes("slow_processing") else 1),
+                "fails": self.faults.strikes("processing_fails"),
+                "blob": None,
+            }
+            self.video_uploads.append(job_id)
+        return json_response({"did": did, "jobId": job_id, "state": "JOB_STATE_CREATED"})
+
+    @route("GET", r"/xrpc/app\.bsky\.video\.getJobStatus")
+    def get_job_status(self, request: FakeRequest) -> FakeResponse:
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        with self.lock:
+            job = self.video_jobs.get(request.arg("jobId", ""))
+            if job is None:
+                return xrpc_error("NotFound", "job not found", 404)
+            status = {"jobId": job["job_id"], "did": job["did"]}
+            elapsed = self.clock() - job["started"]
+            if elapsed < job["processing_s"]:
+                step = int(elapsed / job["processing_s"] * len(VIDEO_STATES))
+                progress = int(elapsed / job["processing_s"] * 100)
+                return json_response(
+                    {"jobStatus": {**status, "state": VIDEO_STATES[step], "progress": progress}}
+                )
+            if job["fails"]:
+                status.update(
+                    state="JOB_STATE_FAILED",
+                    error=f"video processing error for job: {job['job_id']}",
+                    failureCode="encoding_failure",
+                    message="Failed to process video",
+                )
+                return json_response({"jobStatus": status})
+            if job["blob"] is None:
+                # The service stores the transcoded MP4 on the PDS with the service token.
+                cid = _cid(f"mp4:{job['digest']}".encode())
+                job["blob"] = {
+                    "$type": "blob",
+                    "ref": {"$link": cid},
+                    "mimeType": "video/mp4",
+                    "size": job["size"],
+                }
+                self.blobs[cid] = {**job["blob"], "did": job["did"]}
+        return json_response(
+            {
+                "jobStatus": {
+                    **status,
+                    "state": "JOB_STATE_COMPLETED",
+                    "progress": 100,
+                    "blob": job["blob"],
+                }
+            }
+        )
+
     # --- blobs and records ---------------------------------------------------------------
 
     @route("POST", r"/xrpc/com\.atproto\.repo\.uploadBlob")
@@ -270,7 +452,7 @@ class BlueskyFake(PlatformFake):
                 created_at=self.clock(),
                 visible_at=self.clock(),
                 reply_to=(reply.get("parent") or {}).get("uri"),
-                media=[i["image"]["ref"]["$link"] for i in _images(record)],
+                media=_media_links(record),
                 idempotency_key=rkey,
                 extra={"cid": cid, "record": record},
             )
@@ -310,6 +492,14 @@ class BlueskyFake(PlatformFake):
             link = ((image.get("image") or {}).get("ref") or {}).get("$link")
             if link not in self.blobs:
                 return f"Could not find blob: {link}"
+        embed = record.get("embed") or {}
+        if embed.get("$type") == "app.bsky.embed.video":
+            blob = embed.get("video") or {}
+            stored = self.blobs.get((blob.get("ref") or {}).get("$link"))
+            if stored is None:
+                return f"Could not find blob: {(blob.get('ref') or {}).get('$link')}"
+            if stored["mimeType"] != "video/mp4":
+                return "Record/embed/video/video has the wrong mime type (video/mp4 only)"
         return None
 
     def _next_tid(self) -> str:
@@ -328,6 +518,13 @@ class BlueskyFake(PlatformFake):
             if post is None:
                 return xrpc_error("RecordNotFound", f"Could not locate record: {uri}")
             return json_response(self._record(post))
+
+
+def _media_links(record: dict) -> list[str]:
+    embed = record.get("embed") or {}
+    if embed.get("$type") == "app.bsky.embed.video":
+        return [embed["video"]["ref"]["$link"]]
+    return [i["image"]["ref"]["$link"] for i in _images(record)]
 
 
 def _images(record: dict) -> list[dict]:

@@ -11,11 +11,14 @@ from apps.accounts import services as account_services
 from apps.accounts.installation import installation_id
 from apps.accounts.models import Installation
 from apps.providers.base import PublishContext, ReplyTarget, SegmentPayload, get_adapter
-from apps.providers.bluesky.tid import is_tid, segment_rkey
+from apps.providers.bluesky.adapter import VIDEO_JOB
+from apps.providers.bluesky.tid import is_tid, legacy_segment_rkey, segment_rkey
 from apps.providers.errors import ErrorKind, ProviderError
+from apps.renditions.models import DeliveryAttempt
 from loadtest.platform_fakes import FaultPlan
-from loadtest.platform_fakes.bluesky import FAKE, NAMED_ERROR, BlueskyFake
+from loadtest.platform_fakes.bluesky import FAKE, NAMED_ERROR, SLOW_FACTOR, BlueskyFake
 from loadtest.platform_fakes.server import FakeServer
+from tests.factories import RenditionFactory
 from tests.providers.social_helpers import image, make_account
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +55,9 @@ def account(workspace_a, opened, server):
     return make_account(workspace_a, "bluesky", **opened)
 
 
-def _ctx(account, rendition_id: int = 41, *, checkpoint=None, saved=None) -> PublishContext:
+def _ctx(
+    account, rendition_id: int = 41, *, checkpoint=None, saved=None, saver=None
+) -> PublishContext:
     """A context shaped like the pipeline's: stable idempotency base, persisted checkpoint."""
     saved = [] if saved is None else saved
     return PublishContext(
@@ -62,8 +67,20 @@ def _ctx(account, rendition_id: int = 41, *, checkpoint=None, saved=None) -> Pub
         rendition_id=rendition_id,
         idempotency_base=f"rendition-{rendition_id}",
         checkpoint=dict(checkpoint or {}),
-        checkpoint_saver=saved.append,
+        checkpoint_saver=saver or saved.append,
     )
+
+
+def _clip(data: bytes = b"\x00\x00\x00\x18ftypmp42 a short clip"):
+    return image(
+        alt="A short clip", data=data, kind="video", mime="video/mp4", width=1920, height=1080
+    )
+
+
+def _after_processing(fake) -> None:
+    """Move the fake's clock past the video service's processing time."""
+    now = fake.clock()
+    fake.clock = lambda: now + fake.faults.processing_s * SLOW_FACTOR + 1
 
 
 def _publish(ctx, text: str, *, position: int = 0, media=(), reply_to=None):
@@ -230,3 +247,185 @@ def test_connect_with_an_app_password_uses_the_pds_from_the_did_document(fake, o
     assert identity.remote_id == opened["remote_id"]
     assert identity.settings["pds"] == opened["settings"]["pds"]
     assert identity.credentials["access_jwt"] in fake.sessions
+
+
+# --- video and GIFs through the video service ---------------------------------------------
+
+
+def test_a_video_is_uploaded_to_the_video_service_and_posted_once_processed(fake, account):
+    adapter = get_adapter("bluesky")
+    saved: list[dict] = []
+    ctx = _ctx(account, saved=saved)
+    now = fake.clock()
+    fake.clock = lambda: now  # the job is still encoding at the first poll
+
+    pending = _publish(ctx, "a clip", media=[_clip()])
+
+    [job_id] = fake.video_uploads
+    assert pending.pending is True
+    assert pending.provider_post_id == f"{VIDEO_JOB}{job_id}"
+    assert saved[-1]["videos"]["0"]["job_id"] == job_id  # kept before answering pending
+    assert fake.published() == []
+    assert adapter.poll_segment(ctx, pending).pending is True  # still encoding
+
+    _after_processing(fake)
+    published = adapter.poll_segment(ctx, pending)
+
+    [post] = fake.published()
+    assert published.provider_post_id == post.id
+    assert fake.rkey_of(post) == ctx.checkpoint["rkeys"]["0"]
+    embed = post.extra["record"]["embed"]
+    assert embed["$type"] == "app.bsky.embed.video"
+    assert embed["video"] == fake.video_jobs[job_id]["blob"]
+    assert embed["alt"] == "A short clip"
+    assert embed["aspectRatio"] == {"width": 1920, "height": 1080}
+    assert post.extra["record"]["langs"] == ["en"]
+
+
+class _Killed(Exception):
+    """The worker process died."""
+
+
+def test_a_worker_killed_after_the_upload_was_accepted_resumes_the_same_job(fake, account):
+    adapter = get_adapter("bluesky")
+    saved: list[dict] = []
+
+    def saver(checkpoint: dict) -> None:
+        saved.append(checkpoint)
+        if (checkpoint.get("videos") or {}).get("0"):
+            raise _Killed  # right after the job id reached the database
+
+    with pytest.raises(_Killed):
+        _publish(_ctx(account, saver=saver), "a clip", media=[_clip()])
+    [job_id] = fake.video_uploads
+
+    # The next run starts from what the database holds.
+    ctx = _ctx(account, checkpoint=saved[-1])
+    segment = SegmentPayload(0, "a clip", [_clip()])
+    found = adapter.lookup_segment(ctx, segment, not_before=datetime.now(UTC))
+    again = _publish(ctx, "a clip", media=[_clip()])
+    _after_processing(fake)
+    published = adapter.poll_segment(ctx, again)
+
+    assert found.pending is True and found.provider_post_id == f"{VIDEO_JOB}{job_id}"
+    assert again.pending is True and again.provider_post_id == f"{VIDEO_JOB}{job_id}"
+    assert fake.video_uploads == [job_id]  # never uploaded a second time
+    assert [call for call in fake.calls if "uploadVideo" in call[1]] == [
+        ("POST", "/xrpc/app.bsky.video.uploadVideo")
+    ]
+    [post] = fake.published()
+    assert published.provider_post_id == post.id
+
+
+def test_a_failed_processing_job_is_reported_and_a_retry_uploads_again(fake, account):
+    adapter = get_adapter("bluesky")
+    fake.faults.rates["processing_fails"] = 1.0
+    ctx = _ctx(account)
+    pending = _publish(ctx, "a clip", media=[_clip()])
+    _after_processing(fake)
+
+    with pytest.raises(ProviderError) as caught:
+        adapter.poll_segment(ctx, pending)
+
+    assert caught.value.kind == ErrorKind.CONTENT_REJECTED
+    assert caught.value.code == "encoding_failure"
+    assert "videos" not in ctx.checkpoint or "0" not in ctx.checkpoint["videos"]
+    fake.faults.rates.clear()
+    fake.faults.processing_s = 0
+    retried = _publish(ctx, "a clip", media=[_clip()])
+    assert len(fake.video_uploads) == 2
+    adapter.poll_segment(ctx, retried)
+    assert len(fake.published()) == 1
+
+
+def test_an_animated_gif_goes_through_the_video_service_never_as_a_still_image(fake, account):
+    gif = image(alt="A spinning cat", data=b"GIF89a spinning", kind="gif", mime="image/gif")
+    ctx = _ctx(account)
+
+    pending = _publish(ctx, "a gif", media=[gif])
+    _after_processing(fake)
+    get_adapter("bluesky").poll_segment(ctx, pending)
+
+    [post] = fake.published()
+    embed = post.extra["record"]["embed"]
+    assert embed["$type"] == "app.bsky.embed.video"
+    assert embed["video"]["mimeType"] == "video/mp4"  # the service transcoded it
+    assert embed["alt"] == "A spinning cat"
+    assert not [call for call in fake.calls if "uploadBlob" in call[1]]
+
+
+def test_video_already_processed_is_posted_at_once_with_the_earlier_blob(fake, account):
+    first = _ctx(account, rendition_id=51)
+    pending = _publish(first, "first", media=[_clip()])
+    _after_processing(fake)
+    get_adapter("bluesky").poll_segment(first, pending)
+
+    published = _publish(_ctx(account, rendition_id=52), "second", media=[_clip()])
+
+    assert published.pending is False
+    posts = {p.text: p for p in fake.published()}
+    assert (
+        posts["second"].extra["record"]["embed"]["video"]
+        == (posts["first"].extra["record"]["embed"]["video"])
+    )
+    assert len(fake.video_uploads) == 1
+
+
+def test_an_account_without_a_verified_email_is_refused_before_uploading(fake, account, opened):
+    fake.unverified_email.add(opened["remote_id"])
+
+    with pytest.raises(ProviderError) as caught:
+        _publish(_ctx(account), "a clip", media=[_clip()])
+
+    assert caught.value.kind == ErrorKind.PERMISSION_MISSING
+    assert caught.value.code == "unconfirmed_email"
+    assert fake.video_uploads == []
+
+
+# --- renditions in flight before keys were checkpointed ----------------------------------
+
+
+def _legacy_rendition(account, *, attempted: bool):
+    rendition = RenditionFactory(
+        publication__workspace=account.workspace, social_account=account, platform="bluesky"
+    )
+    if attempted:
+        DeliveryAttempt.objects.create(
+            rendition=rendition,
+            workspace=account.workspace,
+            kind=DeliveryAttempt.Kind.PUBLISH,
+            segment_position=0,
+            outcome=DeliveryAttempt.Outcome.UNKNOWN,
+        )
+    return rendition
+
+
+def test_a_post_made_under_the_legacy_key_is_found_and_never_made_twice(fake, account):
+    rendition = _legacy_rendition(account, attempted=True)
+    legacy = legacy_segment_rkey(rendition.pk, 0)
+    # What the earlier code did: a create under the legacy key, then no answer kept.
+    _publish(_ctx(account, rendition.pk, checkpoint={"rkeys": {"0": legacy}}), "before deploy")
+    [old] = fake.published()
+    ctx = _ctx(account, rendition.pk)  # no rkey in the checkpoint
+    segment = SegmentPayload(0, "before deploy")
+
+    found = get_adapter("bluesky").lookup_segment(ctx, segment, not_before=datetime.now(UTC))
+    resent = _publish(_ctx(account, rendition.pk), "before deploy")
+
+    assert found.provider_post_id == old.id
+    assert resent.provider_post_id == old.id
+    assert len(fake.published()) == 1
+    assert ctx.checkpoint["rkeys"]["0"] == legacy
+
+
+def test_the_legacy_key_is_not_consulted_for_a_rendition_never_attempted(fake, account):
+    rendition = _legacy_rendition(account, attempted=False)
+    legacy = legacy_segment_rkey(rendition.pk, 0)
+    _publish(_ctx(account, rendition.pk, checkpoint={"rkeys": {"0": legacy}}), "same text")
+
+    published = _publish(_ctx(account, rendition.pk), "same text")
+
+    assert fake.rkey_of(
+        next(p for p in fake.published() if p.id == published.provider_post_id)
+    ) == (segment_rkey(rendition.pk, 0, installation=installation_id()))
+    assert len(fake.published()) == 2

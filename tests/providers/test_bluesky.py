@@ -23,6 +23,7 @@ PDS = "https://pds.example"
 ENTRY = "https://bsky.social"
 DID = "did:plc:alice123"
 XRPC = f"{PDS}/xrpc"
+VIDEO = "https://video.bsky.app/xrpc"
 
 
 def _key(rendition_id: int, position: int) -> str:
@@ -206,14 +207,173 @@ def test_images_are_uploaded_as_blobs_with_alt_text_and_aspect_ratio(respx_mock,
     }
 
 
-def test_video_is_refused_rather_than_posted_badly(account):
+@pytest.mark.parametrize(
+    ("langs", "expected"),
+    [
+        ("en", ["en"]),
+        ("en,de", ["en", "de"]),
+        ("en de, fr; pt-BR", ["en", "de", "fr"]),
+        (
+            ["pt-BR", "not a tag", "PT-br", "es-419", 7, "zh-Hant", "fr"],
+            ["pt-BR", "es-419", "zh-Hant"],
+        ),
+        ("", None),
+        ("??", None),
+    ],
+)
+def test_langs_take_a_list_or_a_separated_string_and_keep_three_valid_tags(
+    respx_mock, account, langs, expected
+):
+    create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
+        200, json=_created(_key(7, 0))
+    )
+    BlueskyAdapter().publish_segment(
+        make_ctx(account, settings={"langs": langs}), SegmentPayload(0, "hi"), reply_to=None
+    )
+    assert body(create.calls.last.request)["record"].get("langs") == expected
+
+
+def _clip(kind: str = "video", mime: str = "video/mp4"):
+    return image(alt="A clip", data=b"clip bytes", kind=kind, mime=mime, width=720, height=1280)
+
+
+def _video_service(respx_mock, *, upload: dict, status: dict | None = None):
+    """The PDS's service auth and the video service's limits, upload and job status."""
+    auth = respx_mock.get(f"{XRPC}/com.atproto.server.getServiceAuth").mock(
+        side_effect=lambda request: httpx.Response(
+            200, json={"token": f"svc-{request.url.params['lxm']}"}
+        )
+    )
+    limits = respx_mock.get(f"{VIDEO}/app.bsky.video.getUploadLimits").respond(
+        200, json={"canUpload": True, "remainingDailyVideos": 25, "remainingDailyBytes": 10**10}
+    )
+    uploaded = respx_mock.post(f"{VIDEO}/app.bsky.video.uploadVideo").respond(200, json=upload)
+    polled = respx_mock.get(f"{VIDEO}/app.bsky.video.getJobStatus").respond(
+        200, json={"jobStatus": status or {}}
+    )
+    return auth, limits, uploaded, polled
+
+
+def test_a_video_goes_to_the_video_service_with_service_auth_then_posts_when_done(
+    respx_mock, account
+):
+    blob = {"$type": "blob", "ref": {"$link": "bafkvid"}, "mimeType": "video/mp4", "size": 10}
+    auth, limits, uploaded, polled = _video_service(
+        respx_mock,
+        upload={"jobStatus": {"jobId": "job-1", "did": DID, "state": "JOB_STATE_CREATED"}},
+        status={"jobId": "job-1", "did": DID, "state": "JOB_STATE_ENCODING", "progress": 40},
+    )
+    create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
+        200, json=_created(_key(7, 0))
+    )
+    adapter = BlueskyAdapter()
+    ctx = make_ctx(account, settings={"langs": "en"})
+
+    pending = adapter.publish_segment(ctx, SegmentPayload(0, "watch", [_clip()]), reply_to=None)
+    still = adapter.poll_segment(ctx, pending)
+    polled.respond(
+        200,
+        json={
+            "jobStatus": {
+                "jobId": "job-1",
+                "did": DID,
+                "state": "JOB_STATE_COMPLETED",
+                "blob": blob,
+            }
+        },
+    )
+    published = adapter.poll_segment(ctx, pending)
+
+    assert pending.pending and still.pending and not published.pending
+    limits_auth, upload_auth = (
+        dict(c.request.url.params)
+        for c in sorted(auth.calls, key=lambda c: c.request.url.params["lxm"])
+    )
+    assert upload_auth["aud"] == "did:web:pds.example"  # the PDS stores the blob
+    assert upload_auth["lxm"] == "com.atproto.repo.uploadBlob"
+    assert limits_auth["aud"] == "did:web:video.bsky.app"
+    assert (
+        limits.calls.last.request.headers["Authorization"]
+        == "Bearer svc-app.bsky.video.getUploadLimits"
+    )
+    request = uploaded.calls.last.request
+    assert request.headers["Authorization"] == "Bearer svc-com.atproto.repo.uploadBlob"
+    assert request.headers["Content-Type"] == "video/mp4"
+    assert dict(request.url.params) == {"did": DID, "name": "1.mp4"}
+    assert request.content == b"clip bytes"
+    assert polled.calls.last.request.url.params["jobId"] == "job-1"
+    assert uploaded.call_count == 1
+    sent = body(create.calls.last.request)
+    assert sent["rkey"] == _key(7, 0)
+    assert sent["record"]["text"] == "watch"
+    assert sent["record"]["langs"] == ["en"]
+    assert sent["record"]["embed"] == {
+        "$type": "app.bsky.embed.video",
+        "video": blob,
+        "alt": "A clip",
+        "aspectRatio": {"width": 720, "height": 1280},
+    }
+
+
+def test_an_animated_gif_is_sent_to_the_video_service_not_uploaded_as_an_image(respx_mock, account):
+    _, _, uploaded, _ = _video_service(
+        respx_mock, upload={"jobId": "job-gif", "did": DID, "state": "JOB_STATE_CREATED"}
+    )
+    blob_upload = respx_mock.post(f"{XRPC}/com.atproto.repo.uploadBlob")
+    pending = BlueskyAdapter().publish_segment(
+        make_ctx(account),
+        SegmentPayload(0, "gif", [_clip(kind="gif", mime="image/gif")]),
+        reply_to=None,
+    )
+    assert pending.pending is True
+    assert uploaded.calls.last.request.headers["Content-Type"] == "image/gif"
+    assert uploaded.calls.last.request.url.params["name"] == "1.gif"
+    assert blob_upload.call_count == 0
+
+
+def test_a_video_beside_images_is_refused_before_anything_is_sent(account):
     with pytest.raises(ProviderError) as err:
         BlueskyAdapter().publish_segment(
-            make_ctx(account),
-            SegmentPayload(0, "v", [image(kind="video", mime="video/mp4")]),
-            reply_to=None,
+            make_ctx(account), SegmentPayload(0, "v", [_clip(), image()]), reply_to=None
         )
-    assert err.value.code == "video_unsupported"
+    assert err.value.code == "video_not_alone"
+    assert err.value.kind == ErrorKind.CONTENT_REJECTED
+
+
+def test_a_spent_daily_video_allowance_is_a_rate_limit_and_nothing_is_uploaded(respx_mock, account):
+    _, limits, uploaded, _ = _video_service(respx_mock, upload={})
+    limits.respond(
+        200, json={"canUpload": True, "remainingDailyVideos": 0, "remainingDailyBytes": 0}
+    )
+    with pytest.raises(ProviderError) as err:
+        BlueskyAdapter().publish_segment(
+            make_ctx(account), SegmentPayload(0, "v", [_clip()]), reply_to=None
+        )
+    assert err.value.kind == ErrorKind.RATE_LIMITED
+    assert err.value.code == "video_daily_limit"
+    assert uploaded.call_count == 0
+
+
+@pytest.mark.parametrize(
+    ("status", "error"), [(400, "RecordAlreadyExists"), (409, "Conflict"), (400, "DuplicateRecord")]
+)
+def test_the_named_record_exists_error_is_settled_by_get_record(respx_mock, account, status, error):
+    rkey = _key(7, 0)
+    respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
+        status, json={"error": error, "message": "Record already exists"}
+    )
+    respx_mock.get(f"{XRPC}/com.atproto.repo.getRecord").respond(
+        200,
+        json={
+            "uri": f"at://{DID}/app.bsky.feed.post/{rkey}",
+            "cid": "c",
+            "value": {"text": "once"},
+        },
+    )
+    published = BlueskyAdapter().publish_segment(
+        make_ctx(account), SegmentPayload(0, "once"), reply_to=None
+    )
+    assert published.provider_post_id == f"at://{DID}/app.bsky.feed.post/{rkey}"
 
 
 def test_a_link_gets_a_card_from_the_page(respx_mock, account):

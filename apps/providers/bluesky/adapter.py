@@ -1,4 +1,11 @@
-"""The Bluesky adapter: posts, images, link cards, reply threads, reconciliation, connect."""
+"""The Bluesky adapter: posts, images, video and GIFs, link cards, reply threads,
+reconciliation, connect.
+
+A post with a video (or an animated GIF, which Bluesky shows as a video) is asynchronous:
+the file goes to the video service, the job id is checkpointed the moment it exists, the
+segment answers pending, and `poll_segment` creates the post once the job hands back the
+video blob. A worker stopped at any point resumes that job; it never uploads again.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +20,16 @@ from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    Implements,
     MediaPayload,
+    PollSchedule,
     PublishContext,
     PublishedSegment,
     ReplyTarget,
     SegmentPayload,
     register_adapter,
 )
-from apps.providers.bluesky import cards, session
+from apps.providers.bluesky import cards, session, video
 from apps.providers.bluesky.errors import (
     classify,
     error_name,
@@ -28,16 +37,32 @@ from apps.providers.bluesky.errors import (
     is_record_exists,
 )
 from apps.providers.bluesky.facets import build_facets, first_link, mention_handles
-from apps.providers.bluesky.tid import segment_rkey
+from apps.providers.bluesky.langs import post_langs
+from apps.providers.bluesky.tid import legacy_segment_rkey, segment_rkey
 from apps.providers.errors import ErrorKind, ProviderError
 
 POST = "app.bsky.feed.post"
 MAX_IMAGES = 4
 REFRESH_MARGIN = timedelta(minutes=5)
+MOVING_KINDS = ("video", "gif")  # both go through the video service
+VIDEO_JOB = "bluesky-video-job:"  # the pending id of a segment waiting for its video
+# The video service's processing: seconds to a few minutes; the docs poll every second.
+POLL_SCHEDULE = PollSchedule(
+    initial_delay_s=2, interval_s=2, factor=1.5, max_interval_s=10, max_wait_s=900
+)
 
 
 class BlueskyAdapter(Adapter):
     platform = "bluesky"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video", "gif"}),
+        max_images=MAX_IMAGES,
+        max_videos=1,  # a GIF goes as the post's one video
+        settings=frozenset({"langs"}),
+        threads=True,
+        alt_text=True,
+    )
+    poll_schedule = POLL_SCHEDULE
     # Each segment's record key is fixed before the first attempt; the repository refuses a
     # second record under it, so resending after an unknown outcome cannot post twice.
     retry_safe_after_unknown = True
@@ -80,18 +105,16 @@ class BlueskyAdapter(Adapter):
         self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
     ) -> PublishedSegment:
         xrpc = _Xrpc(ctx)
-        rkey = _rkey(ctx, segment.position)
+        rkey = _kept_rkey(ctx, segment.position)
         created_at = datetime.now(UTC)
         record: dict = {
             "$type": POST,
             "text": segment.text,
             "createdAt": created_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         }
-        langs = ctx.settings.get("langs") or (
-            [ctx.settings["language"]] if ctx.settings.get("language") else []
-        )
+        langs = post_langs(ctx.settings)
         if langs:
-            record["langs"] = list(langs)[:3]
+            record["langs"] = langs
         facets = build_facets(segment.text, xrpc.resolve_handles(mention_handles(segment.text)))
         if facets:
             record["facets"] = facets
@@ -100,15 +123,35 @@ class BlueskyAdapter(Adapter):
                 "root": xrpc.strong_ref(reply_to.root.provider_post_id),
                 "parent": xrpc.strong_ref(reply_to.parent.provider_post_id),
             }
+        if rkey is None:
+            # Sent before keys were checkpointed: its post may sit under the legacy key.
+            found = _legacy_post(ctx, xrpc, segment)
+            if found is not None:
+                return found
+            rkey = _rkey(ctx, segment.position)
+        moving = [m for m in segment.media if m.kind in MOVING_KINDS]
+        if moving:
+            return self._publish_video(ctx, xrpc, segment, record)
         embed = self._embed(ctx, xrpc, segment)
         if embed:
             record["embed"] = embed
+        return self._create_segment(ctx, xrpc, segment.position, rkey, record, created_at)
+
+    def _create_segment(
+        self,
+        ctx: PublishContext,
+        xrpc: _Xrpc,
+        position: int,
+        rkey: str,
+        record: dict,
+        created_at: datetime,
+    ) -> PublishedSegment:
         try:
             return self._create(xrpc, rkey, record, created_at)
         except _KeyTaken:
             # Another post holds the key, so our create never landed under it: a fresh key
             # (kept in the checkpoint first) is as safe as the first one was.
-            rkey = _replace_rkey(ctx, segment.position)
+            rkey = _replace_rkey(ctx, position)
         try:
             return self._create(xrpc, rkey, record, created_at)
         except _KeyTaken:
@@ -177,14 +220,78 @@ class BlueskyAdapter(Adapter):
             )
         raise error  # no answer at all; the write may still land, the same rkey stays safe
 
+    def _publish_video(
+        self,
+        ctx: PublishContext,
+        xrpc: _Xrpc,
+        segment: SegmentPayload,
+        record: dict,
+    ) -> PublishedSegment:
+        """Start (or resume) the segment's video job; pending until the blob exists."""
+        if len(segment.media) > 1:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED,
+                "A Bluesky post carries one video or GIF, alone (no images beside it).",
+                code="video_not_alone",
+            )
+        [media] = segment.media
+        extra: dict = {"alt": media.alt_text} if media.alt_text else {}
+        if media.width and media.height:
+            extra["aspectRatio"] = {"width": media.width, "height": media.height}
+        entry = _video_entry(ctx, segment.position)
+        if entry is None:
+            job = video.start(xrpc, media)
+            entry = {"job_id": job.job_id}
+            if job.blob:
+                entry["blob"] = job.blob
+        # The post to make once the blob exists (poll_segment has no segment to read).
+        entry.update(record=record, embed=extra)
+        _keep_video(ctx, segment.position, entry)  # before anything else: accepted work
+        if entry.get("blob"):
+            return self._create_video_post(ctx, xrpc, segment.position, entry)
+        return PublishedSegment(provider_post_id=f"{VIDEO_JOB}{entry['job_id']}", pending=True)
+
+    def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment:
+        """The video job: still processing (pending), failed (the error; a retry uploads
+        anew), or done, when the post is created under the segment's record key."""
+        job_id = pending.provider_post_id.removeprefix(VIDEO_JOB)
+        position, entry = _video_for_job(ctx, job_id)
+        if entry is None:
+            raise ProviderError(
+                ErrorKind.UNKNOWN,
+                "The video upload's saved state was lost; retry the post.",
+                code="checkpoint_missing",
+            )
+        if not entry.get("blob"):
+            try:
+                status = video.job_status(job_id)
+            except ProviderError as err:
+                if err.code == "video_job_unknown":
+                    _drop_video(ctx, position)
+                raise
+            if not status.get("blob"):
+                if status.get("state") == video.FAILED:
+                    _drop_video(ctx, position)
+                    raise video.failure(status)
+                return pending
+            entry["blob"] = status["blob"]
+            _keep_video(ctx, position, entry)
+        return self._create_video_post(ctx, _Xrpc(ctx), position, entry)
+
+    def _create_video_post(
+        self, ctx: PublishContext, xrpc: _Xrpc, position: int, entry: dict
+    ) -> PublishedSegment:
+        created_at = datetime.now(UTC)
+        record = {
+            **entry["record"],
+            "createdAt": created_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "embed": {"$type": "app.bsky.embed.video", "video": entry["blob"], **entry["embed"]},
+        }
+        rkey = _rkey(ctx, position)
+        return self._create_segment(ctx, xrpc, position, rkey, record, created_at)
+
     def _embed(self, ctx: PublishContext, xrpc: _Xrpc, segment: SegmentPayload) -> dict | None:
         if segment.media:
-            if any(m.kind == "video" for m in segment.media):
-                raise ProviderError(
-                    ErrorKind.CONTENT_REJECTED,
-                    "Video posts to Bluesky are not supported yet; attach images instead.",
-                    code="video_unsupported",
-                )
             if len(segment.media) > MAX_IMAGES:
                 raise ProviderError(
                     ErrorKind.CONTENT_REJECTED,
@@ -216,11 +323,20 @@ class BlueskyAdapter(Adapter):
         """Strong: the segment's record key holds our post, or it does not exist. A record
         under the key with other text is not ours (our create cannot have landed there)."""
         xrpc = _Xrpc(ctx)
-        rkey = _rkey(ctx, segment.position, persist=False)
+        kept = _kept_rkey(ctx, segment.position)
+        if kept is None:
+            legacy = _legacy_post(ctx, xrpc, segment)
+            if legacy is not None:
+                return legacy
+        rkey = kept or _rkey(ctx, segment.position, persist=False)
         found = xrpc.get_record(xrpc.did, POST, rkey)
-        if found is None or not _is_ours(found, segment.text):
-            return None
-        return _published(xrpc.did, rkey, found)
+        if found is not None and _is_ours(found, segment.text):
+            return _published(xrpc.did, rkey, found)
+        entry = _video_entry(ctx, segment.position)
+        if entry is not None and entry.get("job_id"):
+            # The video service holds our upload: wait for it, never upload again.
+            return PublishedSegment(provider_post_id=f"{VIDEO_JOB}{entry['job_id']}", pending=True)
+        return None
 
 
 class _Xrpc:
@@ -309,6 +425,67 @@ class _Xrpc:
 
 class _KeyTaken(Exception):
     """The record key holds a post other than ours."""
+
+
+def _kept_rkey(ctx: PublishContext, position: int) -> str | None:
+    return (ctx.checkpoint.get("rkeys") or {}).get(str(position))
+
+
+def _legacy_post(
+    ctx: PublishContext, xrpc: _Xrpc, segment: SegmentPayload
+) -> PublishedSegment | None:
+    """Our post under the legacy key (no installation id), for a segment attempted before
+    keys were checkpointed; None for a segment never attempted before (its legacy key could
+    be an older installation's post)."""
+    if not _attempted_before(ctx.rendition_id, segment.position):
+        return None
+    rkey = legacy_segment_rkey(ctx.rendition_id, segment.position)
+    found = xrpc.get_record(xrpc.did, POST, rkey)
+    if found is None or not _is_ours(found, segment.text):
+        return None
+    _keep_rkey(ctx, segment.position, rkey)
+    return _published(xrpc.did, rkey, found)
+
+
+def _attempted_before(rendition_id: int, position: int) -> bool:
+    """Whether an earlier publish attempt at this segment ended (the attempt under way,
+    if any, is still in flight)."""
+    from apps.renditions.models import DeliveryAttempt  # the renditions app imports us
+
+    return (
+        DeliveryAttempt.objects.filter(
+            rendition_id=rendition_id,
+            segment_position=position,
+            kind=DeliveryAttempt.Kind.PUBLISH,
+        )
+        .exclude(outcome=DeliveryAttempt.Outcome.IN_FLIGHT)
+        .exists()
+    )
+
+
+def _video_entry(ctx: PublishContext, position: int) -> dict | None:
+    entry = (ctx.checkpoint.get("videos") or {}).get(str(position))
+    return dict(entry) if entry else None
+
+
+def _video_for_job(ctx: PublishContext, job_id: str) -> tuple[int, dict | None]:
+    for position, entry in (ctx.checkpoint.get("videos") or {}).items():
+        if entry.get("job_id") == job_id:
+            return int(position), dict(entry)
+    return -1, None
+
+
+def _keep_video(ctx: PublishContext, position: int, entry: dict) -> None:
+    ctx.checkpoint["videos"] = {**(ctx.checkpoint.get("videos") or {}), str(position): entry}
+    ctx.persist_checkpoint()
+
+
+def _drop_video(ctx: PublishContext, position: int) -> None:
+    """The job is over without a video: a later attempt uploads the file again."""
+    videos = dict(ctx.checkpoint.get("videos") or {})
+    if videos.pop(str(position), None) is not None:
+        ctx.checkpoint["videos"] = videos
+        ctx.persist_checkpoint()
 
 
 def _rkey(ctx: PublishContext, position: int, *, persist: bool = True) -> str:

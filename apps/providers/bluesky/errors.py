@@ -19,7 +19,10 @@ _RECORD_EXISTS = ("AlreadyExists", "RecordExists", "DuplicateRecord")
 
 
 def is_record_exists(response: httpx.Response) -> bool:
+    """The named "record exists" refusal of a create (any 4xx with such a name, or 409)."""
     name = error_name(response) or ""
+    if response.status_code == 409:
+        return True
     return 400 <= response.status_code < 500 and any(part in name for part in _RECORD_EXISTS)
 
 

@@ -49,5 +49,19 @@ def segment_rkey(rendition_id: int, position: int, *, installation: str) -> str:
     return _s32(timestamp, 11) + _s32(clock_id, 2)
 
 
+def legacy_segment_rkey(rendition_id: int, position: int) -> str:
+    """The key the first derivation gave (rendition id and position only, no installation
+    id). A segment sent before installation ids were mixed in, and whose key was never
+    checkpointed, may hold its post under this key."""
+    if not 0 <= position <= MAX_POSITION:
+        raise ValueError(f"A thread has at most {MAX_POSITION + 1} segments.")
+    timestamp = BASE_US + (rendition_id << 8) + position
+    if timestamp >= 1 << 53:
+        raise ValueError("Rendition id too large for a TID timestamp.")
+    digest = hashlib.sha256(f"{rendition_id}:{position}".encode()).digest()
+    clock_id = int.from_bytes(digest[:2], "big") & 0x3FF
+    return _s32(timestamp, 11) + _s32(clock_id, 2)
+
+
 def is_tid(value: str) -> bool:
     return bool(TID_RE.match(value))
