@@ -23,6 +23,7 @@ from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from apps.common.envelope import envelope
 from apps.common.errors import DomainError
 
 API_PREFIX = "/api/"
@@ -53,10 +54,6 @@ class PayloadTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "The request body is too large."
     default_code = "PAYLOAD_TOO_LARGE"
-
-
-def envelope(code: str, message: str, details: dict | None = None) -> dict:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
 def error_leaves(detail: Any, prefix: str = "") -> list[tuple[str, Any]]:

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-from apps.api.errors import envelope
+from apps.common.envelope import envelope
 from apps.ops.services import MaintenanceState, maintenance_state
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

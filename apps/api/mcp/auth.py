@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from apps.accounts.models import ApiToken
 from apps.accounts.services import api_token_authenticate
-from apps.api.errors import envelope
+from apps.common.envelope import envelope
 
 MCP_SCOPE = ApiToken.Scope.MCP
 STATE_KEY = "api_token"

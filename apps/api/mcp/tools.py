@@ -36,13 +36,14 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 
 from apps.accounts.models import ApiToken, Organization, SocialAccount
-from apps.api.errors import envelope, validation_details
+from apps.api.errors import validation_details
 from apps.api.mcp.auth import token_from_state
 from apps.api.permissions import InsufficientScope
 from apps.api.serializers.accounts import AccountSerializer
 from apps.api.serializers.publications import PublicationCreateSerializer, PublicationSerializer
 from apps.api.throttling import TokenRateThrottle
 from apps.api.validation import publication_validate
+from apps.common.envelope import envelope
 from apps.common.errors import DomainError, NotFound, PermissionDenied
 from apps.ops.services import maintenance_state
 from apps.providers.catalog import all_capabilities, get_capabilities
