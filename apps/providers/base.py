@@ -62,6 +62,9 @@ class PublishContext:
     # Stores credentials an adapter had to refresh mid-call (a 401 answered by a refresh):
     # only the pipeline persists credentials, so adapters hand them over through this.
     credentials_saver: Callable[[dict], None] | None = None
+    # Whether an earlier publish attempt at a segment position ended (the attempt under
+    # way, if any, excluded): the pipeline knows the rendition's history, adapters do not.
+    attempted_before: Callable[[int], bool] = lambda position: False
 
     def idempotency_key(self, position: int) -> str:
         return f"{self.idempotency_base}-s{position}"

@@ -163,6 +163,19 @@ def publish_context(rendition: Rendition, credentials: dict) -> PublishContext:
         credentials_saver=lambda fresh: store_refreshed_credentials(
             rendition.social_account, fresh
         ),
+        attempted_before=lambda position: _attempted_before(rendition, position),
+    )
+
+
+def _attempted_before(rendition: Rendition, position: int) -> bool:
+    """Whether an earlier publish attempt at this segment ended (the attempt under way, if
+    any, is still in flight)."""
+    return (
+        rendition.delivery_attempts.filter(
+            segment_position=position, kind=DeliveryAttempt.Kind.PUBLISH
+        )
+        .exclude(outcome=DeliveryAttempt.Outcome.IN_FLIGHT)
+        .exists()
     )
 
 

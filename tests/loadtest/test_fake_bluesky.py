@@ -15,6 +15,7 @@ from apps.providers.bluesky.adapter import VIDEO_JOB
 from apps.providers.bluesky.tid import is_tid, legacy_segment_rkey, segment_rkey
 from apps.providers.errors import ErrorKind, ProviderError
 from apps.renditions.models import DeliveryAttempt
+from apps.renditions.pipeline import publish_context
 from loadtest.platform_fakes import FaultPlan
 from loadtest.platform_fakes.bluesky import FAKE, NAMED_ERROR, SLOW_FACTOR, BlueskyFake
 from loadtest.platform_fakes.server import FakeServer
@@ -400,17 +401,24 @@ def _legacy_rendition(account, *, attempted: bool):
     return rendition
 
 
+def _pipeline_ctx(rendition, *, checkpoint=None) -> PublishContext:
+    """The context the pipeline builds, which knows the rendition's earlier attempts."""
+    rendition.checkpoint = dict(checkpoint or {})
+    credentials = account_services.social_account_credentials(rendition.social_account)
+    return publish_context(rendition, credentials)
+
+
 def test_a_post_made_under_the_legacy_key_is_found_and_never_made_twice(fake, account):
     rendition = _legacy_rendition(account, attempted=True)
     legacy = legacy_segment_rkey(rendition.pk, 0)
     # What the earlier code did: a create under the legacy key, then no answer kept.
-    _publish(_ctx(account, rendition.pk, checkpoint={"rkeys": {"0": legacy}}), "before deploy")
+    _publish(_pipeline_ctx(rendition, checkpoint={"rkeys": {"0": legacy}}), "before deploy")
     [old] = fake.published()
-    ctx = _ctx(account, rendition.pk)  # no rkey in the checkpoint
+    ctx = _pipeline_ctx(rendition)  # no rkey in the checkpoint
     segment = SegmentPayload(0, "before deploy")
 
     found = get_adapter("bluesky").lookup_segment(ctx, segment, not_before=datetime.now(UTC))
-    resent = _publish(_ctx(account, rendition.pk), "before deploy")
+    resent = _publish(_pipeline_ctx(rendition), "before deploy")
 
     assert found.provider_post_id == old.id
     assert resent.provider_post_id == old.id
@@ -421,9 +429,9 @@ def test_a_post_made_under_the_legacy_key_is_found_and_never_made_twice(fake, ac
 def test_the_legacy_key_is_not_consulted_for_a_rendition_never_attempted(fake, account):
     rendition = _legacy_rendition(account, attempted=False)
     legacy = legacy_segment_rkey(rendition.pk, 0)
-    _publish(_ctx(account, rendition.pk, checkpoint={"rkeys": {"0": legacy}}), "same text")
+    _publish(_pipeline_ctx(rendition, checkpoint={"rkeys": {"0": legacy}}), "same text")
 
-    published = _publish(_ctx(account, rendition.pk), "same text")
+    published = _publish(_pipeline_ctx(rendition), "same text")
 
     assert fake.rkey_of(
         next(p for p in fake.published() if p.id == published.provider_post_id)

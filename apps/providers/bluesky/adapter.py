@@ -437,7 +437,7 @@ def _legacy_post(
     """Our post under the legacy key (no installation id), for a segment attempted before
     keys were checkpointed; None for a segment never attempted before (its legacy key could
     be an older installation's post)."""
-    if not _attempted_before(ctx.rendition_id, segment.position):
+    if not ctx.attempted_before(segment.position):
         return None
     rkey = legacy_segment_rkey(ctx.rendition_id, segment.position)
     found = xrpc.get_record(xrpc.did, POST, rkey)
@@ -445,22 +445,6 @@ def _legacy_post(
         return None
     _keep_rkey(ctx, segment.position, rkey)
     return _published(xrpc.did, rkey, found)
-
-
-def _attempted_before(rendition_id: int, position: int) -> bool:
-    """Whether an earlier publish attempt at this segment ended (the attempt under way,
-    if any, is still in flight)."""
-    from apps.renditions.models import DeliveryAttempt  # the renditions app imports us
-
-    return (
-        DeliveryAttempt.objects.filter(
-            rendition_id=rendition_id,
-            segment_position=position,
-            kind=DeliveryAttempt.Kind.PUBLISH,
-        )
-        .exclude(outcome=DeliveryAttempt.Outcome.IN_FLIGHT)
-        .exists()
-    )
 
 
 def _video_entry(ctx: PublishContext, position: int) -> dict | None:
