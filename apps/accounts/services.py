@@ -1,5 +1,5 @@
 """Writes to users, tenants, tokens and social accounts. Every client (web, API, admin,
-commands) goes through these functions."""
+commands) goes through these functions; memberships and seats are ``membership.py``'s."""
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.accounts import crypto
+from apps.accounts.membership import workspace_member_set
 from apps.accounts.models import (
     ApiToken,
     Organization,
@@ -71,22 +72,6 @@ def workspace_create(
     if admin is not None:
         workspace_member_set(workspace=ws, user=admin, role=WorkspaceMembership.Role.ADMIN)
     return ws
-
-
-def workspace_member_set(*, workspace: Workspace, user: User, role: str) -> WorkspaceMembership:
-    membership, _ = WorkspaceMembership.objects.update_or_create(
-        workspace=workspace, user=user, defaults={"role": role}
-    )
-    return membership
-
-
-def organization_member_set(
-    *, organization: Organization, user: User, role: str
-) -> OrganizationMembership:
-    membership, _ = OrganizationMembership.objects.update_or_create(
-        organization=organization, user=user, defaults={"role": role}
-    )
-    return membership
 
 
 @dataclass(frozen=True)
@@ -204,16 +189,32 @@ def social_account_mark_needs_reconnect(*, account: SocialAccount) -> None:
 
 
 @transaction.atomic
-def social_account_disable(*, account: SocialAccount) -> SocialAccount:
-    """Disconnect an account: status disabled and its credentials erased. The row stays
-    (renditions keep their history); destinations still due on it fail with action
-    ``reconnect`` when their time comes, and new ones are refused when scheduled."""
+def social_account_disconnect(*, account: SocialAccount) -> SocialAccount | None:
+    """Disconnect an account and erase its stored credentials.
+
+    An account no rendition references is deleted (returns None). One with delivery
+    history is kept, disabled, so past posts keep their record (returns the account);
+    destinations still due on it fail with action ``reconnect`` when their time comes,
+    and new ones are refused when scheduled. Reconnecting brings the same row back.
+    """
+    # Locked against a concurrent reconnect; a rendition created meanwhile cannot be
+    # orphaned: its foreign key check fails at commit once the row is gone.
     account = SocialAccount.objects.select_for_update().get(pk=account.pk)
+    if not account.renditions.exists():
+        account.delete()
+        return None
     account.status = SocialAccount.Status.DISABLED
     account.credentials_key_id = ""
     account.credentials_ciphertext = None
+    account.token_expires_at = None
     account.save(
-        update_fields=["status", "credentials_key_id", "credentials_ciphertext", "updated_at"]
+        update_fields=[
+            "status",
+            "credentials_key_id",
+            "credentials_ciphertext",
+            "token_expires_at",
+            "updated_at",
+        ]
     )
     return account
 

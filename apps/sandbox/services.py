@@ -1,4 +1,5 @@
-"""Creating sandbox accounts: the platform-side account and our connected SocialAccount."""
+"""Creating and reconnecting sandbox accounts: the platform-side account and our connected
+SocialAccount."""
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -55,4 +56,26 @@ def sandbox_account_create(
             "honours_idempotency_key": clean["honours_idempotency_key"],
             "text_limit": clean["text_limit"],
         },
+    )
+
+
+def sandbox_account_reconnect(*, account: SocialAccount) -> SocialAccount:
+    """Reconnect a sandbox account: fetch fresh tokens from the sandbox platform's side
+    of the account, as a platform's consent screen would issue them."""
+    remote = SandboxAccount.objects.filter(pk=account.remote_id).first()
+    if remote is None:
+        raise Conflict(
+            "This sandbox account no longer exists on the sandbox platform.",
+            code="SANDBOX_ACCOUNT_GONE",
+            details={"account": account.pk},
+        )
+    return account_services.social_account_connect(
+        workspace=account.workspace,
+        platform=account.platform,
+        remote_id=account.remote_id,
+        handle=account.handle,
+        display_name=account.display_name,
+        credentials={"access_token": remote.access_token, "refresh_token": remote.refresh_token},
+        token_expires_at=timezone.now() + ACCESS_TOKEN_TTL,
+        settings=account.settings,
     )

@@ -2,7 +2,7 @@ from apps.accounts import services
 from apps.accounts.models import SocialAccount
 from apps.sandbox.models import SandboxAccount
 from tests.api.helpers import error
-from tests.factories import SocialAccountFactory
+from tests.factories import RenditionFactory, SocialAccountFactory
 
 URL = "/api/v1/accounts"
 
@@ -81,14 +81,21 @@ def test_the_sandbox_can_be_switched_off(api_a, settings):
     assert error(response)["code"] == "SANDBOX_DISABLED"
 
 
-def test_disconnecting_disables_and_erases_credentials(api_a, workspace_a):
-    account = services.social_account_connect(
-        workspace=workspace_a,
+def _connected(workspace, handle: str = "leaving") -> SocialAccount:
+    return services.social_account_connect(
+        workspace=workspace,
         platform="sandbox",
-        remote_id="r-1",
-        handle="leaving",
+        remote_id=f"r-{handle}",
+        handle=handle,
         credentials={"access_token": "secret"},
     )
+
+
+def test_disconnecting_an_account_with_history_disables_it_and_erases_credentials(
+    api_a, workspace_a
+):
+    account = _connected(workspace_a)
+    RenditionFactory(publication__workspace=workspace_a, social_account=account)
 
     response = api_a.delete(f"{URL}/{account.pk}")
 
@@ -98,6 +105,29 @@ def test_disconnecting_disables_and_erases_credentials(api_a, workspace_a):
     assert account.status == SocialAccount.Status.DISABLED
     assert not account.credentials_ciphertext
     assert services.social_account_credentials(account) == {}
+    assert api_a.get(f"{URL}/{account.pk}").json()["status"] == "disabled"
+
+
+def test_disconnecting_an_unused_account_removes_it(api_a, workspace_a):
+    account = _connected(workspace_a)
+
+    response = api_a.delete(f"{URL}/{account.pk}")
+
+    assert response.status_code == 204
+    assert not response.content
+    assert not SocialAccount.objects.filter(pk=account.pk).exists()
+    assert api_a.get(f"{URL}/{account.pk}").status_code == 404
+
+
+def test_disconnecting_needs_the_write_scope(client_with, workspace_a):
+    account = _connected(workspace_a)
+    client = client_with("read")
+
+    response = client.delete(f"{URL}/{account.pk}")
+
+    assert response.status_code == 403
+    assert error(response)["code"] == "INSUFFICIENT_SCOPE"
+    assert SocialAccount.objects.filter(pk=account.pk).exists()
 
 
 def test_a_disconnected_account_cannot_be_scheduled_to(api_a, workspace_a):

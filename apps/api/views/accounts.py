@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from apps.accounts.models import SocialAccount
-from apps.accounts.services import social_account_disable
+from apps.accounts.services import social_account_disconnect
 from apps.api.base import ApiRequest, WorkspaceViewSet
 from apps.api.schema import IDEMPOTENCY_KEY, errors, post_errors, replayed
 from apps.api.serializers.accounts import AccountCreateSerializer, AccountSerializer
@@ -61,11 +61,15 @@ class AccountViewSet(WorkspaceViewSet):
 
     @extend_schema(
         summary="Disconnect an account",
-        description="The account is disabled and its credentials erased; it stays listed "
-        "with its delivery history. Destinations still due on it fail with action "
-        "`reconnect`. Answers the account as it is now.",
-        responses={200: AccountSerializer, **errors(404)},
+        description="The account's credentials are erased. An account with delivery "
+        "history is kept, disabled, and stays listed with that history: the answer is the "
+        "account as it is now (200). Destinations still due on it fail with action "
+        "`reconnect`. An account no publication names as a destination is removed (204, "
+        "no body).",
+        responses={200: AccountSerializer, 204: None, **errors(404)},
     )
     def destroy(self, request: ApiRequest, pk: str) -> Response:
-        account = social_account_disable(account=self.get_object())
+        account = social_account_disconnect(account=self.get_object())
+        if account is None:
+            return Response(status=204)
         return self.render(account)

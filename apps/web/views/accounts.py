@@ -15,12 +15,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.models import SocialAccount
 from apps.accounts.permissions import Action
+from apps.accounts.services import social_account_disconnect
 from apps.common.errors import DomainError
 from apps.providers.base import SupportsOAuthConnect, SupportsPasswordConnect, get_adapter
 from apps.providers.catalog import PlatformCapabilities, all_capabilities
 from apps.renditions.models import Rendition
-from apps.sandbox.services import sandbox_account_create
-from apps.web import platform_notes, services
+from apps.sandbox.services import sandbox_account_create, sandbox_account_reconnect
+from apps.web import platform_notes
 from apps.web.access import WorkspaceRequest, workspace_view
 from apps.web.forms.common import apply_errors
 from apps.web.forms.workspace import SandboxConnectForm
@@ -124,8 +125,7 @@ def _account(request: WorkspaceRequest, pk: int) -> SocialAccount:
 @require_POST
 def account_disconnect(request: WorkspaceRequest, pk: int) -> HttpResponse:
     account = _account(request, pk)
-    outcome = services.social_account_disconnect(account=account)
-    if outcome == "deleted":
+    if social_account_disconnect(account=account) is None:
         messages.success(request, f"Disconnected and removed @{account.handle}.")
     else:
         messages.success(
@@ -153,7 +153,7 @@ def account_reconnect(request: WorkspaceRequest, pk: int) -> HttpResponse:
             )
         )
     try:
-        services.sandbox_account_reconnect(account=account)
+        sandbox_account_reconnect(account=account)
     except DomainError as exc:
         messages.error(request, exc.message)
     else:

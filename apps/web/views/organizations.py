@@ -11,10 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts import membership
 from apps.accounts.models import Organization, User
 from apps.accounts.services import organization_create, workspace_create
 from apps.common.errors import DomainError
-from apps.web import services
 from apps.web.access import MANAGERS, organization_for, organization_role, user_view
 from apps.web.forms.tenants import (
     OrganizationCreateForm,
@@ -86,7 +86,7 @@ def organization_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
     form = OrganizationInviteForm(request.POST)
     if form.is_valid():
         try:
-            invitation = services.member_invite(
+            invitation = membership.member_invite(
                 organization=organization,
                 email=form.cleaned_data["email"],
                 invited_by=request.user,
@@ -101,7 +101,7 @@ def organization_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
     return _render_detail(request, organization, invite_form=form, status=400)
 
 
-def _invited_message(invitation: services.Invitation) -> str:
+def _invited_message(invitation: membership.Invitation) -> str:
     if invitation.is_new_user:
         return f"Invited {invitation.user.email}: they got an email to set their password."
     return f"Added {invitation.user.email}: they got an email to let them know."
@@ -121,7 +121,7 @@ def organization_member_role(request: HttpRequest, org_slug: str, user_id: int) 
         messages.error(request, "Choose owner, admin or member.")
     else:
         try:
-            services.organization_role_set(
+            membership.organization_role_set(
                 organization=organization,
                 user=member,
                 role=form.cleaned_data["role"],
@@ -140,7 +140,7 @@ def organization_member_remove(request: HttpRequest, org_slug: str, user_id: int
     organization = organization_for(request, org_slug, manage=True)
     member = _member(organization, user_id)
     try:
-        services.organization_member_remove(
+        membership.organization_member_remove(
             organization=organization, user=member, removed_by=request.user
         )
     except DomainError as exc:

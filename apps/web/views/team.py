@@ -7,10 +7,10 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from apps.accounts import membership
 from apps.accounts.models import OrganizationMembership, User, WorkspaceMembership
 from apps.accounts.permissions import Action
 from apps.common.errors import DomainError
-from apps.web import services
 from apps.web.access import WorkspaceRequest, workspace_view
 from apps.web.forms.tenants import WorkspaceInviteForm, WorkspaceRoleForm
 
@@ -58,7 +58,7 @@ def workspace_invite(request: WorkspaceRequest) -> HttpResponse:
     form = WorkspaceInviteForm(request.POST)
     if form.is_valid():
         try:
-            invitation = services.member_invite(
+            invitation = membership.member_invite(
                 organization=request.workspace.organization,
                 email=form.cleaned_data["email"],
                 invited_by=request.user,
@@ -91,7 +91,7 @@ def workspace_member_role(request: WorkspaceRequest, user_id: int) -> HttpRespon
         messages.error(request, "Choose admin, editor or viewer.")
     else:
         try:
-            services.workspace_member_set(
+            membership.workspace_member_set(
                 workspace=request.workspace, user=member, role=form.cleaned_data["role"]
             )
         except DomainError as exc:
@@ -105,7 +105,7 @@ def workspace_member_role(request: WorkspaceRequest, user_id: int) -> HttpRespon
 @require_POST
 def workspace_member_remove(request: WorkspaceRequest, user_id: int) -> HttpResponse:
     member = _member(request, user_id)
-    services.workspace_member_remove(workspace=request.workspace, user=member)
+    membership.workspace_member_remove(workspace=request.workspace, user=member)
     messages.success(request, f"Removed {member.email} from {request.workspace.name}.")
     if member == request.user:
         return redirect("home")

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.accounts import services
+from apps.accounts import membership, services
 from apps.accounts.models import Organization
 
 
@@ -21,7 +21,7 @@ class Command(BaseCommand):
             org = Organization.objects.filter(slug=opts["organization"]).first()
             if org is None:
                 raise CommandError(f"No organization with slug '{opts['organization']}'.")
-            services.organization_member_set(organization=org, user=owner, role="owner")
+            membership.organization_member_set(organization=org, user=owner, role="owner")
         else:
             org = services.organization_create(name=opts["name"], owner=owner)
         try:

@@ -1,9 +1,9 @@
-"""Writes the web app needs that the accounts services don't offer yet: inviting and
-removing members, role changes with their guards, and disconnecting accounts.
+"""Who belongs to an organization and its workspaces: inviting, roles, removal, seats.
 
-Membership rows are the accounts app's; these functions keep its rules (roles from its
-choices, `workspace_member_set`, `social_account_connect`) and add the product's guards:
-seats, the last owner, and who may grant ownership.
+Every client (web, API, admin, commands) changes memberships through these functions, so
+the product's guards hold everywhere: a new member of an organization takes one of its
+seats, the last owner stays, and only owners grant or revoke ownership. A workspace
+member is always a member of its organization (and so holds a seat).
 """
 
 from __future__ import annotations
@@ -16,20 +16,16 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from apps.accounts.models import (
     Organization,
     OrganizationMembership,
-    SocialAccount,
     User,
     Workspace,
     WorkspaceMembership,
 )
-from apps.accounts.services import organization_member_set, social_account_connect
-from apps.accounts.services import workspace_member_set as _workspace_member_set
 from apps.common.errors import Conflict, PermissionDenied, QuotaExceeded
 
 OWNER = OrganizationMembership.Role.OWNER
@@ -42,6 +38,8 @@ class Invitation:
 
 
 def _lock_organization(organization: Organization) -> Organization:
+    # Seats and the last-owner guard count rows: the organization's row lock serializes
+    # concurrent invites and removals so two of them cannot both take the last seat.
     return Organization.objects.select_for_update().get(pk=organization.pk)
 
 
@@ -57,6 +55,47 @@ def _ensure_seat(organization: Organization, user: User | None) -> None:
             code="SEATS_EXHAUSTED",
             details={"seats": organization.seats, "used": used},
         )
+
+
+@transaction.atomic
+def organization_member_set(
+    *, organization: Organization, user: User, role: str
+) -> OrganizationMembership:
+    """Give the user this organization role, taking a seat when they were not a member.
+
+    Errors: QuotaExceeded SEATS_EXHAUSTED. Role guards (ownership, last owner) are
+    ``organization_role_set``'s; this is the operator's and the invitation's way in.
+    """
+    organization = _lock_organization(organization)
+    _ensure_seat(organization, user)
+    membership, _ = OrganizationMembership.objects.update_or_create(
+        organization=organization, user=user, defaults={"role": role}
+    )
+    return membership
+
+
+@transaction.atomic
+def workspace_member_set(*, workspace: Workspace, user: User, role: str) -> WorkspaceMembership:
+    """Give the user this workspace role. Someone outside the organization joins it as a
+    member first, taking a seat (QuotaExceeded SEATS_EXHAUSTED when none is free)."""
+    organization = _lock_organization(workspace.organization)
+    if not organization.memberships.filter(user=user).exists():
+        organization_member_set(
+            organization=organization, user=user, role=OrganizationMembership.Role.MEMBER
+        )
+    membership = WorkspaceMembership.objects.filter(
+        workspace=workspace, user=user
+    ).first() or WorkspaceMembership(workspace=workspace, user=user)
+    membership.role = role
+    membership.full_clean()
+    membership.save()
+    return membership
+
+
+def workspace_member_remove(*, workspace: Workspace, user: User) -> None:
+    """Take the person out of one workspace. Organization owners and admins keep their
+    access through the organization (remove them there); the seat stays taken."""
+    WorkspaceMembership.objects.filter(workspace=workspace, user=user).delete()
 
 
 @transaction.atomic
@@ -98,7 +137,7 @@ def member_invite(
             organization=organization, user=user, role=organization_role, changed_by=invited_by
         )
     if workspace is not None and workspace_role:
-        _workspace_member_set(workspace=workspace, user=user, role=workspace_role)
+        workspace_member_set(workspace=workspace, user=user, role=workspace_role)
     where = workspace.name if workspace is not None else organization.name
     transaction.on_commit(
         lambda: _send_invitation(
@@ -175,71 +214,3 @@ def organization_member_remove(*, organization: Organization, user: User, remove
     WorkspaceMembership.objects.filter(user=user, workspace__organization=organization).delete()
     if membership is not None:
         membership.delete()
-
-
-def workspace_member_remove(*, workspace: Workspace, user: User) -> None:
-    """Take the person out of one workspace. Organization owners and admins keep their
-    access through the organization (remove them there)."""
-    WorkspaceMembership.objects.filter(workspace=workspace, user=user).delete()
-
-
-def workspace_member_set(*, workspace: Workspace, user: User, role: str) -> WorkspaceMembership:
-    """Change the workspace role of someone who is already a member of its organization."""
-    if not workspace.organization.memberships.filter(user=user).exists():
-        raise Conflict(
-            "Invite the person first: they are not a member of the organization.",
-            code="NOT_A_MEMBER",
-            details={"user": user.pk},
-        )
-    return _workspace_member_set(workspace=workspace, user=user, role=role)
-
-
-@transaction.atomic
-def social_account_disconnect(*, account: SocialAccount) -> str:
-    """Disconnect an account: its stored credentials are erased. An account with delivery
-    history is kept, disabled, so past posts keep their record ("disabled"); one without
-    is deleted ("deleted"). Scheduled posts to a disabled account fail with the action
-    `reconnect` when they fall due."""
-    account = SocialAccount.objects.select_for_update().get(pk=account.pk)
-    if not account.renditions.exists():
-        account.delete()
-        return "deleted"
-    account.status = SocialAccount.Status.DISABLED
-    account.credentials_ciphertext = None
-    account.credentials_key_id = ""
-    account.token_expires_at = None
-    account.save(
-        update_fields=[
-            "status",
-            "credentials_ciphertext",
-            "credentials_key_id",
-            "token_expires_at",
-            "updated_at",
-        ]
-    )
-    return "disabled"
-
-
-def sandbox_account_reconnect(*, account: SocialAccount) -> SocialAccount:
-    """Reconnect a sandbox account: fetch fresh tokens from the sandbox platform's side
-    of the account, as a platform's consent screen would issue them."""
-    from apps.sandbox.models import SandboxAccount
-    from apps.sandbox.server import ACCESS_TOKEN_TTL
-
-    remote = SandboxAccount.objects.filter(pk=account.remote_id).first()
-    if remote is None:
-        raise Conflict(
-            "This sandbox account no longer exists on the sandbox platform.",
-            code="SANDBOX_ACCOUNT_GONE",
-            details={"account": account.pk},
-        )
-    return social_account_connect(
-        workspace=account.workspace,
-        platform=account.platform,
-        remote_id=account.remote_id,
-        handle=account.handle,
-        display_name=account.display_name,
-        credentials={"access_token": remote.access_token, "refresh_token": remote.refresh_token},
-        token_expires_at=timezone.now() + ACCESS_TOKEN_TTL,
-        settings=account.settings,
-    )
