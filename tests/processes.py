@@ -3,13 +3,13 @@
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from urllib.parse import quote
 
-from django.conf import settings
 from django.db import connection
+
+from apps.common.processes import ChildProcess, manage_argv
 
 
 def test_database_url() -> str:
@@ -29,44 +29,30 @@ def test_database_url() -> str:
 test_database_url.__test__ = False  # not a test, despite its name
 
 
-class WorkerProcess:
+class WorkerProcess(ChildProcess):
     """A `manage.py run_worker` child process, its output captured to a file."""
 
     def __init__(self, log_dir: Path, name: str, *args: str, **env: str) -> None:
         self.name = name
-        self.log = log_dir / f"{name}.log"
         environment = {
             **os.environ,
             "DATABASE_URL": test_database_url(),
             "WORKER_POLL_S": "0.2",
             **env,
         }
-        with self.log.open("w") as log:
-            self.proc = subprocess.Popen(  # noqa: S603 - fixed argv
-                [sys.executable, "manage.py", "run_worker", "--name", name, *args],
-                cwd=settings.BASE_DIR,
-                env=environment,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        super().__init__(
+            manage_argv("run_worker", "--name", name, *args),
+            env=environment,
+            log=log_dir / f"{name}.log",
+        )
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def output(self) -> str:
-        return self.log.read_text() if self.log.exists() else ""
+        """The exit code; a worker still running after `timeout` is killed and the test
+        fails."""
+        code = super().stop(sig, timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.argv, timeout)
+        return code
 
 
 def wait_until(condition, timeout: float, what: str, interval: float = 0.05) -> None:

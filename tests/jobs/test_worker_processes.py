@@ -5,23 +5,19 @@ Each test starts workers with `manage.py run_worker`, pointed at the test databa
 watches the rows they write. Every wait is bounded.
 """
 
-import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection, transaction
 
 from apps.jobs.models import Job, WorkerProcess
 from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
 from tests.factories import OrganizationFactory
-from tests.processes import test_database_url as worker_database_url
+from tests.processes import WorkerProcess as WorkerChild
 from tests.processes import wait_until as _wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -29,37 +25,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 STARTED = re.compile(r"Job (\d+) \(noop\) started")
 
 
-class WorkerProc:
-    """A `run_worker` child process with its stderr captured to a file."""
+class WorkerProc(WorkerChild):
+    """A `run_worker` child process that runs only noop jobs (other apps' periodic jobs
+    stay out of these tests), logging at DEBUG."""
 
     def __init__(self, tmp_path: Path, name: str, *args: str, **env: str) -> None:
-        self.name = name
-        self.log = tmp_path / f"{name}.log"
-        environment = {
-            **os.environ,
-            "DATABASE_URL": worker_database_url(),
-            "LOG_LEVEL": "DEBUG",
-            "WORKER_POLL_S": "0.2",
-            **env,
-        }
-        with self.log.open("w") as log:
-            self.proc = subprocess.Popen(  # noqa: S603
-                # Only noop: other apps' periodic jobs stay out of these tests.
-                [
-                    sys.executable,
-                    "manage.py",
-                    "run_worker",
-                    "--types",
-                    "noop",
-                    "--name",
-                    name,
-                    *args,
-                ],
-                cwd=settings.BASE_DIR,
-                env=environment,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        super().__init__(tmp_path, name, "--types", "noop", *args, **{"LOG_LEVEL": "DEBUG", **env})
 
     def wait_registered(self, timeout: float = 30) -> None:
         _wait_until(
@@ -69,17 +40,7 @@ class WorkerProc:
         )
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise
-
-    def output(self) -> str:
-        return self.log.read_text() if self.log.exists() else ""
+        return super().stop(sig, timeout)
 
     def started_job_ids(self) -> list[int]:
         return [int(found) for found in STARTED.findall(self.output())]
@@ -96,9 +57,7 @@ def start_worker(tmp_path):
 
     yield start
     for proc in procs:
-        if proc.proc.poll() is None:
-            proc.proc.kill()
-            proc.proc.wait()
+        proc.kill()
 
 
 def _job(pk: int) -> Job:

@@ -3,32 +3,20 @@ process on a free 127.0.0.1 port, against the test database, and reached through
 client library."""
 
 import os
-import socket
-import subprocess
 import sys
-import time
-from pathlib import Path
 
 import anyio
-import httpx
 import httpx2
 import pytest
-from django.conf import settings
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
+from apps.common.processes import ChildProcess, free_port
 from tests.factories import SocialAccountFactory
 from tests.processes import test_database_url
 
-ROOT = Path(settings.BASE_DIR)
 START_TIMEOUT_S = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +24,7 @@ def mcp_url(django_db_setup, django_db_blocker, tmp_path_factory):
     """The endpoint's URL; the server runs for the module's tests."""
     with django_db_blocker.unblock():
         database_url = test_database_url()
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("mcp") / "uvicorn.log"
     environment = {
         **os.environ,
@@ -44,37 +32,21 @@ def mcp_url(django_db_setup, django_db_blocker, tmp_path_factory):
         "API_THROTTLE_RATE": "",
         "DB_CONN_MAX_AGE": "0",
     }
-    with log.open("w") as out:
-        proc = subprocess.Popen(  # noqa: S603 - fixed argv
-            [sys.executable, "-m", "uvicorn", "config.asgi:application"]
-            + ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-            cwd=ROOT,
-            env=environment,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    server = ChildProcess(
+        [sys.executable, "-m", "uvicorn", "config.asgi:application"]
+        + ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        env=environment,
+        log=log,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"uvicorn exited {proc.returncode}:\n{log.read_text()}")
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"uvicorn did not start:\n{log.read_text()}")
-            time.sleep(0.1)
+        if not server.wait_http_ok(f"{base}/healthz", timeout=START_TIMEOUT_S, interval=0.1):
+            if server.poll() is not None:
+                raise AssertionError(f"uvicorn exited {server.poll()}:\n{server.output()}")
+            raise AssertionError(f"uvicorn did not start:\n{server.output()}")
         yield f"{base}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        server.stop(timeout=15)
 
 
 async def _session(url: str, token: str, work):

@@ -4,8 +4,8 @@ import io
 
 import pytest
 
-from apps.ops.bench_api import ApiBench, ApiBenchConfig
 from apps.publications.models import Publication
+from loadtest.bench_api import ApiBench, ApiBenchConfig
 from tests.processes import test_database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

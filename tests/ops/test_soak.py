@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from apps.ops.soak import Soak, SoakConfig
+from loadtest.soak import Soak, SoakConfig
 from tests.processes import test_database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from apps.ops.soak import Soak, SoakConfig, resolve_platforms
 from loadtest.platform_fakes import registry
+from loadtest.soak import Soak, SoakConfig, resolve_platforms
 from tests.processes import test_database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -11,7 +11,7 @@ import os
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
 
-from apps.jobs.bench import Bench, BenchConfig
+from loadtest.bench_queue import Bench, BenchConfig
 
 
 class Command(BaseCommand):

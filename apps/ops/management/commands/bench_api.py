@@ -1,5 +1,5 @@
 """`python manage.py bench_api`: the token API under load through gunicorn (see
-apps/ops/bench_api.py). A progress bar on stderr, the figures as one JSON line on stdout."""
+loadtest/bench_api.py). A progress bar on stderr, the figures as one JSON line on stdout."""
 
 import json
 import logging
@@ -9,7 +9,7 @@ import sys
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from apps.ops.bench_api import ApiBench, ApiBenchConfig
+from loadtest.bench_api import ApiBench, ApiBenchConfig
 
 
 class Command(BaseCommand):

@@ -1,4 +1,4 @@
-"""`python manage.py soak`: the chaos soak (see apps/ops/soak.py). Prints a progress bar
+"""`python manage.py soak`: the chaos soak (see loadtest/soak.py). Prints a progress bar
 to stderr and the figures as one JSON line on stdout."""
 
 import json
@@ -9,7 +9,7 @@ import sys
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.ops.soak import Soak, SoakConfig, resolve_platforms
+from loadtest.soak import Soak, SoakConfig, resolve_platforms
 
 
 class Command(BaseCommand):

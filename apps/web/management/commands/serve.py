@@ -6,14 +6,12 @@ the worker as child processes until interrupted.
 
 import os
 import signal
-import subprocess
-import sys
 import time
 
-from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from apps.common.processes import ChildProcess, gunicorn_argv, manage_argv
 from apps.web.demo import DemoSetup, demo_setup
 
 
@@ -37,13 +35,8 @@ class Command(BaseCommand):
             self._print_demo(demo_setup(), base_url)
 
         children = [
-            subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "config.wsgi:application",
-                    "--bind",
+            ChildProcess(
+                gunicorn_argv(
                     f"{opts['host']}:{opts['port']}",
                     "--workers",
                     str(opts["web_workers"]),
@@ -51,17 +44,12 @@ class Command(BaseCommand):
                     "4",
                     "--access-logfile",
                     "-",
-                ],
+                ),
                 env=env,
-                cwd=settings.BASE_DIR,
             )
         ]
         if not opts["no_worker"]:
-            children.append(
-                subprocess.Popen(  # noqa: S603
-                    [sys.executable, "manage.py", "run_worker"], env=env, cwd=settings.BASE_DIR
-                )
-            )
+            children.append(ChildProcess(manage_argv("run_worker"), env=env))
         self.stdout.write(f"Serving on {base_url}/ (Ctrl+C to stop)")
         self._wait(children)
 
@@ -79,25 +67,21 @@ class Command(BaseCommand):
         w(f"  API token: {demo.token}")
         w("")
 
-    def _wait(self, children: list[subprocess.Popen]) -> None:
+    def _wait(self, children: list[ChildProcess]) -> None:
         stopping = False
 
         def stop(signum, frame) -> None:
             nonlocal stopping
             stopping = True
             for child in children:
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
+                child.send(signal.SIGTERM)
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         while not stopping:
-            if any(child.poll() is not None for child in children):
+            if any(not child.is_running() for child in children):
                 stop(None, None)
                 break
             time.sleep(0.5)
         for child in children:
-            try:
-                child.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                child.kill()
+            child.wait_or_kill(timeout=60)

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -25,13 +21,13 @@ from pathlib import Path
 from typing import TextIO
 
 import httpx
-from django.conf import settings
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Organization
-from apps.common.progress import ProgressBar
+from apps.common.processes import ChildProcess, free_port, gunicorn_argv
 from apps.sandbox.models import SandboxAccount
 from apps.sandbox.services import sandbox_account_create
+from loadtest.progress import ProgressBar
 
 
 @dataclass
@@ -52,7 +48,7 @@ class ApiBench:
     config: ApiBenchConfig
     progress: TextIO
     tag: str = field(default_factory=lambda: f"bench-api-{secrets.token_hex(3)}")
-    _web: subprocess.Popen | None = None
+    _web: ChildProcess | None = None
     _logdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bench-api-")))
 
     def run(self) -> dict:
@@ -133,9 +129,7 @@ class ApiBench:
         }
 
     def _start_web(self) -> str:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = free_port()
         base_url = f"http://127.0.0.1:{port}"
         env = {
             **os.environ,
@@ -144,33 +138,21 @@ class ApiBench:
         }
         if self.config.database_url:
             env["DATABASE_URL"] = self.config.database_url
-        log = (self._logdir / "web.log").open("w")
-        self._web = subprocess.Popen(  # noqa: S603 - fixed argv
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "config.wsgi:application",
-                "--bind",
+        log = self._logdir / "web.log"
+        self._web = ChildProcess(
+            gunicorn_argv(
                 f"127.0.0.1:{port}",
                 "--workers",
                 str(self.config.web_workers),
                 "--threads",
                 str(self.config.web_threads),
-            ],
-            cwd=settings.BASE_DIR,
+            ),
             env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            log=log,
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base_url}/healthz", timeout=1).status_code == 200:
-                    return base_url
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise RuntimeError(f"gunicorn did not start; see {log.name}.")
+        if not self._web.wait_http_ok(f"{base_url}/healthz", timeout=60):
+            raise RuntimeError(f"gunicorn did not start; see {log}.")
+        return base_url
 
     def _workspace(self) -> tuple[str, list[int]]:
         owner = account_services.user_get_or_create(email=f"{self.tag}@bench.invalid")
@@ -191,12 +173,8 @@ class ApiBench:
         return token.clear, [account.pk for account in accounts]
 
     def _stop_web(self) -> None:
-        if self._web is not None and self._web.poll() is None:
-            self._web.send_signal(signal.SIGTERM)
-            try:
-                self._web.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._web.kill()
+        if self._web is not None:
+            self._web.stop(timeout=30)
 
     def _cleanup(self) -> None:
         from apps.jobs.models import Job

@@ -9,7 +9,7 @@ across crashes mid-publish.
 
 The platforms are the sandbox (misbehaving per account) and the fakes of the real platforms
 (loadtest.platform_fakes, misbehaving per call), which the real adapters reach through
-PROVIDER_API_REDIRECT; see apps/ops/soak_fakes.py.
+PROVIDER_API_REDIRECT; see loadtest/soak_fakes.py.
 """
 
 from __future__ import annotations
@@ -18,10 +18,7 @@ import os
 import random
 import secrets
 import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -32,7 +29,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
-import httpx
 from django.conf import settings
 from django.db import connection
 from django.db.models import CharField, Count, Exists, Min, OuterRef, Q, Value
@@ -41,14 +37,15 @@ from django.utils import timezone
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Organization, SocialAccount
-from apps.common.progress import ProgressBar
-from apps.ops.soak_fakes import APP_SETTINGS, FakeFleet, marker_for, marker_pattern, media_cleanup
+from apps.common.processes import ChildProcess, free_port, gunicorn_argv, manage_argv, stop_all
 from apps.providers import catalog
 from apps.publications.services import publication_create
 from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.sandbox.models import SandboxAccount, SandboxPost
 from apps.sandbox.services import sandbox_account_create
 from loadtest.platform_fakes import registry
+from loadtest.progress import ProgressBar
+from loadtest.soak_fakes import APP_SETTINGS, FakeFleet, marker_for, marker_pattern, media_cleanup
 
 SANDBOX = "sandbox"
 
@@ -115,8 +112,8 @@ class Soak:
     kills: int = 0
     # Platforms asked for that have no fake to serve them, and why.
     skipped: dict[str, str] = field(default_factory=dict)
-    _procs: list[subprocess.Popen] = field(default_factory=list)
-    _web: subprocess.Popen | None = None
+    _procs: list[ChildProcess] = field(default_factory=list)
+    _web: ChildProcess | None = None
     _fleet: FakeFleet | None = None
     _redirect: str = ""
     # rendition id -> (marker, posts its content should make at the platform)
@@ -178,39 +175,19 @@ class Soak:
         return covered
 
     def _start_web(self) -> str:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = free_port()
         base_url = f"http://127.0.0.1:{port}"
-        log = (self._logdir / "web.log").open("w")
-        self._web = subprocess.Popen(  # noqa: S603 - fixed argv
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "config.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
-                "--threads",
-                "16",
-                "--timeout",
-                "60",
-            ],
-            cwd=settings.BASE_DIR,
+        log = self._logdir / "web.log"
+        self._web = ChildProcess(
+            gunicorn_argv(
+                f"127.0.0.1:{port}", "--workers", "2", "--threads", "16", "--timeout", "60"
+            ),
             env=self._env(base_url),
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            log=log,
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base_url}/healthz", timeout=1).status_code == 200:
-                    return base_url
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise RuntimeError(f"The sandbox web server did not start; see {log.name}.")
+        if not self._web.wait_http_ok(f"{base_url}/healthz", timeout=60):
+            raise RuntimeError(f"The sandbox web server did not start; see {log}.")
+        return base_url
 
     def _env(self, base_url: str) -> dict:
         env = {
@@ -240,23 +217,11 @@ class Soak:
 
     def _start_worker(self, base_url: str) -> None:
         index = len(self._procs)
-        log = (self._logdir / f"worker-{index}.log").open("w")
+        argv = manage_argv(
+            "run_worker", "--threads", str(self.config.threads), "--name", f"{self.tag}-w{index}"
+        )
         self._procs.append(
-            subprocess.Popen(  # noqa: S603 - fixed argv
-                [
-                    sys.executable,
-                    "manage.py",
-                    "run_worker",
-                    "--threads",
-                    str(self.config.threads),
-                    "--name",
-                    f"{self.tag}-w{index}",
-                ],
-                cwd=settings.BASE_DIR,
-                env=self._env(base_url),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+            ChildProcess(argv, env=self._env(base_url), log=self._logdir / f"worker-{index}.log")
         )
 
     def _accounts(self, platforms: list[str]) -> dict[int, dict[str, list[SocialAccount]]]:
@@ -395,30 +360,18 @@ class Soak:
             return
         rng = random.Random(self.config.seed + 1)  # noqa: S311 - reproducible chaos
         while not self._stopping.wait(self.config.kill_every_s):
-            alive = [p for p in self._procs if p.poll() is None]
+            alive = [p for p in self._procs if p.is_running()]
             if not alive:
                 continue
             victim = rng.choice(alive)
-            victim.send_signal(signal.SIGKILL)
-            victim.wait()
+            victim.stop(signal.SIGKILL)
             self.kills += 1
             self._start_worker(base_url)
 
     def _stop_all(self) -> None:
-        for proc in self._procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self._procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        if self._web is not None and self._web.poll() is None:
-            self._web.send_signal(signal.SIGTERM)
-            try:
-                self._web.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._web.kill()
+        stop_all(self._procs, timeout=30)
+        if self._web is not None:
+            self._web.stop(timeout=30)
 
     def _cleanup(self) -> None:
         """Remove the soak's organizations (their workspaces, publications, renditions and

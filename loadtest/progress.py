@@ -1,4 +1,4 @@
-"""A one-line text progress bar for long-running commands."""
+"""One-line text progress bars for the load harnesses (they redraw their line with "\r")."""
 
 import time
 from typing import TextIO
@@ -31,3 +31,14 @@ class ProgressBar:
         self.update(self.done, force=True)
         self.out.write("\n")
         self.out.flush()
+
+
+def draw_rate_bar(out: TextIO, label: str, done: int, total: int, elapsed: float) -> None:
+    """Redraw one line with done/total and the rate (the queue benchmark's bar)."""
+    width = 30
+    filled = int(width * done / total) if total else width
+    rate = done / elapsed if elapsed > 0 else 0.0
+    out.write(
+        f"\r{label:<17} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {rate:,.0f}/s  "
+    )
+    out.flush()

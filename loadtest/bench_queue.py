@@ -10,9 +10,6 @@ from __future__ import annotations
 import os
 import random
 import secrets
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -21,13 +18,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TextIO
 
-from django.conf import settings
 from django.db import connection, transaction
 
 from apps.accounts.models import Organization
+from apps.common.processes import ChildProcess, manage_argv, stop_all
 from apps.jobs.builtin import NOOP
 from apps.jobs.models import Job, WorkerProcess
 from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
+from loadtest.progress import draw_rate_bar
 
 
 @dataclass
@@ -55,7 +53,7 @@ class Bench:
     tag: str = field(default_factory=lambda: f"bench-{secrets.token_hex(3)}")
     figures: dict = field(default_factory=dict)
     _orgs: list[Organization] = field(default_factory=list)
-    _procs: list[subprocess.Popen] = field(default_factory=list)
+    _procs: list[ChildProcess] = field(default_factory=list)
     _log: Path | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -84,15 +82,13 @@ class Bench:
 
     def start_workers(self) -> None:
         cfg = self.config
-        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - kept open for the children
-            prefix=f"{self.tag}-", suffix=".log", delete=False
-        )
-        self._log = Path(log.name)
+        # One log for every worker, kept only when something went wrong (see run).
+        fd, name = tempfile.mkstemp(prefix=f"{self.tag}-", suffix=".log")
+        os.close(fd)
+        self._log = Path(name)
         env = {**os.environ, "LOG_LEVEL": os.environ.get("BENCH_WORKER_LOG_LEVEL", "WARNING")}
         for i in range(cfg.workers):
-            argv = [
-                sys.executable,
-                str(Path(settings.BASE_DIR) / "manage.py"),
+            argv = manage_argv(
                 "run_worker",
                 "--types",
                 NOOP,
@@ -104,13 +100,8 @@ class Bench:
                 f"{self.tag}-{i}",
                 "--grace",
                 "5",
-            ]
-            self._procs.append(
-                subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-                    argv, env=env, stdout=log, stderr=log
-                )
             )
-        log.close()  # the children hold their own descriptors
+            self._procs.append(ChildProcess(argv, env=env, log=self._log))
         self._wait_for(
             lambda: (
                 WorkerProcess.objects.filter(
@@ -123,17 +114,7 @@ class Bench:
         )
 
     def stop_workers(self) -> list[int | None]:
-        for proc in self._procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        codes = []
-        for proc in self._procs:
-            try:
-                codes.append(proc.wait(timeout=30))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                codes.append(None)
-        return codes
+        return stop_all(self._procs, timeout=30)
 
     def cleanup(self) -> None:
         ids = [org.pk for org in self._orgs]
@@ -284,7 +265,7 @@ class Bench:
 
         def finished() -> bool:
             done = expected - left()
-            _bar(self.progress, label, done, expected, time.perf_counter() - started)
+            draw_rate_bar(self.progress, label, done, expected, time.perf_counter() - started)
             return done >= expected
 
         self._wait_for(finished, what=f"{label} jobs", timeout=self.config.timeout_s)
@@ -353,13 +334,3 @@ def _percentiles(ids: list[int], interval_sql: str) -> tuple[float, float]:
         )
         p50, p99 = cursor.fetchone()[0]
     return float(p50), float(p99)
-
-
-def _bar(out: TextIO, label: str, done: int, total: int, elapsed: float) -> None:
-    width = 30
-    filled = int(width * done / total) if total else width
-    rate = done / elapsed if elapsed > 0 else 0.0
-    out.write(
-        f"\r{label:<17} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {rate:,.0f}/s  "
-    )
-    out.flush()
