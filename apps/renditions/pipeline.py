@@ -38,6 +38,7 @@ from django.utils import timezone
 from apps.accounts import services as account_services
 from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
+from apps.common import events
 from apps.common.media_urls import signed_media_url
 from apps.jobs.errors import JobOutcome, PermanentError, RetryableError, Snooze, Waiting
 from apps.jobs.models import Job
@@ -66,7 +67,6 @@ from apps.renditions.delivery import (
 )
 from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
 from apps.renditions.selectors import rendition_problems
-from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
 logger = logging.getLogger(__name__)
 
@@ -244,7 +244,7 @@ def _fail_unexpected(job: Job, rendition_id: int, exc: Exception) -> None:
                     retryable=False,
                 ).as_dict()
             )
-            webhook_events.emit_rendition_failure(rendition)  # webhooks (issue 10)
+            events.emit(events.RENDITION_FAILED, rendition=rendition)
         publication_refresh_status(rendition.publication)
 
 
@@ -552,7 +552,7 @@ def _finish(run: _Run, segments: list[RenditionSegment]) -> None:
         if rendition.status == Rendition.Status.WAITING:
             rendition.transition_to(Rendition.Status.PUBLISHING)
         rendition.mark_published(first.provider_post_id, first.provider_url, first.published_at)
-        webhook_events.emit_rendition_published(rendition)  # webhooks (issue 10)
+        events.emit(events.RENDITION_PUBLISHED, rendition=rendition)
         publication_refresh_status(rendition.publication)
     logger.info(
         "rendition published",
@@ -593,11 +593,11 @@ def _fail(
                 account_services.social_account_mark_needs_reconnect(account=current.social_account)
             outcome = PermanentError(err.kind, err.message, details=error)
         elif err.kind == ErrorKind.AUTH_EXPIRED:
-            # webhooks (issue 10): account.needs_reconnect once, when the account changes.
+            # account.needs_reconnect once, when the account changes.
             newly_expired = current.social_account.status == SocialAccount.Status.CONNECTED
             account_services.social_account_mark_needs_reconnect(account=current.social_account)
-            if newly_expired:  # webhooks (issue 10)
-                webhook_events.emit_account_needs_reconnect(current.social_account)
+            if newly_expired:
+                events.emit(events.ACCOUNT_NEEDS_RECONNECT, account=current.social_account)
             current.mark_failed(error)
             outcome = PermanentError(err.kind, err.message, details=error)
         elif err.retryable and job.attempts < job.max_attempts:
@@ -619,7 +619,7 @@ def _fail(
         else:
             current.mark_failed(error)
             outcome = PermanentError(err.kind, err.message, details=error)
-        webhook_events.emit_rendition_failure(current)  # webhooks (issue 10)
+        events.emit(events.RENDITION_FAILED, rendition=current)
         publication_refresh_status(current.publication)
     logger.info(
         "rendition failed: %s",
@@ -709,7 +709,7 @@ def _settle_lost_attempts(rendition: Rendition, *, worker: str) -> bool:
             code="worker_lost",
         ).as_dict(),
     )
-    webhook_events.emit_rendition_failure(rendition)  # webhooks (issue 10)
+    events.emit(events.RENDITION_FAILED, rendition=rendition)
     return True
 
 
@@ -888,5 +888,5 @@ def _hand_over_unexpected(job: Job, rendition_id: int, exc: Exception) -> None:
                 retryable=False,
             ).as_dict(),
         )
-        webhook_events.emit_rendition_failure(rendition)  # webhooks (issue 10)
+        events.emit(events.RENDITION_FAILED, rendition=rendition)
         publication_refresh_status(rendition.publication)

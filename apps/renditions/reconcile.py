@@ -28,6 +28,7 @@ from django.utils import timezone
 from apps.accounts import services as account_services
 from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
+from apps.common import events
 from apps.jobs.errors import PermanentError, RetryableError, delay_seconds
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
@@ -45,7 +46,6 @@ from apps.renditions.pipeline import (
     record_segment,
     resume_waiting,
 )
-from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
 logger = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ def _settle(job: Job, rendition: Rendition, *, note: str) -> None:
         if all(s.is_published for s in segments):
             first = segments[0]
             current.mark_published(first.provider_post_id, first.provider_url, first.published_at)
-            webhook_events.emit_rendition_published(current)  # webhooks (issue 10)
+            events.emit(events.RENDITION_PUBLISHED, rendition=current)
         else:
             current.mark_scheduled()
             schedule_publish(current, run_at=timezone.now())

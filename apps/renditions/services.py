@@ -7,13 +7,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.common import events
 from apps.common.errors import Conflict, ValidationFailed
 from apps.publications.models import Publication
 from apps.publications.services.status import publication_refresh_status
 from apps.renditions.delivery import rendition_cancel_delivery, schedule_publish
 from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.renditions.pipeline import forget_accepted_work, lock_rendition
-from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
 MANUAL_RETRY_LIMIT = 6
 
@@ -166,7 +166,7 @@ def rendition_resolve(
         if segment is not None:
             segment.mark_published(post_id, provider_url)
         current.mark_published(post_id, provider_url)
-        webhook_events.emit_rendition_published(current)  # webhooks (issue 10)
+        events.emit(events.RENDITION_PUBLISHED, rendition=current)
     elif outcome == Resolution.FAILED:
         error = dict(current.last_error or {})
         error.update(retryable=False, action=None, resolved_by=who)
@@ -174,7 +174,7 @@ def rendition_resolve(
             ambiguous=False, last_error=error, updated_at=timezone.now()
         )
         current.ambiguous, current.last_error = False, error
-        webhook_events.emit_rendition_failure(current)  # webhooks (issue 10)
+        events.emit(events.RENDITION_FAILED, rendition=current)
     else:
         _retry(current)
     publication_refresh_status(current.publication)

@@ -4,3 +4,20 @@ from django.apps import AppConfig
 class WebhooksConfig(AppConfig):
     name = "apps.webhooks"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from apps.accounts import key_rotation
+        from apps.common import events
+        from apps.webhooks import events as webhook_events
+        from apps.webhooks.services import webhook_secrets_rotate_keys
+
+        # In the emitter's transaction: the event, delivery and job rows commit with the
+        # domain write or not at all, and the delivery jobs run after the commit.
+        for name, handler in [
+            (events.RENDITION_PUBLISHED, webhook_events.emit_rendition_published),
+            (events.RENDITION_FAILED, webhook_events.emit_rendition_failure),
+            (events.PUBLICATION_STATUS_CHANGED, webhook_events.emit_publication_status_change),
+            (events.ACCOUNT_NEEDS_RECONNECT, webhook_events.emit_account_needs_reconnect),
+        ]:
+            events.subscribe(name, handler, in_transaction=True)
+        key_rotation.register("webhook secret(s)", webhook_secrets_rotate_keys)

@@ -1,7 +1,9 @@
-"""What each event says, and the one-line hooks other apps call where things happen.
+"""What each event says, and the handlers that turn domain events into webhooks.
 
-The hooks run inside the caller's transaction and build the event's data only when some
-endpoint of the workspace is subscribed (see ``services.emit_lazy``). Rendition events are
+The handlers subscribe to ``apps.common.events`` (see ``apps.py``) and run inside the
+emitter's transaction, so the event, delivery and job rows commit with the domain write
+or not at all. They build the event's data only when some endpoint of the workspace is
+subscribed (see ``services.emit_lazy``). Rendition events are
 emitted before the publication's status is refreshed, so a receiver's log reads in order:
 ``rendition.published``, then ``publication.completed``.
 """

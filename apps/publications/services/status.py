@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from apps.common import events
 from apps.publications.models import Publication
 from apps.publications.status import RenditionState, aggregate_status
 from apps.renditions.models import Rendition
-from apps.webhooks import events as webhook_events  # webhooks (issue 10)
 
 
 def publication_refresh_status(publication: Publication) -> Publication:
@@ -42,9 +42,11 @@ def publication_refresh_status(publication: Publication) -> Publication:
             Publication.objects.filter(pk=publication.pk).update(
                 status=status, updated_at=timezone.now()
             )
-            # webhooks (issue 10): publication.scheduled / publication.completed, on change.
-            webhook_events.emit_publication_status_change(
-                publication, previous=current, status=status
+            events.emit(
+                events.PUBLICATION_STATUS_CHANGED,
+                publication=publication,
+                previous=current,
+                status=status,
             )
         publication.status = status
     return publication

@@ -1,20 +1,15 @@
 from django.core.management.base import BaseCommand
 
-from apps.accounts import crypto, services
-from apps.webhooks.services import webhook_secrets_rotate_keys
+from apps.accounts import crypto, key_rotation
 
 
 class Command(BaseCommand):
     help = (
-        "Re-encrypt every social account's credentials and every webhook signing secret "
-        "under the newest key in ENCRYPTION_KEYS. Run after putting a new key first; then "
-        "the old one can go."
+        "Re-encrypt every stored secret (social account credentials, webhook signing "
+        "secrets, ...) under the newest key in ENCRYPTION_KEYS. Run after putting a new key "
+        "first; then the old one can go."
     )
 
     def handle(self, *args, **opts) -> None:
-        accounts = services.encryption_keys_rotate()
-        webhooks = webhook_secrets_rotate_keys()
-        self.stdout.write(
-            f"re-encrypted {accounts} account(s) and {webhooks} webhook secret(s) "
-            f"under key '{crypto.current_key_id()}'"
-        )
+        counts = " and ".join(f"{n} {what}" for what, n in key_rotation.rotate_all())
+        self.stdout.write(f"re-encrypted {counts} under key '{crypto.current_key_id()}'")
