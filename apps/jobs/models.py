@@ -93,6 +93,10 @@ class Job(models.Model):
 
     objects = JobQuerySet.as_manager()
 
+    # Not stored: set by the worker on the jobs it claims (absent on any other instance).
+    _claimed_mono: float  # time.monotonic() at the claim
+    _stale_after_s: float  # the stale window lease_is_held applies to this claim
+
     class Meta:
         constraints = [
             models.UniqueConstraint(

@@ -285,7 +285,6 @@ def complete_done(items: Sequence[tuple[int, uuid.UUID, float]], *, stale_s: flo
     if not items:
         return set()
     ids, leases, delays = zip(*items, strict=True)
-    ids, leases = _array(ids), _array(leases)
     sql = f"""
         UPDATE jobs_job j
            SET status = 'done', finished_at = now(), updated_at = now(),
@@ -294,7 +293,12 @@ def complete_done(items: Sequence[tuple[int, uuid.UUID, float]], *, stale_s: flo
          WHERE j.id = ANY(%(ids)s::bigint[]) AND {_LEASE_GUARD}
         RETURNING j.id
     """  # noqa: S608 - only constants are spliced in
-    params = {"ids": ids, "leases": leases, "delays": _array(delays), "stale_s": stale_s}
+    params = {
+        "ids": _array(ids),
+        "leases": _array(leases),
+        "delays": _array(delays),
+        "stale_s": stale_s,
+    }
     with _cursor() as cursor:
         _execute(cursor, sql, params)
         return {row[0] for row in cursor.fetchall()}
@@ -355,8 +359,9 @@ class Transition:
         return self.status in Job.FINISHED
 
 
-def transition(job_id: int, lease: uuid.UUID, change: Transition, *, stale_s: float) -> bool:
-    """Write one outcome under the lease; False when the lease was lost (nothing written)."""
+def transition(job_id: int, lease: uuid.UUID | None, change: Transition, *, stale_s: float) -> bool:
+    """Write one outcome under the lease; False when the lease was lost (nothing written).
+    A job with no lease holds none: nothing is written."""
     final = change.is_final
     sql = f"""
         UPDATE jobs_job j

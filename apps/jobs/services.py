@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -23,7 +24,8 @@ from apps.jobs.registry import JobType, StalePolicy, get_job_type, job_types
 
 logger = logging.getLogger(__name__)
 
-_JOB_COLUMNS = tuple(f.column for f in Job._meta.concrete_fields)
+# A field is concrete exactly when it has a column; the test narrows the type.
+_JOB_COLUMNS = tuple(f.column for f in Job._meta.concrete_fields if f.column is not None)
 _UNFINISHED_SQL = "('pending', 'processing', 'waiting')"
 # Must match the predicate of the job_dedupe_key_unfinished index, so ON CONFLICT uses it.
 _ON_DEDUPE_CONFLICT = (
@@ -74,10 +76,11 @@ def job_enqueue(
     free again.
     """
     job_type = _validated_type(type)
-    if organization is None and workspace is not None:
-        organization = workspace.organization
-    if workspace is not None and workspace.organization_id != organization.pk:
-        raise ValidationFailed("The workspace does not belong to the organization.")
+    if workspace is not None:
+        if organization is None:
+            organization = workspace.organization
+        elif workspace.organization_id != organization.pk:
+            raise ValidationFailed("The workspace does not belong to the organization.")
     row = _validated_row(
         JobSpec(
             type=type,
@@ -246,6 +249,7 @@ def job_recover_stale(
     transaction that closes the job. A callback that raises leaves its job processing,
     with its heartbeat pushed forward so the next pass does not spin on it.
     """
+    params: list[float | list[Any]]
     if job_ids is not None:
         where, params = "status = 'processing' AND id = ANY(%s::bigint[])", [job_ids]
         if leases is not None:
@@ -288,8 +292,9 @@ def job_recover_stale(
 
 
 def _recover_one(job: Job) -> None:
+    job_type: JobType | None
     try:
-        job_type: JobType | None = get_job_type(job.type)
+        job_type = get_job_type(job.type)
         policy = job_type.stale_policy
     except LookupError:
         job_type, policy = None, StalePolicy.FAIL
@@ -332,6 +337,8 @@ def _recover_one(job: Job) -> None:
         extra={"job_id": job.pk, "organization_id": job.organization_id},
     )
     if policy == StalePolicy.CALLBACK:
+        # The policy came from the type, and register() refuses CALLBACK without on_stale.
+        assert job_type is not None and job_type.on_stale is not None
         job_type.on_stale(job)
     if job_type is not None and job_type.is_periodic and new_status != Job.Status.PENDING:
         schedule_next_periodic(job_type)
@@ -371,6 +378,8 @@ def holding_lease(job: Job) -> Iterator[None]:
 def schedule_next_periodic(job_type: JobType, *, now: bool = False) -> bool:
     """Ensure the periodic type has its one unfinished instance: due now, or one period
     from now. Returns True if a job was added (False: one already exists)."""
+    if job_type.periodic_every is None:
+        raise ValueError(f"Job type {job_type.name!r} is not periodic.")
     delay = 0.0 if now else job_type.periodic_every.total_seconds()
     sql = f"""
         INSERT INTO jobs_job ({_INSERT_COLUMNS})

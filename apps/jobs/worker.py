@@ -23,6 +23,7 @@ import socket
 import threading
 import time
 import traceback
+import uuid
 from dataclasses import dataclass
 
 import psycopg
@@ -58,6 +59,16 @@ logger = logging.getLogger(__name__)
 
 DB_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
 _FLUSH_MAX_DELAY_S = 0.01  # "done" writes wait at most this long to be batched
+
+
+def _lease(job: Job) -> uuid.UUID:
+    """The lease of a job this worker claimed. A processing job always has one (a database
+    constraint), so a missing lease is a bug in the caller, never a lost claim."""
+    if job.lease is None:
+        raise RuntimeError(f"Job {job.pk} was never claimed: it has no lease.")
+    return job.lease
+
+
 _PERIODIC_CHECK_S = 60.0
 _RECONNECT_MAX_S = 5.0
 _TRACEBACK_MAX = 8000
@@ -168,7 +179,7 @@ class Worker:
         # Claimed jobs whose outcome is not written yet, by id (touched by the loop only).
         self._held: dict[int, Job] = {}
         self._lost: set[int] = set()  # held, but the heartbeat found the lease gone
-        self._done_buffer: list[tuple[int, object, float]] = []
+        self._done_buffer: list[tuple[int, uuid.UUID, float]] = []
         self._done_since = 0.0
         self._max_held = max(self.threads, self.batch_size)
         self._threshold = max(1, self.batch_size // 2)
@@ -249,7 +260,7 @@ class Worker:
     def heartbeat(self) -> set[int]:
         """Refresh the lease of every held job and this worker's registry row. Returns the
         ids of jobs found lost (recovered or taken over by another worker)."""
-        items = [(pk, job.lease) for pk, job in self._held.items() if pk not in self._lost]
+        items = [(pk, _lease(job)) for pk, job in self._held.items() if pk not in self._lost]
         alive = queue.heartbeat(items, stale_s=self.stale_after_s)
         lost = {pk for pk, _ in items} - alive
         for pk in lost:
@@ -321,12 +332,12 @@ class Worker:
         change = result.change
         job_type = _type_or_none(job.type)
         if change is None and not (job_type and job_type.is_periodic):
-            self._done_buffer.append((job.id, job.lease, result.started_delay_s))
+            self._done_buffer.append((job.id, _lease(job), result.started_delay_s))
             if len(self._done_buffer) == 1:
                 self._done_since = time.monotonic()
             if flush:
-                written = self._flush_done(force=True)
-                return "done" if job.pk in written else "lost"
+                flushed = self._flush_done(force=True)
+                return "done" if job.pk in flushed else "lost"
             return "done"
         change = change or Transition(status=Job.Status.DONE)
         change.started_delay_s = result.started_delay_s
@@ -646,7 +657,7 @@ class Worker:
                 unstarted.append(job)
         if unstarted:
             released = queue.release(
-                [(job.pk, job.lease) for job in unstarted], stale_s=self.stale_after_s
+                [(job.pk, _lease(job)) for job in unstarted], stale_s=self.stale_after_s
             )
             for job in unstarted:
                 self._forget(job.pk)

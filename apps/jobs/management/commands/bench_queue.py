@@ -7,6 +7,7 @@ own organizations and removes them, its jobs and its workers' rows afterwards.
 
 import json
 import os
+from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
@@ -61,9 +62,9 @@ class Command(BaseCommand):
             timeout_s=options["timeout"],
         )
         self.stderr.ending = ""  # the progress bar redraws its line with "\r"
-        figures = Bench(config=config, progress=self.stderr).run(
-            fairness=not options["no_fairness"]
-        )
+        # The command's stderr wrapper is a text stream (write and flush are all Bench uses).
+        progress = cast(TextIO, self.stderr)
+        figures = Bench(config=config, progress=progress).run(fairness=not options["no_fairness"])
         result = {
             "jobs": config.jobs,
             "orgs": config.orgs,
