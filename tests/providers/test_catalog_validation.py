@@ -147,7 +147,8 @@ def test_threads_pass_where_supported(platform):
         ("x", [GIF, GIF], [("segments.0.media", "TOO_MANY_MEDIA")]),
         ("x", [GIF, IMAGE], [("segments.0.media", "MEDIA_MIXED_UNSUPPORTED")]),
         ("mastodon", [GIF, VIDEO], [("segments.0.media", "TOO_MANY_MEDIA")]),  # gifv is video
-        ("bluesky", [GIF], [("segments.0.media.0", "MEDIA_KIND_UNSUPPORTED")]),
+        ("bluesky", [GIF, VIDEO], [("segments.0.media", "TOO_MANY_MEDIA")]),  # GIFs go as video
+        ("threads", [GIF], [("segments.0.media.0", "MEDIA_KIND_UNSUPPORTED")]),
         ("bluesky", [VIDEO, VIDEO], [("segments.0.media", "TOO_MANY_MEDIA")]),
         ("linkedin", [IMAGE] * 20, []),
         ("linkedin", [GIF, IMAGE], []),  # a GIF is an image there
