@@ -79,7 +79,9 @@ class SoakConfig:
     threads: int = 4
     spread_s: float = 20.0  # publications are due across this window from the start
     kill_every_s: float = 10.0  # 0 disables the chaos
-    timeout_s: float = 900.0
+    # Past the longest settle path: a media post looked for 10 minutes (Reddit), then
+    # reconciled.
+    timeout_s: float = 1200.0
     seed: int = 1
     keep: bool = False
     # The sandbox and/or real platforms served by their fakes (see resolve_platforms).
