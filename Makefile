@@ -27,9 +27,9 @@ test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Unit tests only: no browser, no child process, no live server (those carry the `slow`
-# marker or live in the files below). Meant to finish well under a minute on 2 cores.
-FAST_IGNORE := tests/cli tests/mcp tests/loadtest tests/web/test_browser.py \
-	tests/api/test_schemathesis.py tests/api/test_settings.py tests/test_settings.py \
+# marker or live in the files below), and not the HTTP-level suites of the API and the web
+# app (tests/api, tests/web: `make test` runs them). Under a minute on 2 cores.
+FAST_IGNORE := tests/api tests/web tests/cli tests/mcp tests/loadtest tests/test_settings.py \
 	tests/jobs/test_bench.py tests/jobs/test_worker_processes.py \
 	tests/ops/test_bench_api.py tests/ops/test_deploy.py tests/ops/test_logging.py \
 	tests/ops/test_scale_out.py tests/ops/test_soak.py tests/ops/test_soak_platforms.py \
