@@ -19,6 +19,7 @@ from apps.providers import oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    Implements,
     PollSchedule,
     PublishContext,
     PublishedSegment,
@@ -41,6 +42,25 @@ POLL_SCHEDULE = PollSchedule(initial_delay_s=5, interval_s=15, max_wait_s=600)
 
 class RedditAdapter(Adapter):
     platform = "reddit"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video", "gif"}),
+        max_images=1,  # one image (or GIF) post; galleries are not built
+        max_videos=1,
+        settings=frozenset(
+            {
+                "subreddit",
+                "title",
+                "kind",
+                "url",
+                "flair_id",
+                "flair_text",
+                "nsfw",
+                "spoiler",
+                "sendreplies",
+                "resubmit",
+            }
+        ),
+    )
     poll_schedule = POLL_SCHEDULE
     retry_safe_after_unknown = False
 

@@ -25,6 +25,7 @@ from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    Implements,
     MediaPayload,
     PollSchedule,
     PublishContext,
@@ -111,6 +112,23 @@ def _stalled(checkpoint: dict) -> bool:
 
 class TikTokAdapter(Adapter):
     platform = "tiktok"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video"}),
+        max_images=35,  # a photo post; the set goes as given, TikTok's cap applies
+        max_videos=1,
+        settings=frozenset(
+            {
+                "privacy_level",
+                "disable_comment",
+                "disable_duet",
+                "disable_stitch",
+                "brand_content_toggle",
+                "brand_organic_toggle",
+                "video_source",
+                "title",
+            }
+        ),
+    )
     poll_schedule = POLL_SCHEDULE
     retry_safe_after_unknown = False
 
