@@ -18,14 +18,24 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TextIO
 
+import psycopg.conninfo
 from django.db import connection, transaction
 
 from apps.accounts.models import Organization
 from apps.common.processes import ChildProcess, manage_argv, stop_all
+from apps.jobs import queue
 from apps.jobs.builtin import NOOP
 from apps.jobs.models import Job, WorkerProcess
 from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
+from loadtest import raw_queue
 from loadtest.progress import draw_rate_bar
+
+# Columns of the rows the bench inserts in bulk (history, the raw loops' jobs).
+_INSERT_COLUMNS = (
+    "organization_id, workspace_id, type, seat, payload, status, run_at, attempts,"
+    " max_attempts, locked_by, dedupe_key, recoveries, snoozed_s, waited_s, created_at,"
+    " updated_at"
+)
 
 
 @dataclass
@@ -42,6 +52,12 @@ class BenchConfig:
     fair_small_orgs: int = 9
     fair_small_jobs: int = 10
     timeout_s: float = 300.0
+    raw_reference: bool = True
+    history: int = 0
+    history_steps: tuple[int, ...] = ()
+    probe_claims: int = 200
+    burst_trickle: bool = False
+    burst_jobs: int = 40_000
 
 
 @dataclass
@@ -55,25 +71,44 @@ class Bench:
     _orgs: list[Organization] = field(default_factory=list)
     _procs: list[ChildProcess] = field(default_factory=list)
     _log: Path | None = None
+    _history_rows: int = 0
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def run(self, *, fairness: bool = True) -> dict:
         completed = False
+        stopped = False
         # Start from a clean table: where autovacuum is off or behind, dead rows left by
         # earlier runs would be measured instead of the queue.
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM (ANALYZE) jobs_job")
+        self._vacuum()
         try:
+            if self.config.history_steps:
+                self.claim_cost_by_history()
+            self.add_history(self.config.history)
+            self.figures["history"] = self._history_rows
+            self.figures.update(self.claim_cost())
             self.start_workers()
             self.throughput()
+            if self.config.raw_reference:
+                self.raw_reference()
             self.immediate_latency()
             self.scheduled_latency()
             if fairness:
                 self.fairness()
+            if self.config.burst_trickle:
+                self.burst_trickle()
+            self.figures["worker_exit_codes"] = codes = self.stop_workers()
+            stopped = True
+            if self.config.burst_trickle:
+                # The claim's cost with the burst's dead rows still in the table (no
+                # vacuum in between unless autovacuum ran).
+                after = self.claim_cost()
+                self.figures["claim_ms_p50_after_burst"] = after["claim_ms_p50"]
+                self.figures["claim_ms_p99_after_burst"] = after["claim_ms_p99"]
             completed = True
         finally:
-            self.figures["worker_exit_codes"] = codes = self.stop_workers()
+            if not stopped:
+                self.figures["worker_exit_codes"] = codes = self.stop_workers()
             self.figures["duplicate_claims"] = self._duplicates()
             self.cleanup()
             if completed and codes == [0] * len(codes) and self._log is not None:
@@ -157,11 +192,11 @@ class Bench:
                 spent = cpu_after[key] - cpu_before[key]
                 self.figures[f"{key}_cpu_us_per_job"] = round(spent / cfg.jobs * 1e6, 1)
 
-    def immediate_latency(self) -> None:
+    def immediate_latency(self, prefix: str = "") -> None:
         """Jobs enqueued one at a time (own transaction each), as an API would, with the
         workers idle in between: enqueue to handler start."""
         cfg = self.config
-        [org] = self._make_orgs("l", 1)
+        [org] = self._make_orgs(f"{prefix}l", 1)
         ids, spent = [], 0.0
         for _ in range(cfg.latency_jobs):
             started = time.perf_counter()
@@ -171,15 +206,17 @@ class Bench:
         self._wait_done([org.pk], cfg.latency_jobs, label="latency")
         p50, p99 = _percentiles(ids, "started_at - created_at")
         self.figures.update(
-            enqueue_single_per_s=round(cfg.latency_jobs / spent),
-            latency_p50_ms=round(p50 * 1000, 2),
-            latency_p99_ms=round(p99 * 1000, 2),
+            {
+                f"{prefix}enqueue_single_per_s": round(cfg.latency_jobs / spent),
+                f"{prefix}latency_p50_ms": round(p50 * 1000, 2),
+                f"{prefix}latency_p99_ms": round(p99 * 1000, 2),
+            }
         )
 
-    def scheduled_latency(self) -> None:
+    def scheduled_latency(self, prefix: str = "") -> None:
         """Jobs scheduled 0.5-3 s ahead: run_at to handler start."""
         cfg = self.config
-        [org] = self._make_orgs("s", 1)
+        [org] = self._make_orgs(f"{prefix}s", 1)
         now = _db_clock()
         specs = [
             JobSpec(
@@ -195,7 +232,10 @@ class Bench:
         ids = list(Job.objects.filter(organization=org).values_list("pk", flat=True))
         p50, p99 = _percentiles(ids, "started_at - run_at")
         self.figures.update(
-            due_latency_p50_ms=round(p50 * 1000, 2), due_latency_p99_ms=round(p99 * 1000, 2)
+            {
+                f"{prefix}due_latency_p50_ms": round(p50 * 1000, 2),
+                f"{prefix}due_latency_p99_ms": round(p99 * 1000, 2),
+            }
         )
 
     def fairness(self) -> None:
@@ -233,14 +273,118 @@ class Bench:
             fairness_max_start_s=round(worst, 3), fairness_backlog_drain_s=round(backlog_s, 3)
         )
 
+    def raw_reference(self) -> None:
+        """The same N jobs over W organizations drained by P raw-SQL loops (see
+        loadtest.raw_queue): the ceiling this database allows, and our share of it.
+        Their organizations are suspended, so the running workers leave them alone."""
+        cfg = self.config
+        orgs = self._make_orgs("r", cfg.orgs, state=Organization.State.SUSPENDED)
+        ids = [org.pk for org in orgs]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                INSERT INTO jobs_job ({_INSERT_COLUMNS})
+                SELECT (%s::bigint[])[1 + i %% %s], NULL, %s, 'publish', '{{}}', 'pending',
+                       now(), 0, 5, '', NULL, 0, 0, 0, now(), now()
+                  FROM generate_series(0, %s - 1) AS i
+                """,  # noqa: S608 - only constants are spliced in
+                [ids, len(ids), NOOP, cfg.jobs],
+            )
+            cursor.execute("ANALYZE jobs_job")
+        done, wall = raw_queue.drain(
+            conninfo=_conninfo(), orgs=ids, processes=cfg.workers, batch=cfg.batch_size
+        )
+        if done != cfg.jobs:
+            raise RuntimeError(f"The raw loops drained {done} of {cfg.jobs} jobs.")
+        raw = cfg.jobs / wall
+        self.figures["raw_limit_jobs_per_s"] = round(raw)
+        self.figures["ratio_to_raw"] = round(self.figures["jobs_per_s"] / raw, 3)
+
+    def burst_trickle(self) -> None:
+        """A burst of `burst_jobs` jobs of one organization, all due at once and drained;
+        right after it, the immediate and scheduled latency runs again (keys prefixed
+        `burst_trickle_`), on a table whose pending indexes still hold the burst's dead
+        entries."""
+        cfg = self.config
+        [org] = self._make_orgs("bt", 1)
+        with transaction.atomic():
+            job_enqueue_many([JobSpec(type=NOOP, organization_id=org.pk)] * cfg.burst_jobs)
+        self._wait_done([org.pk], cfg.burst_jobs, label="burst")
+        self.immediate_latency(prefix="burst_trickle_")
+        self.scheduled_latency(prefix="burst_trickle_")
+
+    def add_history(self, rows: int) -> None:
+        """Bring the finished history the bench added up to `rows` done jobs (one INSERT
+        ... SELECT generate_series, then a vacuum, as an old history would be)."""
+        missing = rows - self._history_rows
+        if missing <= 0:
+            return
+        [org] = self._make_orgs(f"h{self._history_rows}", 1)
+        started = time.perf_counter()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                INSERT INTO jobs_job ({_INSERT_COLUMNS}, started_at, finished_at, lease)
+                SELECT %s, NULL, %s, 'publish', '{{}}', 'done', t, 1, 5, 'history', NULL,
+                       0, 0, 0, t, t, t, t, gen_random_uuid()
+                  FROM generate_series(1, %s) AS i,
+                       LATERAL (SELECT now() - i * interval '1 second' AS t) ts
+                """,  # noqa: S608 - only constants are spliced in
+                [org.pk, NOOP, missing],
+            )
+        self._history_rows = rows
+        self._vacuum()
+        self.progress.write(
+            f"history: {rows:,} finished jobs ({time.perf_counter() - started:.1f}s)\n"
+        )
+
+    def claim_cost_by_history(self) -> None:
+        """claim_ms_p50 with each of `history_steps` finished jobs in the table."""
+        by_step = {}
+        for step in sorted(self.config.history_steps):
+            self.add_history(step)
+            cost = self.claim_cost()
+            by_step[str(self._history_rows)] = cost["claim_ms_p50"]
+        self.figures["claim_ms_p50_by_history"] = by_step
+
+    def claim_cost(self) -> dict:
+        """Milliseconds one claim of one due job takes, from this process with no worker
+        running (`probe_claims` claims, each job marked done before the next claim, as a
+        trickle would)."""
+        cfg = self.config
+        if self._procs and any(proc.is_running() for proc in self._procs):
+            raise RuntimeError("The claim probe runs only while no worker does.")
+        [org] = self._make_orgs("p", 1)
+        with transaction.atomic():
+            job_enqueue_many([JobSpec(type=NOOP, organization_id=org.pk)] * cfg.probe_claims)
+        times = []
+        for _ in range(cfg.probe_claims):
+            started = time.perf_counter()
+            result = queue.claim(worker=f"{self.tag}-probe", limit=1, stale_s=900, types=None)
+            times.append(time.perf_counter() - started)
+            queue.complete_done([(job.pk, job.lease, 0.0) for job in result.jobs], stale_s=900)
+        times.sort()
+        return {
+            "claim_ms_p50": round(times[len(times) // 2] * 1000, 3),
+            "claim_ms_p99": round(times[int(len(times) * 0.99)] * 1000, 3),
+        }
+
     # -- helpers -----------------------------------------------------------------------
 
-    def _make_orgs(self, role: str, count: int) -> list[Organization]:
+    def _vacuum(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM (ANALYZE) jobs_job")
+
+    def _make_orgs(
+        self, role: str, count: int, *, state: str = Organization.State.ACTIVE
+    ) -> list[Organization]:
+        first = len(self._orgs)  # slugs stay unique when a role comes back
         orgs = Organization.objects.bulk_create(
             Organization(
-                name=f"{self.tag} {role}{i}",
-                slug=f"{self.tag}-{role}{i}",
+                name=f"{self.tag} {role}{first + i}",
+                slug=f"{self.tag}-{role}{first + i}",
                 inflight_cap=self.config.cap,
+                state=state,
             )
             for i in range(count)
         )
@@ -317,6 +461,14 @@ def _proc_cpu(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _conninfo() -> str:
+    """libpq connection string of the Django connection (for the raw loops)."""
+    params = connection.get_connection_params()
+    for key in ("cursor_factory", "context", "prepare_threshold"):
+        params.pop(key, None)
+    return psycopg.conninfo.make_conninfo(**params)
 
 
 def _db_clock():

@@ -5,6 +5,7 @@ database no other worker uses: other workers would take the bench's jobs), creat
 own organizations and removes them, its jobs and its workers' rows afterwards.
 """
 
+import argparse
 import json
 import os
 from typing import TextIO, cast
@@ -15,12 +16,20 @@ from django.db import connection
 from loadtest.bench_queue import Bench, BenchConfig
 
 
+def _int_list(value: str) -> list[int]:
+    try:
+        return [int(part.replace("_", "")) for part in value.split(",") if part.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a list of integers: {value!r}") from exc
+
+
 class Command(BaseCommand):
     help = (
         "Enqueue N no-op jobs over W organizations, drain them with P run_worker processes, "
         "then measure start latency (immediate and scheduled jobs) and fairness (one "
-        "organization's burst against nine small ones). Progress goes to stderr; the last "
-        "line on stdout is one JSON object."
+        "organization's burst against nine small ones), beside a raw-SQL reference loop on "
+        "the same database. Progress goes to stderr; the last line on stdout is one JSON "
+        "object."
     )
 
     # Workers need no URL or template checks, and start faster without them.
@@ -45,6 +54,38 @@ class Command(BaseCommand):
         parser.add_argument("--fair-small-jobs", type=int, default=defaults.fair_small_jobs)
         parser.add_argument("--no-fairness", action="store_true", help="Skip the fairness run.")
         parser.add_argument("--timeout", type=float, default=defaults.timeout_s)
+        parser.add_argument(
+            "--no-raw-reference",
+            action="store_true",
+            help="Skip the raw-SQL reference loop (raw_limit_jobs_per_s, ratio_to_raw).",
+        )
+        parser.add_argument(
+            "--history",
+            type=int,
+            default=defaults.history,
+            help="Finished jobs put in the table before measuring.",
+        )
+        parser.add_argument(
+            "--history-steps",
+            type=_int_list,
+            default=(),
+            help="Comma-separated history sizes (e.g. 0,100000,1000000): claim_ms_p50 is "
+            "measured at each, growing the history in place, before the other scenarios.",
+        )
+        parser.add_argument(
+            "--probe-claims",
+            type=int,
+            default=defaults.probe_claims,
+            help="Claims timed for claim_ms_p50 (one due job each, no worker running).",
+        )
+        parser.add_argument(
+            "--scenario",
+            choices=["standard", "burst-trickle"],
+            default="standard",
+            help="burst-trickle: after the standard scenarios, a burst of --burst-jobs jobs "
+            "of one organization, then the latency runs again (burst_trickle_* keys).",
+        )
+        parser.add_argument("--burst-jobs", type=int, default=defaults.burst_jobs)
 
     def handle(self, *args, **options) -> None:
         config = BenchConfig(
@@ -60,6 +101,12 @@ class Command(BaseCommand):
             fair_small_orgs=options["fair_small_orgs"],
             fair_small_jobs=options["fair_small_jobs"],
             timeout_s=options["timeout"],
+            raw_reference=not options["no_raw_reference"],
+            history=options["history"],
+            history_steps=tuple(options["history_steps"]),
+            probe_claims=options["probe_claims"],
+            burst_trickle=options["scenario"] == "burst-trickle",
+            burst_jobs=options["burst_jobs"],
         )
         self.stderr.ending = ""  # the progress bar redraws its line with "\r"
         # The command's stderr wrapper is a text stream (write and flush are all Bench uses).
