@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.publications",
     "apps.renditions",
+    "apps.publishing",
     "apps.providers",
     "apps.sandbox",
     "apps.jobs",
