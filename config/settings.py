@@ -21,6 +21,27 @@ env = environ.Env()
 env.read_env(BASE_DIR / ".env")
 
 
+# A boolean is spelled one of these (any case); anything else is a typo, and a typo must
+# not quietly read as false (or true): `DEBUG=flase` fails at startup instead.
+BOOL_TRUE = ("true", "yes", "on", "1")
+BOOL_FALSE = ("false", "no", "off", "0")
+
+
+def env_bool(name: str, *, default: bool) -> bool:
+    """The boolean in env var `name`; `default` when it is unset or empty."""
+    raw = env.str(name, default="").strip().lower()
+    if not raw:
+        return default
+    if raw in BOOL_TRUE:
+        return True
+    if raw in BOOL_FALSE:
+        return False
+    accepted = ", ".join(BOOL_TRUE + BOOL_FALSE)
+    raise ImproperlyConfigured(
+        f"{name} must be a boolean (one of: {accepted}), not {env.str(name)!r}."
+    )
+
+
 def _local_secret(name: str, make: callable) -> str:
     """A secret kept in var/secrets.json so a single-machine install works with no env.
 
@@ -43,7 +64,7 @@ def _new_encryption_key() -> str:
     return "k1:" + base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
 
 
-DEBUG = env.bool("DEBUG", default=False)
+DEBUG = env_bool("DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="") or _local_secret(
     "SECRET_KEY", lambda: secrets.token_urlsafe(50)
 )
@@ -253,7 +274,7 @@ RECONCILE_DELAY_S = env.float("RECONCILE_DELAY_S", default=10.0)
 # Without an idempotency key, a lookup's "no such post" is trusted (and the post resent) only
 # this long after the unanswered request left: a slow platform may still store it meanwhile.
 RECONCILE_SETTLE_S = env.float("RECONCILE_SETTLE_S", default=300.0)
-SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
+SANDBOX_ENABLED = env_bool("SANDBOX_ENABLED", default=True)
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default="") or SITE_URL
 
 # Outgoing webhooks: one delivery attempt's timeout, plain http:// URLs (https only by
@@ -261,8 +282,8 @@ SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default="") or SITE_URL
 # refused), and disabling an endpoint after this many failed attempts in a row spanning at
 # least this many hours.
 WEBHOOK_TIMEOUT_S = env.float("WEBHOOK_TIMEOUT_S", default=10.0)
-WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=False)
-WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
+WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", default=False)
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
 WEBHOOK_DISABLE_AFTER_FAILURES = env.int("WEBHOOK_DISABLE_AFTER_FAILURES", default=20)
 WEBHOOK_DISABLE_AFTER_HOURS = env.float("WEBHOOK_DISABLE_AFTER_HOURS", default=24.0)
 # Days webhook events and their delivery logs are kept.
@@ -308,7 +329,7 @@ REDDIT_CLIENT_SECRET = env.str("REDDIT_CLIENT_SECRET", default="")
 REDDIT_USER_AGENT = env.str(
     "REDDIT_USER_AGENT", default="web:socialpost:0.1 (self-hosted social publishing)"
 )
-MAINTENANCE_MODE = env.bool("MAINTENANCE_MODE", default=False)
+MAINTENANCE_MODE = env_bool("MAINTENANCE_MODE", default=False)
 # Bearer token Prometheus sends to /metrics; unset, only loopback requests are answered.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # How long each process trusts its last read of the admin's maintenance switch.
@@ -316,12 +337,12 @@ MAINTENANCE_CACHE_S = env.float("MAINTENANCE_CACHE_S", default=5.0)
 
 # Production hardening; the defaults follow DEBUG so `check --deploy` is clean in production.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
-SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
-CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=False)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
-SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"

@@ -12,6 +12,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from apps.common.querysets import WorkspaceQuerySet
+
 
 def validate_timezone(value: str) -> None:
     if value not in zoneinfo.available_timezones():
@@ -184,10 +186,7 @@ class WorkspaceMembership(models.Model):
         return f"{self.user} is {self.role} in {self.workspace}"
 
 
-class ApiTokenQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> "ApiTokenQuerySet":
-        return self.filter(workspace=workspace)
-
+class ApiTokenQuerySet(WorkspaceQuerySet):
     def active(self) -> "ApiTokenQuerySet":
         return self.filter(revoked_at__isnull=True)
 
@@ -246,11 +245,6 @@ class ApiToken(models.Model):
         return scope in self.scopes
 
 
-class SocialAccountQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> "SocialAccountQuerySet":
-        return self.filter(workspace=workspace)
-
-
 class SocialAccount(models.Model):
     """A connected destination (a Mastodon account, a Facebook Page, a sandbox account...).
 
@@ -282,7 +276,7 @@ class SocialAccount(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = SocialAccountQuerySet.as_manager()
+    objects = WorkspaceQuerySet.as_manager()
 
     class Meta:
         constraints = [

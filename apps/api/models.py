@@ -5,11 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from apps.accounts.models import Workspace
-
-
-class IdempotencyRecordQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> IdempotencyRecordQuerySet:
-        return self.filter(workspace=workspace)
+from apps.common.querysets import WorkspaceQuerySet
 
 
 class IdempotencyRecord(models.Model):
@@ -35,7 +31,7 @@ class IdempotencyRecord(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = IdempotencyRecordQuerySet.as_manager()
+    objects = WorkspaceQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -7,18 +7,16 @@ from django.db import models
 from django.db.models.functions import Now
 
 from apps.accounts.models import Organization, Workspace
+from apps.common.querysets import WorkspaceQuerySet
 from apps.jobs.constants import Seat
 
 
-class JobQuerySet(models.QuerySet):
+class JobQuerySet(WorkspaceQuerySet):
     def unfinished(self) -> JobQuerySet:
         return self.filter(status__in=Job.UNFINISHED)
 
     def finished(self) -> JobQuerySet:
         return self.filter(status__in=Job.FINISHED)
-
-    def for_workspace(self, workspace: Workspace) -> JobQuerySet:
-        return self.filter(workspace=workspace)
 
 
 class Job(models.Model):

@@ -25,6 +25,9 @@ CATALOG_PATH = Path(__file__).with_name("capabilities.json")
 # Our media kinds (MediaAsset.Kind values).
 IMAGE, VIDEO, GIF = "image", "video", "gif"
 
+# The JSON types a per-rendition setting may take (settings_schema `type`).
+SETTING_TYPES = ("string", "boolean", "integer", "list")
+
 
 class Readiness(StrEnum):
     EXPERIMENTAL = "experimental"
@@ -40,6 +43,7 @@ class SettingSpec:
     """One per-rendition setting a platform reads (a YouTube title, a subreddit...)."""
 
     name: str
+    type: str = "string"  # one of SETTING_TYPES
     required: bool = False
     max_length: int | None = None
     choices: tuple[str, ...] | None = None
@@ -139,6 +143,7 @@ class PlatformCapabilities:
             "settings": [
                 {
                     "name": s.name,
+                    "type": s.type,
                     "required": s.required,
                     "max_length": s.max_length,
                     "choices": list(s.choices) if s.choices else None,
@@ -163,6 +168,13 @@ def _freeze(value: Any) -> Any:
 
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _setting_type(platform: str, name: str, spec: dict) -> str:
+    kind = spec.get("type")
+    if kind not in SETTING_TYPES:
+        raise ValueError(f"{platform}.{name}: setting type must be one of {SETTING_TYPES}.")
+    return kind
 
 
 def _parse(platform: str, data: dict) -> PlatformCapabilities:
@@ -209,6 +221,7 @@ def _parse(platform: str, data: dict) -> PlatformCapabilities:
         settings=tuple(
             SettingSpec(
                 name=name,
+                type=_setting_type(platform, name, spec),
                 required=bool(spec.get("required")),
                 max_length=_int_or_none(spec.get("max_length")),
                 choices=tuple(spec["choices"]) if spec.get("choices") else None,

@@ -296,6 +296,22 @@ def _media_problems(caps: PlatformCapabilities, path: str, media: list[MediaInfo
     return problems
 
 
+def _type_problem(name: str, value: object, kind: str) -> str | None:
+    """Why value is not of the setting's type, else None. Booleans are JSON true/false
+    only: the text "false" would read as true in an adapter, so it is refused."""
+    if kind == "boolean" and not isinstance(value, bool):
+        return f"{name} must be true or false."
+    if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+        return f"{name} must be a whole number."
+    if kind == "list" and not (
+        isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+    ):
+        return f"{name} must be a list of text values."
+    if kind == "string" and not isinstance(value, str):
+        return f"{name} must be text."
+    return None
+
+
 def _settings_problems(caps: PlatformCapabilities, settings: Mapping) -> list[Problem]:
     problems: list[Problem] = []
     for spec in caps.settings:
@@ -307,10 +323,11 @@ def _settings_problems(caps: PlatformCapabilities, settings: Mapping) -> list[Pr
                     Problem(path, "SETTING_REQUIRED", f"{caps.platform} needs {spec.name}.")
                 )
             continue
-        if spec.max_length is None and spec.choices is None:
+        wrong_type = _type_problem(spec.name, value, spec.type)
+        if wrong_type is not None:
+            problems.append(Problem(path, "SETTING_INVALID", wrong_type))
             continue
-        if not isinstance(value, str):
-            problems.append(Problem(path, "SETTING_INVALID", f"{spec.name} must be text."))
+        if spec.type != "string":
             continue
         if spec.max_length is not None and len(value) > spec.max_length:
             problems.append(

@@ -8,16 +8,14 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from apps.accounts.models import Workspace, validate_timezone
+from apps.common.querysets import WorkspaceQuerySet
 
 DEFAULT_HORIZON_DAYS = 60
 MAX_HORIZON_DAYS = 366
 DEFAULT_LATE_WINDOW_MINUTES = 60
 
 
-class SeriesQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> SeriesQuerySet:
-        return self.filter(workspace=workspace)
-
+class SeriesQuerySet(WorkspaceQuerySet):
     def active(self) -> SeriesQuerySet:
         return self.filter(status=Series.Status.ACTIVE)
 
@@ -98,10 +96,7 @@ class Series(models.Model):
         return self.name
 
 
-class SeriesOccurrenceQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> SeriesOccurrenceQuerySet:
-        return self.filter(workspace=workspace)
-
+class SeriesOccurrenceQuerySet(WorkspaceQuerySet):
     def current(self) -> SeriesOccurrenceQuerySet:
         """Not replaced by an edit of the series."""
         return self.exclude(status=SeriesOccurrence.Status.SUPERSEDED)

@@ -9,7 +9,13 @@ from apps.publications.models import Publication
 from apps.publishing.delivery.enqueue import publish_dedupe_key
 from apps.renditions.models import DeliveryAttempt, Rendition, normalize_error
 from tests.api.helpers import error, later
-from tests.factories import PublicationFactory, RenditionFactory, RenditionSegmentFactory
+from tests.factories import (
+    MediaAssetFactory,
+    PublicationFactory,
+    RenditionFactory,
+    RenditionSegmentFactory,
+    SocialAccountFactory,
+)
 
 URL = "/api/v1/publications"
 
@@ -557,3 +563,28 @@ def test_validate_reports_a_taken_reference_key(api_a, workspace_a):
     assert problem["code"] == "REFERENCE_KEY_EXISTS"
     assert problem["path"] == "reference_key"
     assert str(existing.pk) not in problem["path"]
+
+
+def test_a_boolean_setting_given_as_text_is_refused_before_scheduling(api_a, workspace_a):
+    youtube = SocialAccountFactory(workspace=workspace_a, platform="youtube")
+    video = MediaAssetFactory(
+        workspace=workspace_a, kind="video", mime_type="video/mp4", duration_s=30
+    )
+
+    response = create(
+        api_a,
+        segments=[{"text": "A description", "media": [{"id": video.pk}]}],
+        destinations=[
+            {"account": youtube.pk, "settings": {"title": "A title", "made_for_kids": "false"}}
+        ],
+        scheduled_at=later(hours=2),
+        status="scheduled",
+    )
+
+    assert response.status_code == 400
+    err = error(response)
+    assert err["code"] == "VALIDATION_ERROR"
+    assert err["details"] == {
+        "destinations.0.settings.made_for_kids": ["made_for_kids must be true or false."]
+    }
+    assert not Publication.objects.exists()

@@ -1,5 +1,6 @@
 import pytest
 
+from apps.providers.catalog import SETTING_TYPES, all_capabilities
 from apps.providers.validation import MediaInfo, Problem, validate_rendition
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
@@ -146,7 +147,8 @@ def test_threads_pass_where_supported(platform):
         ("x", [GIF, GIF], [("segments.0.media", "TOO_MANY_MEDIA")]),
         ("x", [GIF, IMAGE], [("segments.0.media", "MEDIA_MIXED_UNSUPPORTED")]),
         ("mastodon", [GIF, VIDEO], [("segments.0.media", "TOO_MANY_MEDIA")]),  # gifv is video
-        ("bluesky", [GIF], [("segments.0.media.0", "MEDIA_KIND_UNSUPPORTED")]),
+        ("bluesky", [GIF, VIDEO], [("segments.0.media", "TOO_MANY_MEDIA")]),  # GIFs go as video
+        ("threads", [GIF], [("segments.0.media.0", "MEDIA_KIND_UNSUPPORTED")]),
         ("bluesky", [VIDEO, VIDEO], [("segments.0.media", "TOO_MANY_MEDIA")]),
         ("linkedin", [IMAGE] * 20, []),
         ("linkedin", [GIF, IMAGE], []),  # a GIF is an image there
@@ -281,3 +283,49 @@ def test_problems_can_be_placed_under_a_destination():
         "limit": 280,
         "actual": 300,
     }
+
+
+COVER_TIME_WHOLE = "cover_key_frame_time must be a whole number."
+
+
+@pytest.mark.parametrize(
+    "platform, given, message",
+    [
+        ("youtube", {"made_for_kids": "false"}, "made_for_kids must be true or false."),
+        ("youtube", {"notify_subscribers": 0}, "notify_subscribers must be true or false."),
+        ("reddit", {"nsfw": "true"}, "nsfw must be true or false."),
+        ("tiktok", {"brand_content_toggle": "no"}, "brand_content_toggle must be true or false."),
+        ("mastodon", {"sensitive": "yes"}, "sensitive must be true or false."),
+        ("pinterest", {"cover_key_frame_time": "3"}, COVER_TIME_WHOLE),
+        ("pinterest", {"cover_key_frame_time": True}, COVER_TIME_WHOLE),
+        ("youtube", {"tags": "a,b"}, "tags must be a list of text values."),
+        ("bluesky", {"langs": ["en", 3]}, "langs must be a list of text values."),
+        ("youtube", {"title": 42}, "title must be text."),
+    ],
+)
+def test_a_setting_of_the_wrong_type_is_refused(platform, given, message):
+    problems = check(platform, ["text"], settings={**REQUIRED.get(platform, {}), **given})
+
+    (name,) = given
+    assert [(p.path, p.code, p.message) for p in problems] == [
+        (f"settings.{name}", "SETTING_INVALID", message)
+    ]
+
+
+def test_settings_of_the_right_type_pass():
+    settings = {
+        "title": "A title",
+        "made_for_kids": False,
+        "notify_subscribers": True,
+        "tags": ["a", "b"],
+        "categoryId": "22",
+    }
+
+    assert check("youtube", ["text"], settings=settings) == []
+    assert check("pinterest", ["t"], settings={"board_id": "1", "cover_key_frame_time": 3}) == []
+
+
+def test_every_catalog_setting_has_a_known_type():
+    for caps in all_capabilities().values():
+        for spec in caps.settings:
+            assert spec.type in SETTING_TYPES, (caps.platform, spec.name)

@@ -285,3 +285,25 @@ def test_media_of_another_workspace_cannot_be_attached(as_alice, news, workspace
     data["segment-0-alt"] = ["x"]
     as_alice.post(COMPOSE, data)
     assert not Publication.objects.get().segments.get().media_links.exists()
+
+
+def test_typed_settings_are_saved_as_their_type_and_shown_again(as_alice, workspace_a):
+    reddit = SocialAccountFactory(workspace=workspace_a, platform="reddit", handle="redditor")
+    key = reddit.pk
+    data = form("body", destinations=[reddit], op="save_draft")
+    data[f"setting-{key}-subreddit"] = "python"
+    data[f"setting-{key}-title"] = "A title"
+    data[f"setting-{key}-nsfw"] = "false"
+    data[f"setting-{key}-sendreplies"] = "true"
+    as_alice.post(COMPOSE, data)
+
+    rendition = Rendition.objects.get()
+    assert rendition.settings == {
+        "subreddit": "python",
+        "title": "A title",
+        "nsfw": False,
+        "sendreplies": True,
+    }
+    page = as_alice.get(f"/w/ws-a/posts/{rendition.publication_id}/edit/").content.decode()
+    assert '<option value="false" selected>No</option>' in page
+    assert '<option value="true" selected>Yes</option>' in page

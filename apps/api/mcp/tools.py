@@ -35,16 +35,16 @@ from pydantic import Field
 from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 
-from apps.accounts.models import ApiToken, Organization, SocialAccount
+from apps.accounts.access import token_authorize
+from apps.accounts.models import ApiToken, SocialAccount
 from apps.api.errors import validation_details
 from apps.api.mcp.auth import token_from_state
-from apps.api.permissions import InsufficientScope
 from apps.api.serializers.accounts import AccountSerializer
 from apps.api.serializers.publications import PublicationCreateSerializer, PublicationSerializer
 from apps.api.throttling import TokenRateThrottle
 from apps.api.validation import publication_validate
 from apps.common.envelope import envelope
-from apps.common.errors import DomainError, NotFound, PermissionDenied
+from apps.common.errors import DomainError, NotFound
 from apps.ops.services import maintenance_state
 from apps.providers.catalog import all_capabilities, get_capabilities
 from apps.publications.models import Publication
@@ -95,20 +95,8 @@ def _result(data: dict, *, is_error: bool = False) -> CallToolResult:
 
 
 def _authorize(token: ApiToken, scopes: tuple[str, ...], *, writes: bool) -> None:
-    """The API's rules for the endpoint this tool mirrors (apps.api.permissions)."""
-    if writes and token.workspace.organization.state != Organization.State.ACTIVE:
-        raise PermissionDenied(
-            "The organization is suspended; only reads are allowed.",
-            code="ORGANIZATION_SUSPENDED",
-        )
-    missing = [scope for scope in scopes if not token.has_scope(scope)]
-    if missing:
-        raise InsufficientScope(
-            f"This token lacks the '{missing[0]}' scope."
-            if len(missing) == 1
-            else f"This token lacks the scopes {', '.join(missing)}.",
-            details={"required": list(scopes), "token_scopes": list(token.scopes)},
-        )
+    """The API's rules for the endpoint this tool mirrors (one policy for both)."""
+    token_authorize(token, scopes)
     throttle = TokenRateThrottle()
     if not throttle.allow_request(SimpleNamespace(auth=token), None):
         wait = max(1, math.ceil(throttle.wait() or 1))

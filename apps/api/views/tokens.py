@@ -5,10 +5,10 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
+from apps.accounts.access import check_grantable
 from apps.accounts.models import ApiToken
 from apps.accounts.services import api_token_create, api_token_revoke
 from apps.api.base import ApiRequest, WorkspaceViewSet
-from apps.api.permissions import check_grantable
 from apps.api.schema import IDEMPOTENCY_KEY, errors, post_errors, replayed
 from apps.api.serializers.tokens import (
     TokenCreatedSerializer,

@@ -58,7 +58,7 @@ class BlueskyAdapter(Adapter):
         media_kinds=frozenset({"image", "video", "gif"}),
         max_images=MAX_IMAGES,
         max_videos=1,  # a GIF goes as the post's one video
-        settings=frozenset({"langs"}),
+        settings=frozenset({"langs", "language", "link_card"}),
         threads=True,
         alt_text=True,
     )

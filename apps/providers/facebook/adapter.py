@@ -18,6 +18,7 @@ from django.utils import timezone
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    Implements,
     PollSchedule,
     PublishContext,
     PublishedSegment,
@@ -39,6 +40,12 @@ POLL_SCHEDULE = PollSchedule(
 
 class FacebookPagesAdapter(Adapter):
     platform = "facebook"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video"}),
+        max_images=None,  # photos attached to one feed post; Facebook documents no cap
+        max_videos=1,
+        settings=frozenset({"link", "title"}),
+    )
     poll_schedule = POLL_SCHEDULE
 
     def publish_segment(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from apps.accounts.models import SocialAccount
 from apps.providers.base import (
     ConnectedIdentity,
+    Implements,
     MediaPayload,
     PollSchedule,
     PublishContext,
@@ -29,6 +30,14 @@ POLL_SCHEDULE = PollSchedule(initial_delay_s=10, interval_s=60, max_wait_s=900)
 
 class InstagramAdapter(ContainerAdapter):
     platform = "instagram"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video"}),
+        max_images=10,  # a carousel of up to max_carousel_items, images and videos mixed
+        max_videos=10,
+        mixed_media=True,
+        settings=frozenset({"media_type"}),
+        alt_text=True,  # images only; Instagram takes none for videos
+    )
     graph_base = INSTAGRAM_GRAPH
     create_edge = "media"
     publish_edge = "media_publish"

@@ -68,7 +68,7 @@ class LinkedInAdapter(Adapter):
         media_kinds=frozenset({"image", "gif", "video"}),
         max_images=MAX_IMAGES,
         max_videos=1,
-        settings=frozenset({"visibility"}),
+        settings=frozenset({"visibility", "author"}),
         alt_text=True,
     )
     retry_safe_after_unknown = False

@@ -15,6 +15,7 @@ from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    Implements,
     MediaPayload,
     PublishContext,
     PublishedSegment,
@@ -46,6 +47,14 @@ CLOCK_SKEW = timedelta(minutes=2)
 
 class MastodonAdapter(Adapter):
     platform = "mastodon"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video", "gif"}),
+        max_images=4,
+        max_videos=1,  # a GIF goes up as a gifv, in the video bucket
+        settings=frozenset({"spoiler_text", "visibility", "language", "sensitive"}),
+        threads=True,  # in_reply_to_id
+        alt_text=True,  # the upload's description
+    )
     # Every create carries Idempotency-Key; Mastodon returns the original status for a
     # repeated key during the hour after it was stored.
     retry_safe_after_unknown = True

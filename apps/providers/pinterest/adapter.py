@@ -17,6 +17,7 @@ from apps.providers import oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    Implements,
     PollSchedule,
     PublishContext,
     PublishedSegment,
@@ -51,6 +52,22 @@ def _published(pin: dict) -> PublishedSegment:
 
 class PinterestAdapter(Adapter):
     platform = "pinterest"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video"}),
+        max_images=MAX_IMAGES,
+        max_videos=1,
+        settings=frozenset(
+            {
+                "board_id",
+                "title",
+                "link",
+                "board_section_id",
+                "cover_image_url",
+                "cover_key_frame_time",
+            }
+        ),
+        alt_text=True,  # a single-image pin's alt_text
+    )
     poll_schedule = POLL_SCHEDULE
 
     def publish_segment(

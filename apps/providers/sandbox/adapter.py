@@ -10,6 +10,7 @@ from apps.accounts.models import SocialAccount
 from apps.providers import httpcall
 from apps.providers.base import (
     Adapter,
+    Implements,
     PollSchedule,
     PublishContext,
     PublishedSegment,
@@ -30,6 +31,13 @@ REFRESH_MARGIN = timedelta(minutes=5)
 
 class SandboxAdapter(Adapter):
     platform = "sandbox"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video", "gif"}),
+        max_images=4,  # GIFs share the image bucket
+        max_videos=1,
+        threads=True,  # reply_to
+        alt_text=True,
+    )
     lookup_is_strong = True  # posts are listed by their exact idempotency key
     # A processing post is asked about every couple of seconds, for at most an hour.
     poll_schedule = PollSchedule(initial_delay_s=1.0, interval_s=2.0, max_wait_s=3600.0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from apps.accounts.models import SocialAccount
 from apps.providers.base import (
     ConnectedIdentity,
+    Implements,
     MediaPayload,
     PollSchedule,
     PublishContext,
@@ -29,6 +30,15 @@ POLL_SCHEDULE = PollSchedule(initial_delay_s=10, interval_s=60, max_wait_s=900)
 
 class ThreadsAdapter(ContainerAdapter):
     platform = "threads"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video"}),
+        max_images=20,  # a carousel of up to max_carousel_items, images and videos mixed
+        max_videos=20,
+        mixed_media=True,
+        settings=frozenset({"link_attachment", "reply_control"}),
+        threads=True,  # reply_to_id on the container
+        alt_text=True,
+    )
     graph_base = THREADS_GRAPH
     create_edge = "threads"
     publish_edge = "threads_publish"

@@ -25,6 +25,7 @@ from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    Implements,
     PublishContext,
     PublishedSegment,
     ReplyTarget,
@@ -51,6 +52,14 @@ LOOKUP_PAGES = 3
 
 class XAdapter(Adapter):
     platform = "x"
+    implements = Implements(
+        media_kinds=frozenset({"image", "video", "gif"}),
+        max_images=4,
+        max_videos=1,
+        max_gifs=1,
+        threads=True,  # reply.in_reply_to_tweet_id
+        alt_text=True,  # media metadata
+    )
     retry_safe_after_unknown = False
 
     # Credentials

@@ -20,6 +20,7 @@ from apps.providers import httpcall, oauth
 from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
+    Implements,
     MediaPayload,
     PublishContext,
     PublishedSegment,
@@ -38,6 +39,21 @@ DEFAULT_PRIVACY = "public"
 
 class YouTubeAdapter(Adapter):
     platform = "youtube"
+    implements = Implements(
+        media_kinds=frozenset({"video"}),
+        max_videos=1,
+        settings=frozenset(
+            {
+                "title",
+                "privacy_status",
+                "tags",
+                "categoryId",
+                "made_for_kids",
+                "publish_at",
+                "notify_subscribers",
+            }
+        ),
+    )
     # Re-sending resumes the same session: it cannot make a second video.
     retry_safe_after_unknown = True
     # Sessions live about a week; past that only the uploads listing can settle an attempt.

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from apps.accounts.models import Workspace
+from apps.common.querysets import WorkspaceQuerySet
 
 
 def media_upload_to(instance: "MediaAsset", filename: str) -> str:
@@ -20,11 +21,6 @@ def media_upload_to(instance: "MediaAsset", filename: str) -> str:
         "video/webm": "webm",
     }.get(instance.mime_type, "bin")
     return f"workspaces/{instance.workspace_id}/media/{uuid.uuid4().hex}.{extension}"
-
-
-class MediaAssetQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> "MediaAssetQuerySet":
-        return self.filter(workspace=workspace)
 
 
 class MediaAsset(models.Model):
@@ -62,7 +58,7 @@ class MediaAsset(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = MediaAssetQuerySet.as_manager()
+    objects = WorkspaceQuerySet.as_manager()
 
     class Meta:
         indexes = [

@@ -4,11 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from apps.accounts.models import Workspace, validate_timezone
-
-
-class PublicationQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> "PublicationQuerySet":
-        return self.filter(workspace=workspace)
+from apps.common.querysets import WorkspaceQuerySet
 
 
 class Publication(models.Model):
@@ -64,7 +60,7 @@ class Publication(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = PublicationQuerySet.as_manager()
+    objects = WorkspaceQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -89,9 +85,8 @@ class Publication(models.Model):
         return f"Publication {self.pk} ({self.status})"
 
 
-class PublicationSegmentQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> "PublicationSegmentQuerySet":
-        return self.filter(publication__workspace=workspace)
+class PublicationSegmentQuerySet(WorkspaceQuerySet):
+    workspace_path = "publication__workspace"
 
 
 class PublicationSegment(models.Model):
@@ -117,9 +112,8 @@ class PublicationSegment(models.Model):
         return f"Segment {self.position} of publication {self.publication_id}"
 
 
-class SegmentMediaQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> "SegmentMediaQuerySet":
-        return self.filter(segment__publication__workspace=workspace)
+class SegmentMediaQuerySet(WorkspaceQuerySet):
+    workspace_path = "segment__publication__workspace"
 
 
 class SegmentMedia(models.Model):

@@ -6,12 +6,10 @@ from django.db import models
 from django.utils import timezone
 
 from apps.accounts.models import Workspace
+from apps.common.querysets import WorkspaceQuerySet
 
 
-class DeliveryAttemptQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> DeliveryAttemptQuerySet:
-        return self.filter(workspace=workspace)
-
+class DeliveryAttemptQuerySet(WorkspaceQuerySet):
     def in_flight(self) -> DeliveryAttemptQuerySet:
         return self.filter(outcome=DeliveryAttempt.Outcome.IN_FLIGHT)
 

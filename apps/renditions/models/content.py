@@ -7,13 +7,12 @@ from datetime import datetime
 from django.db import models
 from django.utils import timezone
 
-from apps.accounts.models import Workspace
+from apps.common.querysets import WorkspaceQuerySet
 from apps.renditions.errors import SegmentAlreadyPublished
 
 
-class RenditionSegmentQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> RenditionSegmentQuerySet:
-        return self.filter(rendition__workspace=workspace)
+class RenditionSegmentQuerySet(WorkspaceQuerySet):
+    workspace_path = "rendition__workspace"
 
 
 class RenditionSegment(models.Model):
@@ -80,9 +79,8 @@ class RenditionSegment(models.Model):
             setattr(self, name, value)
 
 
-class RenditionMediaQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> RenditionMediaQuerySet:
-        return self.filter(rendition_segment__rendition__workspace=workspace)
+class RenditionMediaQuerySet(WorkspaceQuerySet):
+    workspace_path = "rendition_segment__rendition__workspace"
 
 
 class RenditionMedia(models.Model):

@@ -9,6 +9,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount, Workspace
+from apps.common.querysets import WorkspaceQuerySet
 from apps.renditions.errors import InvalidTransition, RenditionChanged
 
 # The structured error a failed rendition carries (DESIGN §1: kind, provider code and HTTP
@@ -16,10 +17,7 @@ from apps.renditions.errors import InvalidTransition, RenditionChanged
 ERROR_KEYS = ("kind", "code", "http_status", "message", "retryable", "action", "retry_at")
 
 
-class RenditionQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> RenditionQuerySet:
-        return self.filter(workspace=workspace)
-
+class RenditionQuerySet(WorkspaceQuerySet):
     def with_effective_scheduled_at(self) -> RenditionQuerySet:
         """Annotate ``effective_at``: the rendition's own time, else its publication's."""
         return self.annotate(effective_at=Coalesce("scheduled_at", "publication__scheduled_at"))

@@ -23,10 +23,37 @@ from datetime import datetime
 from django.http import QueryDict
 
 from apps.accounts.models import SocialAccount, Workspace
-from apps.providers.catalog import PlatformCapabilities, UnknownPlatform, get_capabilities
+from apps.providers.catalog import (
+    PlatformCapabilities,
+    SettingSpec,
+    UnknownPlatform,
+    get_capabilities,
+)
 from apps.publications import constants
 from apps.publications.models import MediaAsset, Publication
 from apps.renditions.models import Rendition
+
+
+def setting_from_form(spec: SettingSpec, value: str) -> object:
+    """A setting's form text as the catalog's type (booleans come from a true/false
+    select, lists are comma separated). Text that does not fit the type stays text, so
+    validation names the problem."""
+    if spec.type == "boolean" and value in ("true", "false"):
+        return value == "true"
+    if spec.type == "integer" and value.lstrip("-").isdigit():
+        return int(value)
+    if spec.type == "list":
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def setting_to_form(value: object) -> str:
+    """A stored setting as the form shows it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return "" if value is None else str(value)
 
 
 @dataclass
@@ -46,7 +73,7 @@ class DestinationDraft:
     account: SocialAccount
     override: bool = False
     texts: list[str] = field(default_factory=list)  # one per source part, when override
-    settings: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, object] = field(default_factory=dict)  # typed as the catalog says
 
     @property
     def key(self) -> str:
@@ -119,7 +146,7 @@ class Draft:
             for spec in caps.settings if caps else ():
                 value = data.get(f"setting-{key}-{spec.name}", "").strip()
                 if value:
-                    destination.settings[spec.name] = value
+                    destination.settings[spec.name] = setting_from_form(spec, value)
             destinations.append(destination)
 
         revision = data.get("revision", "")
@@ -155,7 +182,7 @@ class Draft:
             destination = DestinationDraft(
                 account=rendition.social_account,
                 override=rendition.overrides_content,
-                settings={k: str(v) for k, v in (rendition.settings or {}).items()},
+                settings=dict(rendition.settings or {}),
             )
             if rendition.overrides_content:
                 texts = {s.position: s.text for s in rendition.segments.all()}

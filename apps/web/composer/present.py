@@ -12,7 +12,7 @@ from apps.accounts.models import SocialAccount, Workspace
 from apps.providers.catalog import PlatformCapabilities, SettingSpec, UnknownPlatform
 from apps.providers.catalog import get_capabilities as _caps
 from apps.web.composer.checks import Count, DestinationCheck, DraftCheck, Message
-from apps.web.composer.draft import DestinationDraft, Draft, MediaDraft
+from apps.web.composer.draft import DestinationDraft, Draft, MediaDraft, setting_to_form
 
 
 @dataclass
@@ -155,7 +155,7 @@ def composer_context(
         settings = [
             SettingView(
                 spec=spec,
-                value=destination.settings.get(spec.name, ""),
+                value=setting_to_form(destination.settings.get(spec.name)),
                 field_id=f"setting-{key}-{spec.name}",
                 errors=by_field.get(f"setting-{key}-{spec.name}", []),
             )
