@@ -26,6 +26,19 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Unit tests only: no browser, no child process, no live server (those carry the `slow`
+# marker or live in the files below), and not the HTTP-level suites of the API and the web
+# app (tests/api, tests/web: `make test` runs them). Under a minute on 2 cores.
+FAST_IGNORE := tests/api tests/web tests/cli tests/mcp tests/loadtest tests/test_settings.py \
+	tests/jobs/test_bench.py tests/jobs/test_worker_processes.py \
+	tests/ops/test_bench_api.py tests/ops/test_deploy.py tests/ops/test_logging.py \
+	tests/ops/test_scale_out.py tests/ops/test_soak.py tests/ops/test_soak_platforms.py \
+	tests/providers/test_httpcall_bounds.py tests/providers/test_sandbox.py \
+	tests/renditions/test_pipeline.py tests/renditions/test_pipeline_processes.py \
+	tests/renditions/test_waiting.py tests/webhooks/test_emit.py
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow" -n 2 -q $(addprefix --ignore=,$(FAST_IGNORE)) $(PYTEST_ARGS)
+
 # Style, import contracts (.importlinter), types, and migrations that match the models.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

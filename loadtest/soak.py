@@ -79,7 +79,9 @@ class SoakConfig:
     threads: int = 4
     spread_s: float = 20.0  # publications are due across this window from the start
     kill_every_s: float = 10.0  # 0 disables the chaos
-    timeout_s: float = 900.0
+    # Past the longest settle path: a media post looked for 10 minutes (Reddit), then
+    # reconciled.
+    timeout_s: float = 1200.0
     seed: int = 1
     keep: bool = False
     # The sandbox and/or real platforms served by their fakes (see resolve_platforms).
@@ -431,6 +433,7 @@ class Soak:
             "duplicates": sum(f["duplicates"] for f in per_platform.values()),
             "lost": sum(f["lost"] for f in per_platform.values()),
             "deferred": sum(f["deferred"] for f in per_platform.values()),
+            "still_checking": sum(f["still_checking"] for f in per_platform.values()),
             "unsettled_by_status": dict(unsettled),
             "worker_kills": self.kills,
             "lateness_p50_s": _pct(lateness, 50),
@@ -471,8 +474,18 @@ class Soak:
         # resets at midnight UTC) is still owed, but not lost: reported apart.
         deferred = owed.filter(_deferred(self._wait_until or timezone.now()))
         deferred_rows = list(deferred.values_list("pk", "next_retry_at"))
+        # Work the platform accepted and still processes (a status poll scheduled), or an
+        # unknown outcome whose check is scheduled: owed, each with the job that settles it
+        # inside its platform's budget, so not lost; reported apart with their ids.
+        checking = list(
+            owed.exclude(pk__in=[pk for pk, _ in deferred_rows])
+            .filter(_being_checked())
+            .values_list("pk", flat=True)
+        )
         unsettled_rows = list(
-            owed.exclude(pk__in=[pk for pk, _ in deferred_rows]).values_list("pk", "status")
+            owed.exclude(pk__in=[pk for pk, _ in deferred_rows])
+            .exclude(pk__in=checking)
+            .values_list("pk", "status")
         )
         # Owed an outcome at the end, or never tried: lost either way.
         lost = {pk for pk, _ in unsettled_rows}
@@ -489,7 +502,10 @@ class Soak:
             "ambiguous_left": renditions.filter(status="failed", ambiguous=True).count(),
             "reconciled": reconciled,
             "deferred": len(deferred_rows),
+            "still_checking": len(checking),
         }
+        if checking:
+            figures["still_checking_renditions"] = sorted(checking)[:LISTED]
         if deferred_rows:
             figures["deferred_until"] = max(at for _, at in deferred_rows).isoformat()
         if platform == SANDBOX:
@@ -555,6 +571,22 @@ def _unsettled(rendition_ids: list[int]):
         Rendition.objects.filter(pk__in=rendition_ids)
         .exclude(status__in=["published", "cancelled"])
         .exclude(Q(status="failed", next_retry_at__isnull=True) & ~Exists(reconciling))
+    )
+
+
+def _being_checked() -> Q:
+    """Waiting with a status poll to come, or ambiguous with its reconciliation to come."""
+    from apps.jobs.models import Job
+
+    def job(prefix: str):
+        return Exists(
+            Job.objects.unfinished().filter(
+                dedupe_key=Concat(Value(prefix), Cast(OuterRef("pk"), CharField()))
+            )
+        )
+
+    return Q(status="waiting") & job("poll:") | Q(status="failed", ambiguous=True) & job(
+        "reconcile:"
     )
 
 

@@ -46,6 +46,7 @@ def test_a_typo_fails_naming_the_variable_and_the_accepted_values(monkeypatch, r
         assert accepted in message
 
 
+@pytest.mark.slow  # a child process
 def test_startup_fails_on_a_mistyped_boolean():
     env = {**os.environ, "DEBUG": "flase"}
     result = subprocess.run(
