@@ -91,6 +91,7 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.publications",
     "apps.renditions",
+    "apps.publishing",
     "apps.providers",
     "apps.sandbox",
     "apps.jobs",

@@ -39,7 +39,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import Organization, SocialAccount
 from apps.common.processes import ChildProcess, free_port, gunicorn_argv, manage_argv, stop_all
 from apps.providers import catalog
-from apps.publications.services import publication_create
+from apps.publishing.services import publication_create
 from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.sandbox.models import SandboxAccount, SandboxPost
 from apps.sandbox.services import sandbox_account_create

@@ -17,8 +17,8 @@ from django.db import transaction
 from apps.accounts.models import ApiToken
 from apps.common.errors import DomainError
 from apps.publications.models import Publication
-from apps.publications.selectors import publication_problems
-from apps.publications.services import publication_create, publication_update
+from apps.publishing.selectors import publication_problems
+from apps.publishing.services import publication_create, publication_update
 
 Problem = dict[str, Any]
 

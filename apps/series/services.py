@@ -37,7 +37,7 @@ from apps.jobs.services import job_enqueue
 from apps.publications import inputs
 from apps.publications.models import MediaAsset, Publication
 from apps.publications.scheduling import get_zone
-from apps.publications.services import (
+from apps.publishing.services import (
     publication_cancel,
     publication_create,
     publication_update,

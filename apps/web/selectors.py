@@ -9,7 +9,7 @@ from django.db.models import Count
 
 from apps.accounts.models import Organization
 from apps.publications.models import Publication
-from apps.publications.quotas import month_bounds
+from apps.publishing.quotas import month_bounds
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from apps.jobs.models import Job
 from apps.publications.models import Publication
-from apps.renditions.delivery import publish_dedupe_key
+from apps.publishing.delivery.enqueue import publish_dedupe_key
 from apps.renditions.models import DeliveryAttempt, Rendition, normalize_error
 from tests.api.helpers import error, later
 from tests.factories import (

@@ -14,8 +14,8 @@ from apps.providers.base import PublishContext, ReplyTarget, SegmentPayload, get
 from apps.providers.bluesky.adapter import VIDEO_JOB
 from apps.providers.bluesky.tid import is_tid, legacy_segment_rkey, segment_rkey
 from apps.providers.errors import ErrorKind, ProviderError
+from apps.publishing.delivery.context import publish_context
 from apps.renditions.models import DeliveryAttempt
-from apps.renditions.pipeline import publish_context
 from loadtest.platform_fakes import FaultPlan
 from loadtest.platform_fakes.bluesky import FAKE, NAMED_ERROR, SLOW_FACTOR, BlueskyFake
 from loadtest.platform_fakes.server import FakeServer

@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.accounts import services as account_services
 from apps.providers.base import MediaPayload, PublishContext, SegmentPayload, get_adapter
 from apps.providers.errors import ErrorKind, ProviderError
-from apps.renditions.pipeline import store_refreshed_credentials
+from apps.publishing.delivery.context import store_refreshed_credentials
 from loadtest.platform_fakes.faults import FaultPlan
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.tiktok import STATUS_PER_MINUTE, TikTokFake

@@ -14,7 +14,7 @@ from apps.providers import httpcall
 from apps.providers.base import PublishContext, ReplyTarget, SegmentPayload, get_adapter
 from apps.providers.errors import ErrorKind, ProviderError
 from apps.providers.x import media as x_media
-from apps.renditions.pipeline import store_refreshed_credentials
+from apps.publishing.delivery.context import store_refreshed_credentials
 from loadtest.platform_fakes import FaultPlan
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.x import DUPLICATE, FAKE, LIMITS, XFake

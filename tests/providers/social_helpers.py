@@ -13,7 +13,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount, Workspace
 from apps.providers import httpcall
 from apps.providers.base import MediaPayload, PublishContext
-from apps.renditions.pipeline import store_refreshed_credentials
+from apps.publishing.delivery.context import store_refreshed_credentials
 
 
 def go_offline(monkeypatch) -> list[float]:

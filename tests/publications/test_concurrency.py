@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 
 from apps.common.errors import Conflict, QuotaExceeded
-from apps.publications import services
 from apps.publications.models import Publication
+from apps.publishing import services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

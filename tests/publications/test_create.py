@@ -4,8 +4,8 @@ from unittest import mock
 import pytest
 
 from apps.common.errors import Conflict, NotFound, ValidationFailed
-from apps.publications import services
 from apps.publications.models import Publication, SegmentMedia
+from apps.publishing import services
 from apps.renditions.models import Rendition
 from tests.factories import MediaAssetFactory, SocialAccountFactory
 from tests.publications.conftest import NOW
@@ -88,7 +88,7 @@ def test_a_destination_override_gets_its_own_segments_linked_to_the_source(
 def test_scheduling_with_an_instant_schedules_every_rendition_and_calls_the_hook(
     workspace_a, sandbox_a, mastodon_a
 ):
-    with mock.patch("apps.renditions.delivery.rendition_schedule_delivery") as hook:
+    with mock.patch("apps.publishing.delivery.enqueue.rendition_schedule_delivery") as hook:
         publication = create(
             workspace_a,
             destinations=[sandbox_a.pk, mastodon_a.pk],
@@ -267,7 +267,7 @@ def test_a_draft_may_be_saved_with_problems(workspace_a, instagram_a):
     publication = create(workspace_a, destinations=[instagram_a.pk])
 
     assert publication.status == "draft"
-    from apps.publications.selectors import publication_problems
+    from apps.publishing.selectors import publication_problems
 
     codes = [(p.path, p.code) for p in publication_problems(publication=publication)]
     assert codes == [("destinations.0.segments.0.media", "MEDIA_REQUIRED")]

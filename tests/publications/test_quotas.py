@@ -3,9 +3,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from apps.common.errors import QuotaExceeded
-from apps.publications import services
 from apps.publications.models import Publication
-from apps.publications.quotas import day_bounds, month_bounds
+from apps.publishing import services
+from apps.publishing.quotas import day_bounds, month_bounds
 from apps.renditions.models import Rendition
 from tests.factories import WorkspaceFactory
 from tests.publications.conftest import NOW

@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.publications.services import publication_refresh_status
-from apps.publications.status import RenditionState, aggregate_status
+from apps.publishing.services import publication_refresh_status
+from apps.publishing.status import RenditionState, aggregate_status
 from tests.factories import PublicationFactory, RenditionFactory
 
 D, S, PG, W, PD, F, C = (

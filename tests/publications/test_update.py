@@ -4,8 +4,8 @@ from unittest import mock
 import pytest
 
 from apps.common.errors import Conflict, NotFound, ValidationFailed
-from apps.publications import services
 from apps.publications.models import Publication
+from apps.publishing import services
 from apps.renditions.models import Rendition
 from tests.factories import MediaAssetFactory, SocialAccountFactory
 from tests.publications.conftest import NOW
@@ -98,7 +98,7 @@ def test_a_published_rendition_is_never_rewritten(workspace_a, sandbox_a, mastod
 def test_scheduling_a_draft_schedules_its_renditions(workspace_a, sandbox_a):
     publication = create(workspace_a, [sandbox_a], scheduled_at=TOMORROW)
 
-    with mock.patch("apps.renditions.delivery.rendition_schedule_delivery") as hook:
+    with mock.patch("apps.publishing.delivery.enqueue.rendition_schedule_delivery") as hook:
         updated = update(publication, status="scheduled")
 
     assert updated.status == "scheduled"
@@ -120,7 +120,7 @@ def test_scheduling_a_draft_whose_time_has_passed_is_refused(workspace_a, sandbo
 def test_unscheduling_goes_back_to_draft_and_cancels_delivery(workspace_a, sandbox_a):
     publication = create(workspace_a, [sandbox_a], scheduled_at=TOMORROW, status="scheduled")
 
-    with mock.patch("apps.renditions.delivery.rendition_cancel_delivery") as hook:
+    with mock.patch("apps.publishing.delivery.enqueue.rendition_cancel_delivery") as hook:
         updated = update(publication, status="draft")
 
     assert updated.status == "draft"
@@ -149,7 +149,7 @@ def test_moving_the_time_moves_following_renditions_only(workspace_a, sandbox_a,
         status="scheduled",
     )
 
-    with mock.patch("apps.renditions.delivery.rendition_schedule_delivery") as hook:
+    with mock.patch("apps.publishing.delivery.enqueue.rendition_schedule_delivery") as hook:
         update(publication, scheduled_at=TOMORROW + timedelta(hours=2))
 
     (call,) = hook.call_args_list
@@ -163,7 +163,7 @@ def test_adding_a_destination_to_a_scheduled_publication_schedules_it(
 ):
     publication = create(workspace_a, [sandbox_a], scheduled_at=TOMORROW, status="scheduled")
 
-    with mock.patch("apps.renditions.delivery.rendition_schedule_delivery") as hook:
+    with mock.patch("apps.publishing.delivery.enqueue.rendition_schedule_delivery") as hook:
         update(publication, destinations=[sandbox_a.pk, mastodon_a.pk])
 
     added = publication.renditions.get(social_account=mastodon_a)
@@ -179,7 +179,7 @@ def test_removing_a_scheduled_destination_deletes_it_and_cancels_delivery(
 
     seen = []
     with mock.patch(
-        "apps.renditions.delivery.rendition_cancel_delivery",
+        "apps.publishing.delivery.enqueue.rendition_cancel_delivery",
         side_effect=lambda r: seen.append((r.pk, r.status)),
     ):
         update(publication, destinations=[sandbox_a.pk])
@@ -319,7 +319,7 @@ class TestReschedule:
     def test_it_moves_the_scheduled_renditions(self, workspace_a, sandbox_a):
         publication = create(workspace_a, [sandbox_a], scheduled_at=TOMORROW, status="scheduled")
 
-        with mock.patch("apps.renditions.delivery.rendition_schedule_delivery") as hook:
+        with mock.patch("apps.publishing.delivery.enqueue.rendition_schedule_delivery") as hook:
             moved = services.publication_reschedule(
                 publication=publication,
                 expected_revision=1,
@@ -399,7 +399,7 @@ class TestCancel:
         clean_failure.mark_failed({"kind": "rate_limited", "message": "later"}, retry_at=TOMORROW)
         unknown.mark_failed({"kind": "outcome_unknown", "message": "timeout"}, ambiguous=True)
 
-        with mock.patch("apps.renditions.delivery.rendition_cancel_delivery") as hook:
+        with mock.patch("apps.publishing.delivery.enqueue.rendition_cancel_delivery") as hook:
             cancelled = services.publication_cancel(publication=publication)
 
         statuses = dict(publication.renditions.values_list("pk", "status"))

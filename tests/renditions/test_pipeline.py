@@ -16,8 +16,8 @@ from apps.jobs.registry import Backoff
 from apps.jobs.services import job_recover_stale
 from apps.jobs.worker import Worker
 from apps.publications.models import Publication
-from apps.publications.services import publication_cancel, publication_create
-from apps.renditions.delivery import publish_dedupe_key, reconcile_dedupe_key
+from apps.publishing.delivery.enqueue import publish_dedupe_key, reconcile_dedupe_key
+from apps.publishing.services import publication_cancel, publication_create
 from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.sandbox.services import sandbox_account_create
 

@@ -7,7 +7,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from apps.publications.services import publication_create
+from apps.publishing.services import publication_create
 from apps.renditions.models import Rendition
 from apps.sandbox.services import sandbox_account_create
 from tests.processes import WorkerProcess, wait_until

@@ -4,8 +4,8 @@ import pytest
 
 from apps.common.errors import Conflict, ValidationFailed
 from apps.jobs.models import Job
-from apps.renditions import services
-from apps.renditions.delivery import publish_dedupe_key, schedule_publish
+from apps.publishing import services
+from apps.publishing.delivery.enqueue import publish_dedupe_key, schedule_publish
 from apps.renditions.models import Rendition
 from tests.factories import RenditionFactory, RenditionSegmentFactory
 

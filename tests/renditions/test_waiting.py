@@ -12,16 +12,17 @@ from apps.accounts.models import SocialAccount
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
 from apps.jobs.services import job_enqueue
-from apps.renditions import pipeline
-from apps.renditions.delivery import (
+from apps.publishing.delivery import waiting
+from apps.publishing.delivery.enqueue import (
     POLL_JOB,
     poll_dedupe_key,
     publish_dedupe_key,
     reconcile_dedupe_key,
     schedule_publish,
 )
+from apps.publishing.delivery.publish import on_publish_stale
+from apps.publishing.services import rendition_retry
 from apps.renditions.models import DeliveryAttempt, Rendition
-from apps.renditions.services import rendition_retry
 from apps.sandbox.models import SandboxPost
 from apps.sandbox.services import sandbox_account_create
 from tests.renditions.test_pipeline import publish_now, run_due, witness
@@ -178,7 +179,7 @@ def test_a_worker_killed_after_the_platform_accepted_resumes_waiting(sandbox, wo
     from django.db import transaction
 
     with transaction.atomic():
-        pipeline.on_publish_stale(job)
+        on_publish_stale(job)
 
     rendition.refresh_from_db()
     assert rendition.status == "waiting"
@@ -234,7 +235,7 @@ def test_processing_past_the_platforms_budget_is_looked_up_not_resent(
     rendition = publication.renditions.get()
     run_due(worker)
     # The platform's poll budget is spent at the first poll.
-    monkeypatch.setattr(pipeline, "_next_poll_delay", lambda adapter, **kw: None)
+    monkeypatch.setattr(waiting, "next_poll_delay", lambda adapter, **kw: None)
     step(worker)
 
     rendition.refresh_from_db()

@@ -13,7 +13,7 @@ from django.utils import timezone
 from PIL import Image
 
 from apps.publications.models import MediaAsset, Publication
-from apps.publications.services import publication_create
+from apps.publishing.services import publication_create
 from apps.renditions.models import Rendition
 from tests.factories import SocialAccountFactory
 
@@ -244,7 +244,7 @@ def test_an_edit_saves_at_the_revision_it_was_made_against(as_alice, scheduled, 
 
 
 def test_a_stale_edit_keeps_what_was_typed_and_says_why(as_alice, scheduled, news):
-    from apps.publications.services import publication_update
+    from apps.publishing.services import publication_update
 
     publication_update(
         publication=scheduled, expected_revision=1, segments=[{"text": "someone else's"}]

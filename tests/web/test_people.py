@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from apps.accounts.models import ApiToken, User
 from apps.accounts.services import api_token_authenticate
-from apps.publications.services import publication_create
+from apps.publishing.services import publication_create
 from tests.factories import UserFactory, WorkspaceFactory, WorkspaceMembershipFactory
 
 pytestmark = pytest.mark.django_db

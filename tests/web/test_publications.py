@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from apps.jobs.models import Job
-from apps.publications.services import (
+from apps.publishing.services import (
     publication_create,
     publication_reschedule,
     publication_update,

@@ -11,8 +11,7 @@ from django.utils import timezone
 from apps.accounts.models import SocialAccount
 from apps.jobs.models import Job
 from apps.publications.models import Publication
-from apps.publications.services import publication_cancel, publication_create
-from apps.renditions.services import rendition_resolve
+from apps.publishing.services import publication_cancel, publication_create, rendition_resolve
 from apps.sandbox.services import sandbox_account_create
 from apps.webhooks.constants import DELIVER_JOB, EVENT_TYPES
 from apps.webhooks.events import emit_publication_status_change

@@ -48,8 +48,7 @@ from apps.common.errors import DomainError, NotFound
 from apps.ops.services import maintenance_state
 from apps.providers.catalog import all_capabilities, get_capabilities
 from apps.publications.models import Publication
-from apps.publications.services import publication_create
-from apps.renditions.services import publication_retry
+from apps.publishing.services import publication_create, publication_retry
 
 # The SDK logs every stateless request at INFO; keep that out of the site's logs unless an
 # operator configured this logger.

@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.api.serializers.base import StrictSerializer, TextField, URLField
+from apps.publishing.services import Resolution
 from apps.renditions.models import (
     ERROR_KEYS,
     DeliveryAttempt,
@@ -18,7 +19,6 @@ from apps.renditions.models import (
     RenditionMedia,
     RenditionSegment,
 )
-from apps.renditions.services import Resolution
 
 
 class RenditionErrorSerializer(serializers.Serializer):

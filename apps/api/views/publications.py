@@ -21,9 +21,13 @@ from apps.api.serializers.publications import (
 )
 from apps.api.validation import publication_validate
 from apps.publications.models import Publication, SegmentMedia
-from apps.publications.services import publication_cancel, publication_create, publication_update
+from apps.publishing.services import (
+    publication_cancel,
+    publication_create,
+    publication_retry,
+    publication_update,
+)
 from apps.renditions.models import Rendition
-from apps.renditions.services import publication_retry
 
 P = Publication.Status
 

@@ -10,8 +10,8 @@ from rest_framework.response import Response
 from apps.api.base import ApiRequest, WorkspaceViewSet
 from apps.api.schema import IDEMPOTENCY_KEY, errors, post_errors
 from apps.api.serializers.renditions import RenditionResolveSerializer, RenditionSerializer
+from apps.publishing.services import rendition_resolve
 from apps.renditions.models import Rendition
-from apps.renditions.services import rendition_resolve
 
 
 class RenditionViewSet(WorkspaceViewSet):

@@ -12,8 +12,8 @@ class Publication(models.Model):
     Rendition per destination account (apps.renditions).
 
     ``status`` is never set by hand: it is the aggregate of the renditions' statuses,
-    recomputed by ``apps.publications.services.publication_refresh_status`` whenever one
-    changes (the full rule is ``apps.publications.status.aggregate_status``):
+    recomputed by ``apps.publishing.services.publication_refresh_status`` whenever one
+    changes (the full rule is ``apps.publishing.status.aggregate_status``):
 
         draft        all renditions draft (or none yet)
         scheduled    nothing started, something scheduled

@@ -1,20 +1,6 @@
-"""Writes to publications and media. Every client (web, API, admin, commands) goes through
-these functions; see each module's docstring for its contract."""
+"""Writes to a publication's own media. Writes that touch renditions too (creating,
+editing, scheduling, cancelling publications) are in ``apps.publishing.services``."""
 
 from apps.publications.services.media import media_asset_create
-from apps.publications.services.publications import (
-    publication_cancel,
-    publication_create,
-    publication_reschedule,
-    publication_update,
-)
-from apps.publications.services.status import publication_refresh_status
 
-__all__ = [
-    "media_asset_create",
-    "publication_cancel",
-    "publication_create",
-    "publication_refresh_status",
-    "publication_reschedule",
-    "publication_update",
-]
+__all__ = ["media_asset_create"]

@@ -8,7 +8,7 @@ from django.utils import timezone
 from apps.accounts.models import User, Workspace
 from apps.common.errors import ValidationFailed
 from apps.publications.models import Publication
-from apps.publications.services import publication_create, publication_update
+from apps.publishing.services import publication_create, publication_update
 from apps.web.composer.draft import Draft
 
 SAVE_DRAFT, SCHEDULE, PUBLISH_NOW = "save_draft", "schedule", "publish_now"

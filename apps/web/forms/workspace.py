@@ -7,7 +7,7 @@ from django import forms
 
 from apps.accounts.models import ApiToken
 from apps.publications.models import Publication
-from apps.renditions.services import Resolution
+from apps.publishing.services import Resolution
 from apps.sandbox.behaviour import BEHAVIOUR_KEYS
 
 

@@ -26,15 +26,16 @@ from apps.common.errors import Conflict, DomainError
 from apps.jobs.models import Job
 from apps.providers.catalog import PlatformCapabilities, UnknownPlatform, get_capabilities
 from apps.publications.models import Publication
-from apps.publications.services import publication_cancel, publication_reschedule
-from apps.renditions.delivery import publish_dedupe_key
-from apps.renditions.models import DeliveryAttempt, Rendition
-from apps.renditions.services import (
+from apps.publishing.delivery.enqueue import publish_dedupe_key
+from apps.publishing.services import (
     MANUAL_RETRY_LIMIT,
+    publication_cancel,
+    publication_reschedule,
     publication_retry,
     rendition_resolve,
     rendition_retry,
 )
+from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.web.access import WorkspaceRequest, is_htmx, permits, workspace_view
 from apps.web.forms.workspace import RescheduleForm, ResolveForm
 from apps.web.views.common import redirect_to

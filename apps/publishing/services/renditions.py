@@ -1,5 +1,5 @@
-"""What people (web, API, admin, CLI) do to renditions: retry failed destinations and
-settle ambiguous outcomes."""
+"""What people (web, API, admin, CLI) do to renditions: retry failed destinations, cancel
+the ones that have not gone out, and settle ambiguous outcomes."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from apps.accounts.models import User
 from apps.common import events
 from apps.common.errors import Conflict, ValidationFailed
 from apps.publications.models import Publication
-from apps.publications.services.status import publication_refresh_status
-from apps.renditions.delivery import rendition_cancel_delivery, schedule_publish
+from apps.publishing.delivery.enqueue import rendition_cancel_delivery, schedule_publish
+from apps.publishing.delivery.waiting import forget_accepted_work
+from apps.publishing.locks import lock_rendition
+from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import DeliveryAttempt, Rendition
-from apps.renditions.pipeline import forget_accepted_work, lock_rendition
 
 MANUAL_RETRY_LIMIT = 6
 

@@ -6,12 +6,12 @@ publication's row lock: the caller names the revision it edited, a stale one is 
 with REVISION_CONFLICT, and a successful edit bumps the revision in the same transaction.
 
 Lock order, everywhere: the publication row, then the organization row (quotas), then
-rendition rows. The publish pipeline follows the same order.
+rendition rows (``apps.publishing.locks``). Delivery follows the same order.
 
 Scheduling is all-or-nothing: a publication is scheduled only if every rendition that
 becomes due passes the capability catalog, is not too far in the past, and fits its
 account's daily cap. Drafts may be saved with problems (the composer shows them from
-``apps.publications.selectors.publication_problems``).
+``apps.publishing.selectors.publication_problems``).
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from django.utils import timezone as django_timezone
 
 from apps.accounts.models import User, Workspace
 from apps.common.errors import Conflict, ValidationFailed
-from apps.publications import inputs, quotas
+from apps.publications import inputs
 from apps.publications.inputs import DestinationInput, SegmentInput
 from apps.publications.models import Publication
 from apps.publications.scheduling import resolve_schedule as _resolve_schedule
-from apps.publications.services import content as _content
-from apps.publications.services.checks import (
+from apps.publishing import quotas
+from apps.publishing.delivery import enqueue
+from apps.publishing.services import content as _content
+from apps.publishing.services.checks import (
     FieldErrors,
     check_reference_key,
     destination_times,
@@ -38,13 +40,12 @@ from apps.publications.services.checks import (
     save_publication,
     schedule_renditions,
 )
-from apps.publications.services.edits import (
+from apps.publishing.services.edits import (
     apply_destinations,
     apply_intent,
     apply_segments,
 )
-from apps.publications.services.status import publication_refresh_status
-from apps.renditions import delivery
+from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import Rendition
 
 R = Rendition.Status
@@ -358,7 +359,7 @@ def publication_cancel(*, publication: Publication) -> Publication:
     ]
     for rendition in cancellable:
         rendition.mark_cancelled()
-        delivery.rendition_cancel_delivery(rendition)
+        enqueue.rendition_cancel_delivery(rendition)
     if not renditions:
         publication.status = P.CANCELLED
     if cancellable or not renditions:

@@ -1,6 +1,6 @@
-"""The hooks between rendition state and the publish pipeline's jobs.
+"""Enqueueing delivery's jobs, and the hooks between rendition state and the publish job.
 
-Services call them inside their transaction, at exactly these points:
+Services call the hooks inside their transaction, at exactly these points:
 
 - ``rendition_schedule_delivery``: a rendition became scheduled, or its effective time
   changed while scheduled (the publication or the rendition was rescheduled);
@@ -14,7 +14,7 @@ change commits.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -24,6 +24,7 @@ from apps.jobs.models import Job
 from apps.jobs.services import job_cancel, job_enqueue
 from apps.renditions.models import Rendition
 
+# Stored in every job row: these names outlive any move of the code that runs them.
 PUBLISH_JOB = "renditions.publish"
 POLL_JOB = "renditions.poll"
 RECONCILE_JOB = "renditions.reconcile"
@@ -75,3 +76,15 @@ def rendition_cancel_delivery(rendition: Rendition) -> None:
     if rendition.next_retry_at is not None:
         Rendition.objects.filter(pk=rendition.pk).update(next_retry_at=None)
         rendition.next_retry_at = None
+
+
+def enqueue_poll(rendition: Rendition, state: dict, delay_s: float) -> None:
+    """Enqueue the status poll of a segment the platform accepted and is processing."""
+    job_enqueue(
+        type=POLL_JOB,
+        payload={"rendition_id": rendition.pk, **state},
+        organization=None,
+        workspace=rendition.workspace,
+        run_at=timezone.now() + timedelta(seconds=delay_s),
+        dedupe_key=poll_dedupe_key(rendition.pk),
+    )

@@ -7,13 +7,13 @@ from django.utils import timezone
 
 from apps.common import events
 from apps.publications.models import Publication
-from apps.publications.status import RenditionState, aggregate_status
+from apps.publishing.status import RenditionState, aggregate_status
 from apps.renditions.models import Rendition
 
 
 def publication_refresh_status(publication: Publication) -> Publication:
     """Recompute and store the publication's status from its renditions (the rule is
-    ``apps.publications.status.aggregate_status``); returns the publication.
+    ``apps.publishing.status.aggregate_status``); returns the publication.
 
     Call it in the transaction that changed a rendition's status. It locks the
     publication row first, so two renditions finishing at once are serialized and the

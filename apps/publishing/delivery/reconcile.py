@@ -35,17 +35,13 @@ from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease
 from apps.providers.base import SegmentPayload, SupportsLookup, get_adapter
 from apps.providers.errors import ProviderError
-from apps.publications.services.status import publication_refresh_status
-from apps.renditions.delivery import schedule_publish
+from apps.publishing.delivery.context import media_payloads, publish_context
+from apps.publishing.delivery.enqueue import schedule_publish
+from apps.publishing.delivery.run import record_segment
+from apps.publishing.delivery.waiting import accepted_work, resume_waiting
+from apps.publishing.locks import lock_rendition
+from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import DeliveryAttempt, Rendition
-from apps.renditions.pipeline import (
-    accepted_work,
-    lock_rendition,
-    media_payloads,
-    publish_context,
-    record_segment,
-    resume_waiting,
-)
 
 logger = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from apps.accounts.models import SocialAccount
 from apps.common.errors import Conflict
 from apps.publications.inputs import DestinationInput, SegmentInput
 from apps.publications.models import Publication, PublicationSegment
-from apps.publications.services import content as _content
-from apps.renditions import delivery
+from apps.publishing.delivery import enqueue
+from apps.publishing.services import content as _content
 from apps.renditions.models import Rendition
 
 R = Rendition.Status
@@ -42,7 +42,7 @@ def unschedule(rendition: Rendition, *, remove: bool) -> None:
         rendition.mark_cancelled()
     elif rendition.status == R.SCHEDULED:
         rendition.mark_draft()
-    delivery.rendition_cancel_delivery(rendition)
+    enqueue.rendition_cancel_delivery(rendition)
     if remove and rendition.status == R.DRAFT:
         rendition.delete()
 

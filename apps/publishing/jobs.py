@@ -1,4 +1,5 @@
-"""The publish pipeline's job types (imported at startup by the jobs app)."""
+"""Delivery's job types (imported at startup by the jobs app). Their names are stored in
+the jobs table, so they keep the ``renditions.`` prefix they were first written with."""
 
 from datetime import timedelta
 
@@ -9,8 +10,10 @@ from django.db.models.functions import Cast, Concat, Now
 from apps.jobs.models import Job
 from apps.jobs.registry import Backoff, StalePolicy, job_type
 from apps.providers.errors import RETRYABLE_KINDS
-from apps.renditions import pipeline, reconcile
-from apps.renditions.delivery import POLL_JOB, PUBLISH_JOB, RECONCILE_JOB, schedule_publish
+from apps.publishing.delivery import poll as polling
+from apps.publishing.delivery import publish as publishing
+from apps.publishing.delivery import reconcile as reconciliation
+from apps.publishing.delivery.enqueue import POLL_JOB, PUBLISH_JOB, RECONCILE_JOB, schedule_publish
 from apps.renditions.models import Rendition
 
 
@@ -22,11 +25,11 @@ from apps.renditions.models import Rendition
     # "errored" is absent on purpose: our bug mid-publish is never blindly rerun.
     retry_kinds=frozenset(str(kind) for kind in RETRYABLE_KINDS),
     stale_policy=StalePolicy.CALLBACK,
-    on_stale=pipeline.on_publish_stale,
+    on_stale=publishing.on_publish_stale,
     snooze_budget_s=48 * 3600.0,
 )
 def publish(job: Job) -> None:
-    pipeline.publish(job)
+    publishing.publish(job)
 
 
 @job_type(
@@ -39,7 +42,7 @@ def publish(job: Job) -> None:
     seat=None,  # a status check holds no publish seat, however long the platform takes
 )
 def poll(job: Job) -> None:
-    pipeline.poll(job)
+    polling.poll(job)
 
 
 @job_type(
@@ -47,13 +50,18 @@ def poll(job: Job) -> None:
     max_attempts=5,
     backoff=Backoff(base_s=15, cap_s=900),
     retry_kinds=frozenset(
-        {reconcile.NOT_FOUND_YET, "provider_unavailable", "network_before_send", "rate_limited"}
+        {
+            reconciliation.NOT_FOUND_YET,
+            "provider_unavailable",
+            "network_before_send",
+            "rate_limited",
+        }
     ),
     stale_policy=StalePolicy.REQUEUE,  # a lookup only reads
     seat=None,  # ...and holds no publish seat
 )
 def reconcile_job(job: Job) -> None:
-    reconcile.reconcile(job)
+    reconciliation.reconcile(job)
 
 
 @job_type(

@@ -10,12 +10,12 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import Conflict, ValidationFailed
-from apps.publications import quotas
 from apps.publications.inputs import DestinationInput, Errors
 from apps.publications.models import Publication
 from apps.publications.scheduling import ScheduleError, check_not_in_past, get_zone
 from apps.publications.scheduling import resolve_schedule as _resolve_schedule
-from apps.renditions import delivery
+from apps.publishing import quotas
+from apps.publishing.delivery import enqueue
 from apps.renditions.models import Rendition
 from apps.renditions.selectors import rendition_problems
 
@@ -191,4 +191,4 @@ def schedule_renditions(
     for rendition in due:
         if rendition.pk in newly:
             rendition.mark_scheduled()
-        delivery.rendition_schedule_delivery(rendition)
+        enqueue.rendition_schedule_delivery(rendition)

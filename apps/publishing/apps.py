@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class PublishingConfig(AppConfig):
+    """The publish flow across publications and renditions: the writes that touch both,
+    delivery to the platforms, and its job types. It owns no models."""
+
+    name = "apps.publishing"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,88 @@
+"""What an adapter is handed for one rendition: the publish context (credentials,
+settings, checkpoint, idempotency base, the savers it calls back) and a segment's media."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+
+from apps.accounts import services as account_services
+from apps.accounts.models import SocialAccount
+from apps.common.media_urls import signed_media_url
+from apps.providers.base import MediaPayload, PublishContext
+from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
+
+
+def publish_context(rendition: Rendition, credentials: dict) -> PublishContext:
+    return PublishContext(
+        account=rendition.social_account,
+        credentials=credentials,
+        settings=rendition.settings or {},
+        rendition_id=rendition.pk,
+        idempotency_base=f"rendition-{rendition.pk}",
+        checkpoint=dict(rendition.checkpoint or {}),
+        checkpoint_saver=lambda checkpoint: write_checkpoint(rendition, checkpoint),
+        credentials_saver=lambda fresh: store_refreshed_credentials(
+            rendition.social_account, fresh
+        ),
+        attempted_before=lambda position: _attempted_before(rendition, position),
+    )
+
+
+def _attempted_before(rendition: Rendition, position: int) -> bool:
+    """Whether an earlier publish attempt at this segment ended (the attempt under way, if
+    any, is still in flight)."""
+    return (
+        rendition.delivery_attempts.filter(
+            segment_position=position, kind=DeliveryAttempt.Kind.PUBLISH
+        )
+        .exclude(outcome=DeliveryAttempt.Outcome.IN_FLIGHT)
+        .exists()
+    )
+
+
+def store_refreshed_credentials(account: SocialAccount, fresh: dict) -> None:
+    """Persist credentials refreshed by an adapter mid-call, and their expiry, under a row
+    lock on the account (the one place credentials are written during delivery)."""
+    expires_at = fresh.get("expires_at")
+    with transaction.atomic():
+        locked = SocialAccount.objects.select_for_update().get(pk=account.pk)
+        if expires_at:
+            locked.token_expires_at = datetime.fromisoformat(expires_at)
+            locked.save(update_fields=["token_expires_at", "updated_at"])
+        account_services.social_account_store_credentials(account=locked, credentials=fresh)
+    account.token_expires_at = locked.token_expires_at
+
+
+def write_checkpoint(rendition: Rendition, checkpoint: dict) -> None:
+    """Keep the server-issued handles an adapter recorded (upload sessions, containers):
+    written at once and whatever the lease, since they describe the platform."""
+    Rendition.objects.filter(pk=rendition.pk).update(checkpoint=checkpoint)
+    rendition.checkpoint = dict(checkpoint)
+
+
+def media_payloads(segment: RenditionSegment) -> list[MediaPayload]:
+    payloads = []
+    for link in segment.media.select_related("media").order_by("position"):
+        asset = link.media
+        payloads.append(
+            MediaPayload(
+                media_id=asset.pk,
+                kind=asset.kind,
+                mime_type=asset.mime_type,
+                size_bytes=asset.size_bytes,
+                alt_text=link.alt_text,
+                open=lambda asset=asset: asset.file.storage.open(asset.file.name, "rb"),
+                width=asset.width,
+                height=asset.height,
+                public_url=_public_url(asset),
+            )
+        )
+    return payloads
+
+
+def _public_url(asset) -> str:
+    """A signed, expiring URL for platforms that fetch media themselves."""
+    return signed_media_url(asset.file, settings.MEDIA_URL_EXPIRE_S)

@@ -1,0 +1,197 @@
+"""How a delivery run fails: the rendition's failure written under the lease, then the run
+stopped with the job outcome that matches (retry with backoff, snooze on a rate limit, or
+permanent); ambiguous failures handed to reconciliation or a person; attempts a stopped
+worker left in flight; and our own bugs mid-run."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from apps.accounts import services as account_services
+from apps.accounts.models import SocialAccount
+from apps.common import events
+from apps.jobs.errors import PermanentError, RetryableError, Snooze
+from apps.jobs.models import Job
+from apps.jobs.registry import get_job_type
+from apps.jobs.services import holding_lease, job_enqueue
+from apps.providers.base import SupportsLookup, get_adapter
+from apps.providers.errors import Action, ErrorKind, ProviderError
+from apps.publishing.delivery.enqueue import RECONCILE_JOB, reconcile_dedupe_key
+from apps.publishing.delivery.run import Stop, db_now
+from apps.publishing.locks import lock_rendition
+from apps.publishing.services.status import publication_refresh_status
+from apps.renditions.models import DeliveryAttempt, Rendition
+
+logger = logging.getLogger(__name__)
+
+
+def fail(
+    job: Job,
+    rendition: Rendition,
+    err: ProviderError,
+    *,
+    details: dict | None = None,
+    hand_over: bool = False,
+):
+    """Write the failure's consequences under the lease, then stop the run with the job
+    outcome that matches. `hand_over`: the platform holds accepted work whose fate we cannot
+    tell, so the failure is ambiguous whatever its kind (never retried, never resent).
+    Never returns."""
+    error = err.as_dict()
+    if details:
+        error["details"] = details
+    job_type = get_job_type(job.type)
+    outcome: Exception
+    ambiguous = hand_over or err.kind == ErrorKind.OUTCOME_UNKNOWN
+    with holding_lease(job):
+        current = lock_rendition(rendition.pk)
+        if current.status == Rendition.Status.WAITING:
+            current.transition_to(Rendition.Status.PUBLISHING)
+        if current.status != Rendition.Status.PUBLISHING:
+            raise Stop()  # a person or another job settled it meanwhile
+        if ambiguous:
+            fail_ambiguous(current, error)
+            if err.kind == ErrorKind.AUTH_EXPIRED:
+                account_services.social_account_mark_needs_reconnect(account=current.social_account)
+            outcome = PermanentError(err.kind, err.message, details=error)
+        elif err.kind == ErrorKind.AUTH_EXPIRED:
+            # account.needs_reconnect once, when the account changes.
+            newly_expired = current.social_account.status == SocialAccount.Status.CONNECTED
+            account_services.social_account_mark_needs_reconnect(account=current.social_account)
+            if newly_expired:
+                events.emit(events.ACCOUNT_NEEDS_RECONNECT, account=current.social_account)
+            current.mark_failed(error)
+            outcome = PermanentError(err.kind, err.message, details=error)
+        elif err.retryable and job.attempts < job.max_attempts:
+            now = db_now()
+            floor_s = max((err.retry_at - now).total_seconds(), 0.0) if err.retry_at else 0.0
+            if err.kind == ErrorKind.RATE_LIMITED and err.retry_at is not None:
+                delay_s = floor_s  # the platform said when; waiting is not an attempt
+                outcome = Snooze(timedelta(seconds=delay_s), err.message)
+            else:
+                delay_s = job_type.backoff.delay(job.attempts, floor_s=floor_s)
+                outcome = RetryableError(
+                    err.kind,
+                    err.message,
+                    retry_at=timedelta(seconds=delay_s),
+                    details=error,
+                    exact=True,  # the rendition shows this very time as its next retry
+                )
+            current.mark_failed(error, retry_at=now + timedelta(seconds=delay_s))
+        else:
+            current.mark_failed(error)
+            outcome = PermanentError(err.kind, err.message, details=error)
+        events.emit(events.RENDITION_FAILED, rendition=current)
+        publication_refresh_status(current.publication)
+    logger.info(
+        "rendition failed: %s",
+        err.kind,
+        extra={
+            "rendition_id": rendition.pk,
+            "job_id": job.pk,
+            "kind": str(err.kind),
+            "ambiguous": ambiguous,
+            "retry_at": current.next_retry_at,
+        },
+    )
+    raise Stop(outcome)
+
+
+def fail_ambiguous(rendition: Rendition, error: dict) -> None:
+    """Mark the rendition an ambiguous failure and hand it to reconciliation when its
+    platform gives a handle; while that check is scheduled the action is `wait` (with
+    `check_at`), and `verify` (a person) only when no check will come."""
+    check_at = _enqueue_reconcile(rendition)
+    if check_at is not None:
+        error = {**error, "action": str(Action.WAIT), "check_at": check_at.isoformat()}
+    rendition.mark_failed(error, ambiguous=True)
+
+
+def _enqueue_reconcile(rendition: Rendition) -> datetime | None:
+    """Schedule reconciliation when the platform gives a handle (a lookup, or an
+    idempotency key it honours); returns when it runs, or None (a person resolves it)."""
+    adapter = get_adapter(rendition.platform)
+    if not (isinstance(adapter, SupportsLookup) or adapter.is_retry_safe(rendition.social_account)):
+        return None
+    run_at = timezone.now() + timedelta(seconds=settings.RECONCILE_DELAY_S)
+    job_enqueue(
+        type=RECONCILE_JOB,
+        payload={"rendition_id": rendition.pk},
+        organization=None,
+        workspace=rendition.workspace,
+        run_at=run_at,
+        dedupe_key=reconcile_dedupe_key(rendition.pk),
+    )
+    return run_at
+
+
+def settle_lost_attempts(rendition: Rendition, *, worker: str) -> bool:
+    """Close attempts left in flight by a run that stopped. If there were any, the
+    publishing rendition becomes an ambiguous failure handed to reconciliation; returns
+    whether it did. Runs under the caller's locks."""
+    lost = list(rendition.delivery_attempts.in_flight())
+    for attempt in lost:
+        attempt.close(
+            DeliveryAttempt.Outcome.LOST,
+            note=f"{worker or 'The worker'} stopped during the call.",
+        )
+    if not lost:
+        return False
+    fail_ambiguous(
+        rendition,
+        ProviderError(
+            ErrorKind.OUTCOME_UNKNOWN,
+            "The worker stopped while the request may have been sent; the post may exist.",
+            code="worker_lost",
+        ).as_dict(),
+    )
+    events.emit(events.RENDITION_FAILED, rendition=rendition)
+    return True
+
+
+def fail_unexpected(job: Job, rendition_id: int, exc: Exception) -> None:
+    """Our bug mid-run: never leave the rendition silently stuck in publishing."""
+    with holding_lease(job):
+        rendition = lock_rendition(rendition_id)
+        if rendition.status not in (Rendition.Status.PUBLISHING, Rendition.Status.WAITING):
+            return
+        if rendition.status == Rendition.Status.WAITING:
+            rendition.transition_to(Rendition.Status.PUBLISHING)
+        if not settle_lost_attempts(rendition, worker=job.locked_by):
+            rendition.mark_failed(
+                ProviderError(
+                    ErrorKind.UNKNOWN,
+                    f"Publishing stopped on an internal error ({type(exc).__name__}).",
+                    code="internal_error",
+                    action=Action.CONTACT_SUPPORT,
+                    retryable=False,
+                ).as_dict()
+            )
+            events.emit(events.RENDITION_FAILED, rendition=rendition)
+        publication_refresh_status(rendition.publication)
+
+
+def hand_over_unexpected(job: Job, rendition_id: int, exc: Exception) -> None:
+    """Our bug while polling accepted work: a person decides; it is never sent again."""
+    with holding_lease(job):
+        rendition = lock_rendition(rendition_id)
+        if rendition.status != Rendition.Status.WAITING:
+            return
+        rendition.transition_to(Rendition.Status.PUBLISHING)
+        fail_ambiguous(
+            rendition,
+            ProviderError(
+                ErrorKind.UNKNOWN,
+                f"Checking on the platform stopped on an internal error ({type(exc).__name__});"
+                " the post may exist.",
+                code="internal_error",
+                action=Action.VERIFY,
+                retryable=False,
+            ).as_dict(),
+        )
+        events.emit(events.RENDITION_FAILED, rendition=rendition)
+        publication_refresh_status(rendition.publication)

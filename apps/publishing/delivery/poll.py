@@ -1,0 +1,168 @@
+"""The status poll job: ask the platform about a segment it accepted and is processing,
+until it is published (the thread's next segments then go out), fails at the platform, or
+is handed to a person. A failed read polls again later; the work is never sent again."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from apps.jobs.errors import JobOutcome, Waiting
+from apps.jobs.models import Job
+from apps.jobs.registry import get_job_type
+from apps.jobs.services import holding_lease
+from apps.providers.base import PublishedSegment, SupportsStatusPoll
+from apps.providers.errors import Action, ErrorKind, ProviderError
+from apps.publishing.delivery import waiting
+from apps.publishing.delivery.failures import fail, hand_over_unexpected
+from apps.publishing.delivery.publish import deliver, prepare, recover_publishing
+from apps.publishing.delivery.run import Stop, db_now, record_segment, save_checkpoint
+from apps.publishing.delivery.waiting import POLL_INTERVAL, accepted_work, clear_accepted
+from apps.publishing.locks import lock_rendition
+from apps.publishing.services.status import publication_refresh_status
+from apps.renditions.models import DeliveryAttempt, Rendition
+
+logger = logging.getLogger(__name__)
+
+# Kinds after which we can no longer see the accepted work (the account lost its access,
+# or an error we cannot read): a person decides, the work is never sent again.
+_CANNOT_TELL = frozenset({ErrorKind.AUTH_EXPIRED, ErrorKind.PERMISSION_MISSING, ErrorKind.UNKNOWN})
+# Past this since the platform accepted the work, a person is asked (inside the poll job
+# type's wait budget, so the job never ends on its own with the rendition still waiting).
+POLL_GIVE_UP = timedelta(hours=23)
+
+
+def poll(job: Job) -> None:
+    """Handler of ``renditions.poll``: ask the platform about a pending segment."""
+    rendition_id = job.payload["rendition_id"]
+    resumed: dict | None = None
+    with holding_lease(job):
+        rendition = lock_rendition(rendition_id)
+        if rendition.status == Rendition.Status.PUBLISHING:
+            # An earlier run of this job died while delivering the thread's next segments.
+            resumed = accepted_work(rendition)
+            if resumed:  # this job itself goes on waiting for the accepted segment
+                for attempt in rendition.delivery_attempts.in_flight():
+                    attempt.close(DeliveryAttempt.Outcome.LOST, note="The run stopped.")
+                rendition.mark_waiting()
+            else:
+                recover_publishing(rendition, worker=job.locked_by)
+            publication_refresh_status(rendition.publication)
+        elif rendition.status != Rendition.Status.WAITING:
+            return
+    if rendition.status != Rendition.Status.WAITING:
+        return
+    if resumed:
+        state = {**resumed, "polls": 0, "poll_errors": 0}
+        raise Waiting(POLL_INTERVAL.total_seconds(), "waiting resumes", state=state)
+    try:
+        _poll(job, rendition)
+    except Stop as stop:
+        if stop.outcome is not None:
+            raise stop.outcome from None
+    except JobOutcome:
+        raise
+    except Exception as exc:
+        hand_over_unexpected(job, rendition_id, exc)
+        raise
+
+
+def _poll(job: Job, rendition: Rendition) -> None:
+    accepted_at = datetime.fromisoformat(job.payload["accepted_at"])
+    run = prepare(job, rendition, accepted=True)
+    if not isinstance(run.adapter, SupportsStatusPoll):
+        raise RuntimeError(f"{rendition.platform} cannot poll a pending segment.")
+    segment = rendition.segments.get(position=job.payload["position"])
+    attempt = DeliveryAttempt.objects.create(
+        rendition=rendition,
+        workspace_id=rendition.workspace_id,
+        kind=DeliveryAttempt.Kind.POLL,
+        segment_position=segment.position,
+        job_id=job.pk,
+        worker=job.locked_by,
+    )
+    pending = PublishedSegment(job.payload["pending_id"], pending=True)
+    try:
+        result = run.adapter.poll_segment(run.ctx, pending)
+    except ProviderError as err:
+        save_checkpoint(run)
+        unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
+        attempt.close(
+            DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED,
+            error=err.as_dict(),
+        )
+        if err.retryable:
+            # The read failed (rate limited, an outage) or the platform asks for patience:
+            # the accepted work is untouched, so it is read again later. (An unknown outcome
+            # comes from a create some platforms make in this step: never repeated blindly.)
+            _poll_again_later(job, rendition, err, accepted_at)
+        if err.kind in _CANNOT_TELL or err.kind == ErrorKind.OUTCOME_UNKNOWN:
+            fail(job, rendition, err, hand_over=True)
+        # The platform says its processing failed: nothing was published, so the work is
+        # no longer accepted and a retry (by the policy or a person) may send it anew.
+        clear_accepted(run)
+        fail(job, rendition, err)
+    save_checkpoint(run)
+    if result.pending:
+        attempt.close(DeliveryAttempt.Outcome.PENDING, provider_post_id=result.provider_post_id)
+        polls = job.payload.get("polls", 0) + 1
+        delay = waiting.next_poll_delay(run.adapter, polls_done=polls, accepted_at=accepted_at)
+        if delay is None:
+            # It may still appear: look for it (where the platform allows), or ask a person.
+            fail(
+                job,
+                rendition,
+                ProviderError(
+                    ErrorKind.MEDIA_PROCESSING,
+                    "The platform did not finish processing within its time budget; "
+                    "the post may still appear.",
+                    code="processing_timeout",
+                    retryable=False,
+                    action=Action.VERIFY,
+                ),
+                hand_over=True,
+            )
+        # The platform may hand a new handle for the next step (a carousel's
+        # container replacing its children).
+        raise Waiting(
+            delay,
+            "still processing",
+            state={"pending_id": result.provider_post_id, "polls": polls, "poll_errors": 0},
+        )
+    attempt.close(
+        DeliveryAttempt.Outcome.PUBLISHED,
+        provider_post_id=result.provider_post_id,
+        provider_url=result.provider_url,
+    )
+    record_segment(segment, result)
+    clear_accepted(run)
+    with holding_lease(job):
+        current = lock_rendition(rendition.pk)
+        current.transition_to(Rendition.Status.PUBLISHING)
+    run.rendition.status = Rendition.Status.PUBLISHING
+    deliver(run)
+
+
+def _poll_again_later(
+    job: Job, rendition: Rendition, err: ProviderError, accepted_at: datetime
+) -> None:
+    """A status read failed; the accepted work is untouched, so read again after the
+    platform's Retry-After (or a backoff). Never returns."""
+    errors = job.payload.get("poll_errors", 0)
+    floor_s = max((err.retry_at - db_now()).total_seconds(), 0.0) if err.retry_at else 0.0
+    if err.kind == ErrorKind.MEDIA_PROCESSING:  # still processing: not an error of ours
+        delay_s = floor_s or POLL_INTERVAL.total_seconds()
+    else:
+        errors += 1
+        delay_s = get_job_type(job.type).backoff.delay(errors, floor_s=floor_s)
+    if timezone.now() + timedelta(seconds=delay_s) - accepted_at > POLL_GIVE_UP:
+        fail(job, rendition, err, hand_over=True)
+    logger.info(
+        "status poll failed (%s); polling again in %.0fs",
+        err.kind,
+        delay_s,
+        extra={"rendition_id": rendition.pk, "job_id": job.pk},
+    )
+    raise Stop(Waiting(delay_s, err.message, state={"poll_errors": errors}))
