@@ -139,6 +139,10 @@ class Adapter(ABC):
     # True when lookup_segment answers exactly (a client-chosen key or record id): "not
     # found" then proves absence. Listing-and-matching lookups are best effort.
     lookup_is_strong: bool = False
+    # True when the platform refuses a resend of the same content naming the post it already
+    # holds (LinkedIn's DUPLICATE_POST): once an unanswered request can no longer land, a
+    # resend either makes the one post or names it, so an unknown outcome settles itself.
+    duplicate_refusal_names_post: bool = False
 
     def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
         """Return fresh credentials when the token is near expiry, else None."""

@@ -6,8 +6,9 @@ organization author is refused unless the stored token was granted that scope.
 
 LinkedIn has no threads (a reply would be a comment, which is not a post) and no
 idempotency handle. Member posts cannot be listed without a restricted scope, so there is
-no lookup: an unknown outcome is a single attempt. A later resend of the same text is
-refused as DUPLICATE_POST naming the existing post, which settles the attempt.
+no lookup. A resend of the same text is refused as DUPLICATE_POST naming the existing post,
+so reconciliation resends once the unanswered request can no longer land: the resend makes
+the one post, or the refusal names it and settles the attempt.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class LinkedInAdapter(Adapter):
         alt_text=True,
     )
     retry_safe_after_unknown = False
+    duplicate_refusal_names_post = True
 
     # Credentials
 

@@ -115,7 +115,11 @@ def _enqueue_reconcile(rendition: Rendition) -> datetime | None:
     """Schedule reconciliation when the platform gives a handle (a lookup, or an
     idempotency key it honours); returns when it runs, or None (a person resolves it)."""
     adapter = get_adapter(rendition.platform)
-    if not (isinstance(adapter, SupportsLookup) or adapter.is_retry_safe(rendition.social_account)):
+    if not (
+        isinstance(adapter, SupportsLookup)
+        or adapter.is_retry_safe(rendition.social_account)
+        or adapter.duplicate_refusal_names_post
+    ):
         return None
     run_at = timezone.now() + timedelta(seconds=settings.RECONCILE_DELAY_S)
     job_enqueue(

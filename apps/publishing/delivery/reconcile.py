@@ -109,6 +109,9 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         _resend(job, rendition, note="resent under the same idempotency key")
         return
     if not isinstance(adapter, SupportsLookup):
+        if not accepted and adapter.duplicate_refusal_names_post:
+            _resend_once_settled(job, rendition, sent)
+            return
         raise PermanentError("no_lookup", "The platform offers no way to check; verify it.")
 
     attempt = DeliveryAttempt.objects.create(
@@ -156,9 +159,7 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         # Absence now is not absence for good: the unanswered request may still be on its
         # way through the platform. Without an idempotency key to make a resend harmless,
         # trust the absence only once such a request can no longer land.
-        settled_at = (sent.started_at if sent else rendition.updated_at) + timedelta(
-            seconds=settings.RECONCILE_SETTLE_S
-        )
+        settled_at = _settled_at(rendition, sent)
         if adapter.is_retry_safe(account) or timezone.now() >= settled_at:
             _resend(job, rendition, note="the platform has no such post")
             return
@@ -172,6 +173,27 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         raise RetryableError(NOT_FOUND_YET, "Not found yet; looking again later.")
     raise PermanentError(
         "not_found", "Not found by a best-effort lookup; a person must verify the platform."
+    )
+
+
+def _settled_at(rendition: Rendition, sent: DeliveryAttempt | None):
+    """When an unanswered request of `sent` can no longer land at the platform."""
+    started = sent.started_at if sent else rendition.updated_at
+    return started + timedelta(seconds=settings.RECONCILE_SETTLE_S)
+
+
+def _resend_once_settled(job: Job, rendition: Rendition, sent: DeliveryAttempt | None) -> None:
+    """No lookup, but a duplicate is refused naming the existing post: resend once the
+    unanswered request cannot land any more (before, both could arrive and make two)."""
+    settled_at = _settled_at(rendition, sent)
+    if timezone.now() >= settled_at:
+        _resend(job, rendition, note="resent: a duplicate is refused naming the post")
+        return
+    raise RetryableError(
+        NOT_FOUND_YET,
+        "Resending once the unanswered request cannot land; a duplicate names the post.",
+        retry_at=settled_at,
+        exact=True,
     )
 
 
