@@ -8,12 +8,10 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 from apps.accounts.models import Workspace
+from apps.common.querysets import WorkspaceQuerySet
 
 
-class WebhookEndpointQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> WebhookEndpointQuerySet:
-        return self.filter(workspace=workspace)
-
+class WebhookEndpointQuerySet(WorkspaceQuerySet):
     def active(self) -> WebhookEndpointQuerySet:
         return self.filter(is_active=True)
 
@@ -77,11 +75,6 @@ class WebhookEndpoint(models.Model):
         return f"webhook_endpoint:{self.workspace_id}:{self.pk}".encode()
 
 
-class WebhookEventQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> WebhookEventQuerySet:
-        return self.filter(workspace=workspace)
-
-
 class WebhookEvent(models.Model):
     """Something that happened, once. Every endpoint's delivery of it (and every retry and
     redelivery) carries the same ``event_id``, so receivers can drop duplicates."""
@@ -93,18 +86,13 @@ class WebhookEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = WebhookEventQuerySet.as_manager()
+    objects = WorkspaceQuerySet.as_manager()
 
     class Meta:
         indexes = [models.Index(fields=["workspace", "created_at"], name="webhook_event_ws_time")]
 
     def __str__(self) -> str:
         return f"{self.type} {self.event_id}"
-
-
-class WebhookDeliveryQuerySet(models.QuerySet):
-    def for_workspace(self, workspace: Workspace) -> WebhookDeliveryQuerySet:
-        return self.filter(workspace=workspace)
 
 
 class WebhookDelivery(models.Model):
@@ -141,7 +129,7 @@ class WebhookDelivery(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = WebhookDeliveryQuerySet.as_manager()
+    objects = WorkspaceQuerySet.as_manager()
 
     class Meta:
         constraints = [
