@@ -13,15 +13,20 @@ also keeps the in-flight count (live heartbeats only) exact.
 
 from __future__ import annotations
 
+import functools
 import json
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import psycopg
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
+from django.db.models import BooleanField
 from django.db.models.base import ModelState
+from django.db.models.expressions import RawSQL
 
 from apps.jobs.constants import SEAT_CAP_COLUMNS
 from apps.jobs.models import Job
@@ -105,17 +110,19 @@ SELECT NULL, EXISTS (
 # each budget's free seats and, all seats together, its fair share of the batch, earliest
 # run_at first. Ranked within each organization so a full batch interleaves them (so one
 # organization's flood of uncapped jobs still takes only its share).
-# No row locks are needed there: the organization's claim lock keeps other claimers out,
-# and the UPDATE re-checks the status on the latest row version, so a job cancelled
-# meanwhile is not claimed.
+# The picked jobs are then row-locked with the ORM's select_for_update(skip_locked=True)
+# (`locked`, see _locked_sql): the organization's claim lock keeps other claimers out,
+# and SKIP LOCKED passes over a job someone else is writing at that instant (a cancel, an
+# operator's retry) instead of waiting on it; the lock re-checks the status on the
+# latest row version, so a job cancelled meanwhile is not claimed.
 # Written to keep its plan whatever the statistics say (they lag behind bursts of new
 # jobs): `ORDER BY run_at, id` is yielded without sorting by job_pending_org_run_at only;
 # `id = ANY(ARRAY(...))` goes through the primary key; and `status || ''` states the
 # re-check in a form no partial index matches (else a planner that believes pending jobs
 # are few would scan all of them to find a few ids).
 # System jobs (no organization: housekeeping) are under no cap and no organization lock,
-# so they are taken with FOR UPDATE SKIP LOCKED (in a sub-select: FOR UPDATE is not allowed
-# beside the window function).
+# so they are taken with FOR UPDATE SKIP LOCKED already while being picked (in a
+# sub-select: FOR UPDATE is not allowed beside the window function).
 _CLAIM_SQL = """
 WITH seats AS (
     SELECT d.org_id, d.seat, CASE WHEN d.seat = 'none' THEN %(limit)s ELSE ({caps}) - (
@@ -151,13 +158,46 @@ candidates AS (
            ORDER BY j.run_at, j.id LIMIT %(limit)s
            FOR UPDATE SKIP LOCKED) sys
 ),
-picked AS (SELECT id FROM candidates ORDER BY rank, run_at LIMIT %(limit)s)
+picked AS (SELECT id FROM candidates ORDER BY rank, run_at LIMIT %(limit)s),
+locked AS ({locked})
 UPDATE jobs_job j
    SET status = 'processing', attempts = j.attempts + 1, locked_by = %(worker)s,
        locked_at = now(), started_at = now(), updated_at = now(), lease = gen_random_uuid()
- WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.status || '' = 'pending'
+ WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
 RETURNING {returning}
-""".replace("{caps}", _SEAT_CAPS)
+"""
+
+
+def _locked_sql() -> str:
+    """The claim's row-locking select, built by the ORM: the picked jobs still pending,
+    `SELECT ... FOR UPDATE SKIP LOCKED`. Its conditions are raw (they name the `picked`
+    step, and keep the status re-check off the partial indexes, see above)."""
+    query = (
+        Job.objects.select_for_update(skip_locked=True)
+        .filter(
+            RawSQL('"jobs_job"."id" = ANY(ARRAY(SELECT id FROM picked))', (), BooleanField()),
+            RawSQL(""""jobs_job"."status" || '' = 'pending'""", (), BooleanField()),
+        )
+        .values_list("id", flat=True)
+        .query
+    )
+    sql, params = query.sql_with_params()
+    if params or "%" in sql or "{" in sql:
+        raise ImproperlyConfigured(f"The claim's locking select cannot be spliced: {sql}")
+    return sql
+
+
+@functools.cache
+def claim_sql(*, typed: bool) -> str:
+    """The claim statement, for workers of every type or of some (`typed`). Built on first
+    use, inside the claim's transaction (the ORM compiles a locking select only there)."""
+    type_filter = "AND j.type = ANY(%(types)s::text[])" if typed else ""
+    return (
+        _CLAIM_SQL.replace("{caps}", _SEAT_CAPS)
+        .replace("{locked}", _locked_sql())
+        .format(type_filter=type_filter, returning=_CLAIM_RETURNING)
+    )
+
 
 _SESSION_SQL = """
 SELECT set_config('enable_sort', 'off', true), set_config('enable_incremental_sort', 'off', true),
@@ -192,7 +232,6 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
     """
     type_filter = "AND j.type = ANY(%(types)s::text[])" if types else ""
     due_sql = _DUE_ORGS_SQL.format(type_filter=type_filter)
-    sql = _CLAIM_SQL.format(type_filter=type_filter, returning=_CLAIM_RETURNING)
     with transaction.atomic(), _cursor() as cursor:
         # Statistics lag behind bursts of new jobs (autovacuum analyzes at most once a
         # minute, if it runs at all), and a planner that believes the table tiny would
@@ -228,7 +267,7 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
             return found
         _execute(
             cursor,
-            sql,
+            claim_sql(typed=bool(types)),
             {
                 "orgs": orgs,
                 "seats": seats,
@@ -438,7 +477,16 @@ def _cursor() -> psycopg.Cursor:
 
 
 def _execute(cursor: psycopg.Cursor, sql: str, params: dict) -> None:
-    cursor.execute(sql, params, prepare=True)
+    if not connection.queries_logged:
+        cursor.execute(sql, params, prepare=True)
+        return
+    # Logged like Django's own queries (DEBUG, or CaptureQueriesContext in tests).
+    started = time.monotonic()
+    try:
+        cursor.execute(sql, params, prepare=True)
+    finally:
+        elapsed = time.monotonic() - started
+        connection.queries_log.append({"sql": sql, "time": f"{elapsed:.3f}"})
 
 
 def _array(values: Iterable) -> str:

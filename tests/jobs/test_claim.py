@@ -2,6 +2,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps.accounts.models import Organization
 from apps.jobs.models import Job
@@ -172,7 +173,7 @@ def _plans(orgs, *, analyze=True):
             "EXPLAIN " + queue._DUE_ORGS_SQL.format(type_filter=""), {"ns": 1, "types": []}
         )
         due_plan = "\n".join(row[0] for row in cursor.fetchall())
-        sql = queue._CLAIM_SQL.format(type_filter="", returning="j.id")
+        sql = queue.claim_sql(typed=False)
         params = {
             "orgs": orgs,
             "seats": ["publish"] * len(orgs),
@@ -266,3 +267,61 @@ def test_the_claim_statements_are_prepared_once_per_connection(worker):
             "    OR statement LIKE '%%WITH seats AS%%'"
         )
         assert len(cursor.fetchall()) == 2
+
+
+def test_organization_jobs_are_claimed_with_for_update_skip_locked(worker):
+    from apps.jobs import queue
+
+    org = OrganizationFactory(inflight_cap=100)
+    job = JobFactory(organization=org)
+
+    with CaptureQueriesContext(connection) as captured:
+        claimed = worker.claim_batch()
+
+    assert [j.pk for j in claimed] == [job.pk]
+    [claim] = [q["sql"] for q in captured.captured_queries if "UPDATE jobs_job" in q["sql"]]
+    assert "FOR UPDATE SKIP LOCKED" in claim
+    # The locking select is the one the ORM builds for select_for_update(skip_locked=True).
+    assert queue._locked_sql() in claim
+    # ... under the organization's claim lock, taken before.
+    sqls = [q["sql"] for q in captured.captured_queries]
+    assert any("pg_try_advisory_xact_lock" in sql for sql in sqls[: sqls.index(claim)])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_locked_by_another_transaction_is_skipped_not_waited_for():
+    import threading
+
+    from django.db import connections
+
+    from apps.jobs.worker import Worker
+
+    worker = Worker(threads=1, batch_size=10, heartbeat_s=1, stale_after_s=10, name="w1")
+    org = OrganizationFactory(inflight_cap=100)
+    busy, free = JobFactory(organization=org), JobFactory(organization=org)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_row_lock() -> None:
+        # Another transaction writing the job (a cancel, say) holds its row lock.
+        other = connections.create_connection("default")
+        try:
+            with other.cursor() as cursor:
+                cursor.execute("BEGIN")
+                cursor.execute("SELECT 1 FROM jobs_job WHERE id = %s FOR UPDATE", [busy.pk])
+                locked.set()
+                release.wait(10)
+                cursor.execute("ROLLBACK")
+        finally:
+            other.close()
+
+    thread = threading.Thread(target=hold_row_lock)
+    thread.start()
+    try:
+        assert locked.wait(10)
+        claimed = worker.claim_batch()
+    finally:
+        release.set()
+        thread.join()
+    assert [j.pk for j in claimed] == [free.pk]
+    busy.refresh_from_db()
+    assert busy.status == Job.Status.PENDING and busy.attempts == 0

@@ -208,7 +208,7 @@ def test_the_claim_stays_on_its_indexes_with_every_seat_in_use(worker, seat_type
         )
         due_plan = "\n".join(row[0] for row in cursor.fetchall())
         cursor.execute(
-            "EXPLAIN " + queue._CLAIM_SQL.format(type_filter="", returning="j.id"),
+            "EXPLAIN " + queue.claim_sql(typed=False),
             {
                 "orgs": [org.pk for org in orgs for _ in range(3)],
                 "seats": ["publish", "webhook", "none"] * 3,
