@@ -325,3 +325,10 @@ def test_a_job_locked_by_another_transaction_is_skipped_not_waited_for():
     assert [j.pk for j in claimed] == [free.pk]
     busy.refresh_from_db()
     assert busy.status == Job.Status.PENDING and busy.attempts == 0
+
+
+def test_the_table_is_vacuumed_after_a_fixed_number_of_dead_rows(db):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'jobs_job'")
+        options = set(cursor.fetchone()[0])
+    assert {"autovacuum_vacuum_scale_factor=0.0", "autovacuum_vacuum_threshold=5000"} <= options
