@@ -7,8 +7,8 @@ STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
 # Packages held to mypy in `make lint`; widen the list as packages pass
-# (`make typecheck TYPECHECK_PATHS="apps/jobs apps/common"` to try one more).
-TYPECHECK_PATHS ?= apps/jobs
+# (`make typecheck TYPECHECK_PATHS=apps/renditions` to try one more).
+TYPECHECK_PATHS ?= apps/jobs apps/publishing apps/common
 
 .PHONY: install run test test-fast lint typecheck format db-stop clean
 

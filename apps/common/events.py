@@ -25,6 +25,7 @@ production.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -95,9 +96,7 @@ def emit(name: str, **payload: Any) -> None:
             _deliver(name, subscriber.handler, payload, in_savepoint=True)
         else:
             transaction.on_commit(
-                lambda handler=subscriber.handler: _deliver(
-                    name, handler, payload, in_savepoint=False
-                )
+                functools.partial(_deliver, name, subscriber.handler, payload, in_savepoint=False)
             )
 
 

@@ -8,14 +8,19 @@ before streaming the file from the default storage.
 
 import mimetypes
 import time
+from typing import TYPE_CHECKING, TypeGuard
 
 from django.conf import settings
 from django.core import signing
 from django.core.files.storage import Storage, default_storage
 from django.db.models.fields.files import FieldFile
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.views.decorators.http import require_safe
+
+if TYPE_CHECKING:
+    from storages.backends.s3 import S3Storage
 
 _SALT = "apps.common.media_urls"
 
@@ -45,14 +50,14 @@ def signed_media_url(
     return settings.SITE_URL.rstrip("/") + reverse("signed-media", args=[token])
 
 
-def _is_s3(storage: Storage) -> bool:
+def _is_s3(storage: Storage) -> TypeGuard["S3Storage"]:
     from storages.backends.s3 import S3Storage
 
     return isinstance(storage, S3Storage)  # a LazyObject reports its wrapped class
 
 
 @require_safe
-def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
+def serve_signed_media(request: HttpRequest, token: str) -> HttpResponseBase:
     """Streams the named file while the signature holds and the expiry has not passed."""
     try:
         payload = signing.loads(token, salt=_SALT)

@@ -10,12 +10,19 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from apps.accounts.models import User
 from apps.common.errors import DomainError
 from apps.publications.admin import PublicationSegmentInline
 from apps.publications.models import Publication
 from apps.publishing import services
 from apps.renditions.admin import DeliveryAttemptInline, ErrorKindFilter, RenditionSegmentInline
 from apps.renditions.models import Rendition
+
+
+class AdminRequest(HttpRequest):
+    """A request that passed ``admin_site.admin_view``: a signed-in staff user."""
+
+    user: User
 
 
 class HasAmbiguousRenditionFilter(admin.SimpleListFilter):
@@ -37,7 +44,7 @@ class HasAmbiguousRenditionFilter(admin.SimpleListFilter):
 class RenditionInline(admin.TabularInline):
     model = Rendition
     extra = 0
-    fields = [
+    fields = (
         "social_account",
         "platform",
         "status",
@@ -47,7 +54,7 @@ class RenditionInline(admin.TabularInline):
         "ambiguous",
         "provider_url",
         "error_summary",
-    ]
+    )
     readonly_fields = fields
     can_delete = False
     show_change_link = True
@@ -77,7 +84,7 @@ class PublicationAdmin(admin.ModelAdmin):
     search_fields = ["reference_key", "workspace__slug", "segments__text"]
     list_select_related = ["workspace", "author"]
     date_hierarchy = "created_at"
-    fields = [
+    fields = (
         "workspace",
         "author",
         "status",
@@ -87,7 +94,7 @@ class PublicationAdmin(admin.ModelAdmin):
         "reference_key",
         "created_at",
         "updated_at",
-    ]
+    )
     readonly_fields = fields
     inlines = [PublicationSegmentInline, RenditionInline]
     actions = ["cancel"]
@@ -208,7 +215,7 @@ class RenditionAdmin(admin.ModelAdmin):
         )
         return [resolve, *super().get_urls()]
 
-    def resolve_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+    def resolve_view(self, request: AdminRequest, pk: int) -> HttpResponse:
         """Settle one ambiguous rendition, with the post's URL when it was published."""
         rendition = get_object_or_404(Rendition, pk=pk)
         form = ResolveForm(request.POST or None)

@@ -87,14 +87,18 @@ def check_daily_caps(*, renditions: Iterable[Rendition], paths: dict[int, str]) 
     the limit and the day; ``paths`` maps rendition id to its field path for the message).
     The renditions themselves are not counted as existing, so a reschedule within the same
     day never counts twice."""
-    batch = [r for r in renditions if r.effective_scheduled_at is not None]
-    wanted = Counter((r.social_account_id, day_bounds(r.effective_scheduled_at)) for r in batch)
-    ids = [r.pk for r in batch]
-    for rendition in batch:
+    # Each rendition that has a time, with its (account, UTC day) key.
+    keyed = [
+        (r, (r.social_account_id, day_bounds(at)))
+        for r in renditions
+        if (at := r.effective_scheduled_at) is not None
+    ]
+    wanted = Counter(key for _rendition, key in keyed)
+    ids = [r.pk for r, _key in keyed]
+    for rendition, key in keyed:
         cap = daily_cap(rendition)
         if cap is None:
             continue
-        key = (rendition.social_account_id, day_bounds(rendition.effective_scheduled_at))
         start, end = key[1]
         used = (
             Rendition.objects.with_effective_scheduled_at()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from typing import NoReturn
 
 from django.conf import settings
 from django.utils import timezone
@@ -36,7 +37,7 @@ def fail(
     *,
     details: dict | None = None,
     hand_over: bool = False,
-):
+) -> NoReturn:
     """Write the failure's consequences under the lease, then stop the run with the job
     outcome that matches. `hand_over`: the platform holds accepted work whose fate we cannot
     tell, so the failure is ambiguous whatever its kind (never retried, never resent).

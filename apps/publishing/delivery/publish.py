@@ -200,7 +200,11 @@ def deliver(run: Run) -> None:
             root, parent = root or done, done
             continue
         payload = SegmentPayload(segment.position, segment.text, media_payloads(segment))
-        reply_to = ReplyTarget(root=root, parent=parent) if parent else None
+        reply_to = (
+            ReplyTarget(root=root, parent=parent)
+            if root is not None and parent is not None
+            else None
+        )
         result = _send(run, segment, payload, reply_to)
         if result.pending:
             _park(run, segment, result)

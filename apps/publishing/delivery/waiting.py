@@ -46,6 +46,7 @@ def resume_waiting(rendition: Rendition) -> None:
     """Put a rendition whose segment the platform accepted back under its poll job,
     whatever path found it (a publish job, stale recovery). Runs under the caller's locks."""
     accepted = accepted_work(rendition)
+    assert accepted is not None, "only a rendition with accepted work resumes waiting"
     if rendition.status == Rendition.Status.FAILED:
         rendition.mark_scheduled()
     if rendition.status == Rendition.Status.SCHEDULED:

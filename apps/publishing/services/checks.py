@@ -139,15 +139,16 @@ def save_publication(publication: Publication) -> None:
         with transaction.atomic():
             publication.save()
     except IntegrityError as exc:
-        if "publication_reference_key_unique" not in str(exc):
+        key = publication.reference_key
+        if key is None or "publication_reference_key_unique" not in str(exc):
             raise
         found = (
             Publication.objects.for_workspace(publication.workspace)
-            .filter(reference_key=publication.reference_key)
+            .filter(reference_key=key)
             .values_list("pk", flat=True)
             .first()
         )
-        raise reference_key_exists(publication.reference_key, found) from None
+        raise reference_key_exists(key, found) from None
 
 
 def _time_path(rendition: Rendition, path: str) -> str:
@@ -175,10 +176,12 @@ def schedule_renditions(
             errors.details.setdefault(f"{path}.{problem.path}", []).append(problem.message)
         if rendition.social_account.status == SocialAccount.Status.DISABLED:
             errors.details.setdefault(f"{path}.account", []).append("This account is disabled.")
-        if rendition.pk in newly | moved:
+        instant = rendition.effective_scheduled_at
+        # No time yet means "now" (delivery runs it at once), never in the past.
+        if rendition.pk in newly | moved and instant is not None:
             try:
                 check_not_in_past(
-                    rendition.effective_scheduled_at,
+                    instant,
                     now=now,
                     field=_time_path(rendition, path),
                 )

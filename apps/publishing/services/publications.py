@@ -111,6 +111,7 @@ def publication_create(
         dest_inputs, default_zone=zone or workspace.default_timezone, now=now, errors=errors
     )
     errors.raise_if_any()
+    assert zone is not None, "resolve_time leaves the zone out only with an error, raised above"
 
     accounts, media = _content.resolve_references(
         workspace=workspace, segments=seg_inputs, destinations=dest_inputs
@@ -255,6 +256,7 @@ def publication_update(
     if schedule_given:
         if "scheduled_at" in changes or "local_time" in changes:
             publication.scheduled_at = new_time
+        assert zone is not None, "resolve_time leaves the zone out only with an error, raised above"
         publication.timezone = zone
 
     sources = list(publication.segments.order_by("position"))
