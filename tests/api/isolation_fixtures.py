@@ -1,0 +1,147 @@
+"""What the tenant-isolation walk needs: every API operation read from the OpenAPI schema,
+one object of each resource type in a workspace, the mapping from a path parameter to the
+object it names, and a snapshot of everything a workspace owns."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.apps import apps
+from django.db.models import Model
+from django.utils import timezone
+from drf_spectacular.generators import SchemaGenerator
+
+from apps.accounts import services as account_services
+from apps.accounts.models import Workspace
+from apps.renditions.models import normalize_error
+from apps.series.services import series_create
+from apps.webhooks.models import WebhookDelivery
+from apps.webhooks.services import webhook_emit, webhook_endpoint_create
+from tests.factories import (
+    MediaAssetFactory,
+    PublicationFactory,
+    RenditionFactory,
+    SocialAccountFactory,
+)
+
+HTTP_METHODS = ("get", "post", "put", "patch", "delete")
+PARAMETER = re.compile(r"\{(\w+)\}")
+
+# The object a path parameter names, by the collection segment right before it:
+# /webhooks/{id}/deliveries/{delivery_id} names a webhook endpoint, then a delivery.
+OBJECT_BY_COLLECTION = {
+    "accounts": "account",
+    "media": "media",
+    "publications": "publication",
+    "renditions": "rendition",
+    "series": "series",
+    "tokens": "token",
+    "webhooks": "webhook_endpoint",
+    "deliveries": "webhook_delivery",
+}
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One method on one path of the API, as the OpenAPI schema lists it."""
+
+    operation_id: str
+    method: str
+    path: str  # the schema's template: /api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver
+    multipart: bool
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return tuple(PARAMETER.findall(self.path))
+
+    def object_kind(self, parameter: str) -> str | None:
+        """The fixture object the parameter names, or None when no mapping knows it."""
+        segments = self.path.split("/")
+        before = segments[segments.index("{" + parameter + "}") - 1]
+        return OBJECT_BY_COLLECTION.get(before)
+
+    def url(self, ids: dict[str, int]) -> str:
+        return PARAMETER.sub(lambda match: str(ids[match.group(1)]), self.path)
+
+
+def api_operations() -> list[Operation]:
+    """Every operation of the API's schema (what /api/schema/ serves)."""
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    operations = []
+    for path, item in schema["paths"].items():
+        for method in HTTP_METHODS:
+            if method not in item:
+                continue
+            content = item[method].get("requestBody", {}).get("content", {})
+            operations.append(
+                Operation(
+                    operation_id=item[method]["operationId"],
+                    method=method,
+                    path=path,
+                    multipart=bool(content) and "application/json" not in content,
+                )
+            )
+    return operations
+
+
+def workspace_objects(workspace: Workspace) -> dict[str, Model]:
+    """One object of each kind in `workspace`, each in a state where every operation on it
+    can succeed: a failed publication with an ambiguous rendition (resolve) and a clean
+    failure (retry), an active series, a finished webhook delivery (redeliver)."""
+    account = SocialAccountFactory(workspace=workspace, platform="sandbox")
+    publication = PublicationFactory(workspace=workspace, status="failed")
+    rendition = RenditionFactory(
+        publication=publication,
+        social_account=account,
+        status="failed",
+        ambiguous=True,
+        last_error=normalize_error({"kind": "timeout_after_send", "message": "No answer."}),
+    )
+    RenditionFactory(
+        publication=publication,
+        status="failed",
+        last_error=normalize_error({"kind": "content_rejected", "message": "No."}),
+    )
+    tomorrow = timezone.now() + timedelta(days=1)
+    series = series_create(
+        workspace=workspace,
+        name="Daily",
+        template={"segments": [{"text": "Daily"}], "destinations": [{"account": account.pk}]},
+        rrule="FREQ=DAILY",
+        dtstart=tomorrow.strftime("%Y-%m-%dT09:00"),
+        timezone="UTC",
+    )
+    # An IP literal needs no name resolution; it is a public address.
+    endpoint, _secret = webhook_endpoint_create(
+        workspace=workspace, url="https://93.184.215.14/hooks"
+    )
+    webhook_emit(workspace=workspace, event="rendition.failed", data={})
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(status=WebhookDelivery.Status.FAILED)
+    token = account_services.api_token_create(
+        workspace=workspace, name="other", scopes=["read"]
+    ).token
+    return {
+        "account": account,
+        "media": MediaAssetFactory(workspace=workspace),
+        "publication": publication,
+        "rendition": rendition,
+        "series": series,
+        "token": token,
+        "webhook_endpoint": endpoint,
+        "webhook_delivery": delivery,
+    }
+
+
+def workspace_snapshot(workspace: Workspace) -> dict[str, list[dict]]:
+    """Every row of every model with a workspace, for that workspace: what an outsider's
+    write must leave exactly as it was."""
+    return {
+        model._meta.label: list(
+            model._default_manager.filter(workspace=workspace).order_by("pk").values()
+        )
+        for model in apps.get_models()
+        if any(field.name == "workspace" for field in model._meta.fields)
+    }
