@@ -3,21 +3,20 @@
 Every call goes through `send`, so a transport failure is always classified (before the
 request left, or after it on a create). Hosts a user chooses (a Mastodon instance, a
 Bluesky PDS named by a DID document, a page fetched for a link card) must be public HTTPS
-addresses: the worker must not be steered at the private network.
+addresses: the worker must not be steered at the private network. They are checked by the
+shared outbound guard (apps.common.outbound) before the call and again at connection time.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
 
-from apps.providers.errors import ErrorKind, ProviderError, classify_transport
+from apps.common import outbound
+from apps.providers.errors import Action, ErrorKind, ProviderError, classify_transport
 
 # A host a tenant chooses (a Mastodon instance, a Bluesky PDS, a page for a link card) may
 # drip its answer slowly or inflate it (a gzip bomb): calls to it have a total deadline and
@@ -40,11 +39,14 @@ def client(
     **kwargs,
 ) -> httpx.Client:
     """The HTTP client every adapter uses (so every platform call is redirectable).
-    `tenant_host`: the host was chosen by a tenant, so `send` bounds every answer (see
-    TENANT_HOST_*)."""
+    `tenant_host`: the host was chosen by a tenant, so every connection goes through the
+    outbound guard (public HTTPS addresses only) and `send` bounds every answer (see
+    TENANT_HOST_*). Redirected to the platform fakes, no call reaches a tenant's host."""
     redirect = getattr(settings, "PROVIDER_API_REDIRECT", "")
     if redirect:
         kwargs["transport"] = RedirectTransport(redirect)
+    elif tenant_host:
+        kwargs["transport"] = outbound.GuardedTransport(outbound.PUBLIC_HTTPS)
     timeout = settings.PROVIDER_TIMEOUT_S if timeout is None else timeout
     http = httpx.Client(headers=headers or {}, timeout=timeout, **kwargs)
     if tenant_host:
@@ -87,6 +89,15 @@ def send(http: httpx.Client, method: str, url: str, *, is_create: bool, **kwargs
         return _bounded(http, method, url, bounds, is_create=is_create, **kwargs)
     except httpx.HTTPError as exc:
         raise classify_transport(exc, is_create=is_create) from exc
+    except outbound.ForbiddenTarget as exc:
+        # Refused before connecting (the host now resolves to a private address, or a
+        # redirect led there): nothing was sent, and trying again would not help.
+        raise ProviderError(
+            ErrorKind.PERMISSION_MISSING,
+            f"The server is not a public HTTPS address: {exc.message}",
+            code="unsafe_host",
+            action=Action.CONTACT_SUPPORT,
+        ) from exc
 
 
 def _bounded(
@@ -137,27 +148,10 @@ def sleep(seconds: float) -> None:
     time.sleep(seconds)
 
 
-class UnsafeURL(ValueError):
-    """A URL that is not HTTPS or that resolves to a private, loopback or reserved address."""
-
-
-def resolve_host(host: str) -> list[str]:
-    return [info[4][0] for info in socket.getaddrinfo(host, 443, proto=socket.IPPROTO_TCP)]
-
-
 def require_public_https(url: str) -> str:
-    """Return `url` when it is HTTPS on a host whose every address is public; else raise."""
-    parts = urlsplit(url)
-    if parts.scheme != "https" or not parts.hostname or parts.username or parts.password:
-        raise UnsafeURL(f"{url!r} is not a plain https:// address.")
+    """Return `url` when it is HTTPS on a host whose every address is public; raise
+    outbound.ForbiddenTarget otherwise."""
     if redirected():
+        outbound.split_target(url, outbound.PUBLIC_HTTPS)
         return url  # the request goes to the platform fakes, never to this host
-    try:
-        addresses = resolve_host(parts.hostname)
-    except (OSError, UnicodeError) as exc:
-        raise UnsafeURL(f"{parts.hostname} could not be found.") from exc
-    for address in addresses:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-        if not ip.is_global:
-            raise UnsafeURL(f"{parts.hostname} points at a private or reserved address.")
-    return url
+    return outbound.check_url(url, outbound.PUBLIC_HTTPS)

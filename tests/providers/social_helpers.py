@@ -11,6 +11,7 @@ import httpx
 
 from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount, Workspace
+from apps.common import outbound
 from apps.providers import httpcall
 from apps.providers.base import MediaPayload, PublishContext
 from apps.publishing.delivery.context import store_refreshed_credentials
@@ -20,7 +21,7 @@ def go_offline(monkeypatch) -> list[float]:
     """Every host resolves to a public address and waits return at once; returns the list
     of waits asked for."""
     waits: list[float] = []
-    monkeypatch.setattr(httpcall, "resolve_host", lambda host: ["93.184.216.34"])
+    monkeypatch.setattr(outbound, "resolve", lambda host, port: ["93.184.216.34"])
     monkeypatch.setattr(httpcall, "sleep", waits.append)
     return waits
 

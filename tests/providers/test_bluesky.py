@@ -9,6 +9,7 @@ import pytest
 
 from apps.accounts.installation import installation_id
 from apps.accounts.services import social_account_credentials
+from apps.common import outbound
 from apps.common.errors import ValidationFailed
 from apps.providers.base import PublishedSegment, ReplyTarget, SegmentPayload
 from apps.providers.bluesky.adapter import BlueskyAdapter
@@ -650,15 +651,13 @@ def test_a_wrong_app_password_is_refused(respx_mock):
 
 
 def test_a_pds_on_a_private_address_is_refused(respx_mock, monkeypatch):
-    from apps.providers import httpcall
-
     session = _session()
     session["didDoc"]["service"][0]["serviceEndpoint"] = "https://internal.example"
     respx_mock.post(f"{ENTRY}/xrpc/com.atproto.server.createSession").respond(200, json=session)
     monkeypatch.setattr(
-        httpcall,
-        "resolve_host",
-        lambda host: ["127.0.0.1"] if host == "internal.example" else ["93.184.216.34"],
+        outbound,
+        "resolve",
+        lambda host, port: ["127.0.0.1"] if host == "internal.example" else ["93.184.216.34"],
     )
     with pytest.raises(ProviderError) as err:
         BlueskyAdapter().connect_with_password(identifier="alice.example", password="p")
@@ -675,9 +674,7 @@ def test_a_non_https_service_is_refused():
 def test_a_link_to_a_private_address_gets_no_card_and_is_never_fetched(
     respx_mock, account, monkeypatch
 ):
-    from apps.providers import httpcall
-
-    monkeypatch.setattr(httpcall, "resolve_host", lambda host: ["10.0.0.8"])
+    monkeypatch.setattr(outbound, "resolve", lambda host, port: ["10.0.0.8"])
     page = respx_mock.get("https://intranet.example/admin").respond(200, text="<title>x</title>")
     create = respx_mock.post(f"{XRPC}/com.atproto.repo.createRecord").respond(
         200, json=_created(_key(7, 0))

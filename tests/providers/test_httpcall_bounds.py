@@ -57,6 +57,13 @@ def server():
     httpd.server_close()
 
 
+@pytest.fixture(autouse=True)
+def _reach_the_local_server(server, settings):
+    """A tenant-host client refuses loopback addresses; with the calls redirected to the
+    platform fakes (as the tests and the soak run them) the local server is reachable."""
+    settings.PROVIDER_API_REDIRECT = server
+
+
 def test_a_normal_answer_reads_as_usual(server):
     with httpcall.client(tenant_host=True, timeout=2) as http:
         response = httpcall.send(http, "GET", f"{server}/ok", is_create=False)

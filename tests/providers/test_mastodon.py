@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from apps.common import outbound
 from apps.common.errors import ValidationFailed
 from apps.providers.base import PublishedSegment, ReplyTarget, SegmentPayload, get_adapter
 from apps.providers.errors import Action, ErrorKind, ProviderError
@@ -407,9 +408,7 @@ def test_an_invalid_instance_is_refused(instance):
 
 
 def test_an_instance_on_a_private_address_is_refused(monkeypatch):
-    from apps.providers import httpcall
-
-    monkeypatch.setattr(httpcall, "resolve_host", lambda host: ["10.0.0.5"])
+    monkeypatch.setattr(outbound, "resolve", lambda host, port: ["10.0.0.5"])
     with pytest.raises(ValidationFailed) as err:
         MastodonAdapter().authorization_url(
             state="s", code_challenge="c", redirect_uri=REDIRECT, instance="evil.example"

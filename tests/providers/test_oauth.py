@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from apps.common import outbound
 from apps.providers import httpcall, oauth
 from apps.providers.errors import Action, ErrorKind, ProviderError
 
@@ -63,20 +64,20 @@ def test_token_endpoint_refusals_are_classified(respx_mock, status, payload, kin
     ],
 )
 def test_only_public_https_hosts_are_accepted(monkeypatch, url, addresses):
-    monkeypatch.setattr(httpcall, "resolve_host", lambda host: addresses)
-    with pytest.raises(httpcall.UnsafeURL):
+    monkeypatch.setattr(outbound, "resolve", lambda host, port: addresses)
+    with pytest.raises(outbound.ForbiddenTarget):
         httpcall.require_public_https(url)
 
 
 def test_a_public_https_host_is_accepted(monkeypatch):
-    monkeypatch.setattr(httpcall, "resolve_host", lambda host: ["93.184.216.34"])
+    monkeypatch.setattr(outbound, "resolve", lambda host, port: ["93.184.216.34"])
     assert httpcall.require_public_https("https://example.com/x") == "https://example.com/x"
 
 
 def test_a_host_that_does_not_resolve_is_refused(monkeypatch):
-    def fail(host):
+    def fail(host, port):
         raise OSError("no such host")
 
-    monkeypatch.setattr(httpcall, "resolve_host", fail)
-    with pytest.raises(httpcall.UnsafeURL):
+    monkeypatch.setattr(outbound, "resolve", fail)
+    with pytest.raises(outbound.ForbiddenTarget):
         httpcall.require_public_https("https://nowhere.example")

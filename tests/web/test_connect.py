@@ -9,6 +9,7 @@ import pytest
 
 from apps.accounts.models import SocialAccount
 from apps.accounts.services import social_account_credentials
+from apps.common import outbound
 from apps.providers import oauth
 from apps.providers.mastodon.models import MastodonApp
 from tests.providers.social_helpers import go_offline
@@ -194,9 +195,7 @@ def test_mastodon_needs_an_instance(as_alice):
 
 
 def test_mastodon_refuses_a_private_instance(as_alice, monkeypatch):
-    from apps.providers import httpcall
-
-    monkeypatch.setattr(httpcall, "resolve_host", lambda host: ["192.168.1.10"])
+    monkeypatch.setattr(outbound, "resolve", lambda host, port: ["192.168.1.10"])
     response = as_alice.post("/w/ws-a/connect/mastodon/", {"instance": "intranet.example"})
     assert response.status_code == 400
     assert not MastodonApp.objects.exists()

@@ -107,8 +107,8 @@ def test_an_unresolvable_host_is_refused(workspace_a):
 def test_metadata_addresses_stay_refused_when_private_targets_are_allowed(workspace_a, settings):
     settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
 
-    assert network.address_problem("10.0.0.1") is None
-    assert network.address_problem("127.0.0.1") is None
+    assert network.check_url("https://10.0.0.1/hooks") == "https://10.0.0.1/hooks"
+    assert network.check_url("https://127.0.0.1/hooks") == "https://127.0.0.1/hooks"
     with pytest.raises(ValidationFailed):
         webhook_endpoint_create(workspace=workspace_a, url="https://169.254.169.254/")
 

@@ -15,6 +15,7 @@ import httpx
 
 from apps.accounts.installation import installation_id
 from apps.accounts.models import SocialAccount
+from apps.common import outbound
 from apps.common.errors import ValidationFailed
 from apps.providers import httpcall, oauth
 from apps.providers.base import (
@@ -84,7 +85,7 @@ class BlueskyAdapter(Adapter):
             service_url = f"https://{service_url}"
         try:
             httpcall.require_public_https(service_url)
-        except httpcall.UnsafeURL as exc:
+        except outbound.ForbiddenTarget as exc:
             raise ValidationFailed(str(exc), code="INVALID_SERVICE") from exc
         body, pds = session.create_session(
             service=service_url, identifier=identifier.strip().lstrip("@"), password=password

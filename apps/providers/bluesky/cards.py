@@ -16,6 +16,7 @@ from urllib.parse import urljoin
 
 import httpx
 
+from apps.common import outbound
 from apps.providers import httpcall
 from apps.providers.errors import ProviderError
 
@@ -56,7 +57,7 @@ def _fetch(url: str, max_bytes: int) -> tuple[str, str, bytes] | None:
     """GET a public URL (following a few redirects, each re-checked); returns (final url,
     content type, body) or None when unsafe, failing, or larger than max_bytes."""
     deadline = time.monotonic() + PAGE_DEADLINE_S  # a slow drip gets no longer than this
-    with httpcall.client(timeout=PAGE_TIMEOUT_S, follow_redirects=False) as http:
+    with httpcall.client(timeout=PAGE_TIMEOUT_S, follow_redirects=False, tenant_host=True) as http:
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 httpcall.require_public_https(url)
@@ -72,7 +73,7 @@ def _fetch(url: str, max_bytes: int) -> tuple[str, str, bytes] | None:
                         if len(body) > max_bytes or time.monotonic() > deadline:
                             return None
                     return url, response.headers.get("Content-Type", ""), body
-            except (httpx.HTTPError, httpcall.UnsafeURL):
+            except (httpx.HTTPError, outbound.ForbiddenTarget):
                 return None
     return None
 

@@ -11,6 +11,7 @@ import base64
 import json
 from datetime import UTC, datetime, timedelta
 
+from apps.common import outbound
 from apps.providers import httpcall
 from apps.providers.bluesky.errors import classify, error_name
 from apps.providers.errors import Action, ErrorKind, ProviderError
@@ -38,7 +39,7 @@ def pds_endpoint(session: dict, fallback: str) -> str:
             endpoint = str(service.get("serviceEndpoint", "")).rstrip("/")
             try:
                 return httpcall.require_public_https(endpoint)
-            except httpcall.UnsafeURL as exc:
+            except outbound.ForbiddenTarget as exc:
                 raise ProviderError(
                     ErrorKind.PERMISSION_MISSING,
                     f"The account's data server is not a public HTTPS address: {exc}",

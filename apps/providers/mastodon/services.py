@@ -7,6 +7,7 @@ import re
 from django.conf import settings
 from django.db import transaction
 
+from apps.common import outbound
 from apps.common.errors import ValidationFailed
 from apps.providers import httpcall
 from apps.providers.errors import ErrorKind, ProviderError
@@ -37,7 +38,7 @@ def normalize_instance(raw: str) -> str:
     url = f"https://{value}"
     try:
         return httpcall.require_public_https(url)
-    except httpcall.UnsafeURL as exc:
+    except outbound.ForbiddenTarget as exc:
         raise ValidationFailed(str(exc), code="INVALID_INSTANCE") from exc
 
 
