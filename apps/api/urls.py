@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from apps.api.views.accounts import AccountViewSet
+from apps.api.views.bulk import PublicationBulkViewSet
 from apps.api.views.capabilities import CapabilitiesView
 from apps.api.views.me import MeView
 from apps.api.views.media import MediaViewSet
@@ -28,6 +29,7 @@ class Router(DefaultRouter):
 router = Router()
 router.register("accounts", AccountViewSet, basename="account")
 router.register("media", MediaViewSet, basename="media")
+router.register("publications/bulk", PublicationBulkViewSet, basename="publication-bulk")
 router.register("publications", PublicationViewSet, basename="publication")
 router.register("renditions", RenditionViewSet, basename="rendition")
 router.register("tokens", TokenViewSet, basename="token")
