@@ -22,7 +22,7 @@ from apps.jobs.services import holding_lease, job_enqueue
 from apps.providers.base import SupportsLookup, get_adapter
 from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.publishing.delivery.enqueue import RECONCILE_JOB, reconcile_dedupe_key
-from apps.publishing.delivery.run import Stop, db_now
+from apps.publishing.delivery.run import Stop, db_now, seconds_until
 from apps.publishing.locks import lock_rendition
 from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import DeliveryAttempt, Rendition
@@ -69,7 +69,7 @@ def fail(
             outcome = PermanentError(err.kind, err.message, details=error)
         elif err.retryable and job.attempts < job.max_attempts:
             now = db_now()
-            floor_s = max((err.retry_at - now).total_seconds(), 0.0) if err.retry_at else 0.0
+            floor_s = seconds_until(err.retry_at, now=now)
             if err.kind == ErrorKind.RATE_LIMITED and err.retry_at is not None:
                 delay_s = floor_s  # the platform said when; waiting is not an attempt
                 outcome = Snooze(timedelta(seconds=delay_s), err.message)

@@ -18,7 +18,7 @@ from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.publishing.delivery import waiting
 from apps.publishing.delivery.failures import fail, hand_over_unexpected
 from apps.publishing.delivery.publish import deliver, prepare, recover_publishing
-from apps.publishing.delivery.run import Stop, db_now, record_segment, save_checkpoint
+from apps.publishing.delivery.run import Stop, record_segment, save_checkpoint, seconds_until
 from apps.publishing.delivery.waiting import POLL_INTERVAL, accepted_work, clear_accepted
 from apps.publishing.locks import lock_rendition
 from apps.publishing.services.status import publication_refresh_status
@@ -29,9 +29,10 @@ logger = logging.getLogger(__name__)
 # Kinds after which we can no longer see the accepted work (the account lost its access,
 # or an error we cannot read): a person decides, the work is never sent again.
 _CANNOT_TELL = frozenset({ErrorKind.AUTH_EXPIRED, ErrorKind.PERMISSION_MISSING, ErrorKind.UNKNOWN})
-# Past this since the platform accepted the work, a person is asked (inside the poll job
-# type's wait budget, so the job never ends on its own with the rendition still waiting).
-POLL_GIVE_UP = timedelta(hours=23)
+# A person is asked this long before the poll job type's wait budget (counted from when
+# the platform accepted the work) runs out, so the job never ends on its own with the
+# rendition still waiting.
+GIVE_UP_MARGIN = timedelta(hours=1)
 
 
 def poll(job: Job) -> None:
@@ -150,14 +151,16 @@ def _poll_again_later(
 ) -> None:
     """A status read failed; the accepted work is untouched, so read again after the
     platform's Retry-After (or a backoff). Never returns."""
+    job_type = get_job_type(job.type)
     errors = job.payload.get("poll_errors", 0)
-    floor_s = max((err.retry_at - db_now()).total_seconds(), 0.0) if err.retry_at else 0.0
+    floor_s = seconds_until(err.retry_at)
     if err.kind == ErrorKind.MEDIA_PROCESSING:  # still processing: not an error of ours
         delay_s = floor_s or POLL_INTERVAL.total_seconds()
     else:
         errors += 1
-        delay_s = get_job_type(job.type).backoff.delay(errors, floor_s=floor_s)
-    if timezone.now() + timedelta(seconds=delay_s) - accepted_at > POLL_GIVE_UP:
+        delay_s = job_type.backoff.delay(errors, floor_s=floor_s)
+    give_up_after = timedelta(seconds=job_type.wait_budget_s) - GIVE_UP_MARGIN
+    if timezone.now() + timedelta(seconds=delay_s) - accepted_at > give_up_after:
         fail(job, rendition, err, hand_over=True)
     logger.info(
         "status poll failed (%s); polling again in %.0fs",

@@ -60,7 +60,7 @@ def reconcile(job: Job) -> None:
         _reconcile(job, rendition)
     except RetryableError as retry:
         job_type = get_job_type(job.type)
-        if job.attempts >= job.max_attempts or retry.kind not in job_type.retry_kinds:
+        if not job_type.may_retry(retry.kind, job.attempts, job.max_attempts):
             _hand_to_person(job, rendition, f"Still not settled after {job.attempts} checks.")
             raise PermanentError(retry.kind, retry.message) from None
         delay_s = job_type.backoff.delay(job.attempts, floor_s=delay_seconds(retry.retry_at))

@@ -45,6 +45,15 @@ def db_now() -> datetime:
         return cursor.fetchone()[0]
 
 
+def seconds_until(instant: datetime | None, *, now: datetime | None = None) -> float:
+    """Seconds from `now` (default: the database clock) until `instant`; 0 when there is
+    none or it has passed. A platform's Retry-After becomes the floor of the job type's
+    backoff this way."""
+    if instant is None:
+        return 0.0
+    return max((instant - (now or db_now())).total_seconds(), 0.0)
+
+
 def save_checkpoint(run: Run) -> None:
     """Persist what the adapter recorded in the checkpoint, if it did not itself."""
     if run.ctx.checkpoint != (run.rendition.checkpoint or {}):
