@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from apps.common.errors import DomainError
-from apps.series import services
+from apps.series import occurrences, services
 from apps.series.models import Series, SeriesOccurrence
 
 
@@ -83,7 +83,7 @@ class SeriesAdmin(admin.ModelAdmin):
 
     @admin.action(description="Materialize now")
     def materialize_now(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._each(request, queryset, lambda s: services.series_materialize(series=s))
+        self._each(request, queryset, lambda s: occurrences.series_materialize(series=s))
 
 
 @admin.register(SeriesOccurrence)

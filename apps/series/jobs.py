@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from apps.jobs.models import Job
 from apps.jobs.registry import StalePolicy, job_type
-from apps.series import services
+from apps.series import occurrences
 from apps.series.constants import MATERIALIZE_JOB, MATERIALIZE_ONE_JOB
 from apps.series.models import Series
 
@@ -13,7 +13,7 @@ from apps.series.models import Series
 def materialize(job: Job) -> None:
     """Expand every active series over its horizon (idempotent; the next run replaces a
     run that died, hence CLOSE)."""
-    services.series_materialize_due()
+    occurrences.series_materialize_due()
 
 
 # Housekeeping: it creates publications, it publishes nothing, so it holds no publish seat.
@@ -22,4 +22,4 @@ def materialize_one(job: Job) -> None:
     """Expand one series right after it was created, edited or resumed."""
     series = Series.objects.filter(pk=job.payload["series_id"]).first()
     if series is not None:
-        services.series_materialize(series=series)
+        occurrences.series_materialize(series=series)

@@ -19,6 +19,11 @@ class SeriesQuerySet(WorkspaceQuerySet):
     def active(self) -> SeriesQuerySet:
         return self.filter(status=Series.Status.ACTIVE)
 
+    def locked(self, series: Series) -> Series:
+        """The series' row read again under a row lock (in the caller's transaction), so
+        edits and materializer runs on one series take turns."""
+        return self.select_for_update().select_related("workspace").get(pk=series.pk)
+
 
 class Series(models.Model):
     """A post that repeats: ``template`` ({"segments": [...], "destinations": [...]}, as

@@ -4,7 +4,8 @@ import pytest
 from django.urls import reverse
 
 from apps.series.models import Series
-from apps.series.services import series_create, series_materialize
+from apps.series.occurrences import series_materialize
+from apps.series.services import series_create
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@ from datetime import UTC, datetime
 import pytest
 
 from apps.publications.models import Publication
-from apps.series.services import series_create, series_materialize, series_preview
+from apps.series.occurrences import series_materialize
+from apps.series.rules import series_preview
+from apps.series.services import series_create
 
 pytestmark = pytest.mark.django_db
 

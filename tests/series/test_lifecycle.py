@@ -8,11 +8,11 @@ import pytest
 from apps.common.errors import Conflict
 from apps.publications.models import Publication
 from apps.series.models import Series, SeriesOccurrence
+from apps.series.occurrences import series_materialize
 from apps.series.services import (
     series_create,
     series_delete,
     series_end,
-    series_materialize,
     series_pause,
     series_resume,
     series_update,

@@ -9,7 +9,8 @@ from apps.jobs.models import Job
 from apps.publications.models import Publication
 from apps.series.jobs import materialize
 from apps.series.models import Series, SeriesOccurrence
-from apps.series.services import series_create, series_materialize
+from apps.series.occurrences import series_materialize
+from apps.series.services import series_create
 from tests.factories import JobFactory
 
 pytestmark = pytest.mark.django_db

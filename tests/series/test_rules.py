@@ -8,7 +8,8 @@ import pytest
 
 from apps.common.errors import NotFound, ValidationFailed
 from apps.series.models import Series
-from apps.series.services import schedule_preview, series_create
+from apps.series.rules import schedule_preview
+from apps.series.services import series_create
 
 pytestmark = pytest.mark.django_db
 

@@ -18,14 +18,12 @@ from apps.api.serializers.series import (
     SeriesUpdateSerializer,
 )
 from apps.series.models import Series
+from apps.series.rules import PreviewItem, schedule_preview, series_preview
 from apps.series.services import (
-    PreviewItem,
-    schedule_preview,
     series_create,
     series_delete,
     series_end,
     series_pause,
-    series_preview,
     series_resume,
     series_update,
 )

@@ -13,14 +13,8 @@ from apps.accounts.models import SocialAccount
 from apps.accounts.permissions import Action
 from apps.common.errors import DomainError
 from apps.series.models import DEFAULT_HORIZON_DAYS, DEFAULT_LATE_WINDOW_MINUTES, Series
-from apps.series.services import (
-    schedule_preview,
-    series_create,
-    series_delete,
-    series_pause,
-    series_preview,
-    series_resume,
-)
+from apps.series.rules import schedule_preview, series_preview
+from apps.series.services import series_create, series_delete, series_pause, series_resume
 from apps.web.access import WorkspaceRequest, permits, workspace_view
 
 PREVIEW_COUNT = 8

@@ -1,0 +1,259 @@
+"""Materializing a series: its occurrences become real publications, and those not yet
+started can be withdrawn.
+
+Every active series is expanded over its horizon (60 days by default) into scheduled
+publications through ``publication_create``, one ``reference_key`` per occurrence
+(``series-<id>-<local wall-clock ISO>``) and one SeriesOccurrence row, so a re-run (or two
+runs at once) creates nothing twice.
+
+Missed occurrences (the system was down, or the publication could not be created in time):
+one missed by at most the series' ``late_window_minutes`` is published late, at once;
+an older one is skipped. A materialized publication that has not started by its time plus
+the window is cancelled by the next run (skipped), so a long outage does not send
+yesterday's post; a worker that reaches it first publishes it late.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.common.errors import Conflict, DomainError
+from apps.publications.models import Publication
+from apps.publishing.services import (
+    publication_cancel,
+    publication_create,
+    publication_update,
+)
+from apps.series import recurrence
+from apps.series.constants import MAX_OCCURRENCES_PER_RUN
+from apps.series.models import Series, SeriesOccurrence
+from apps.series.rules import series_occurrences
+
+logger = logging.getLogger(__name__)
+
+Occ = SeriesOccurrence.Status
+
+
+def reference_key(series: Series, occurrence: recurrence.Occurrence) -> str:
+    return f"series-{series.pk}-{occurrence.local_iso}"
+
+
+def withdraw_future(series: Series, *, now: datetime, status: str) -> int:
+    """Cancel the publications of future materialized occurrences that have not started,
+    and mark those occurrences `status`. A superseded occurrence gives its reference key
+    back, so the series can materialize the same wall-clock time again."""
+    withdrawn = 0
+    future = (
+        series.occurrences.filter(status=Occ.MATERIALIZED, scheduled_at__gt=now)
+        .select_related("publication")
+        .order_by("scheduled_at")
+    )
+    for occurrence in future:
+        publication = occurrence.publication
+        if publication is not None:
+            if publication.status not in (Publication.Status.SCHEDULED, Publication.Status.DRAFT):
+                continue  # it started (or was cancelled by a person): leave it
+            if status == Occ.SUPERSEDED:
+                _release_reference_key(publication)
+            publication_cancel(publication=publication)
+        occurrence.status = status
+        occurrence.save(update_fields=["status", "updated_at"])
+        withdrawn += 1
+    return withdrawn
+
+
+def _release_reference_key(publication: Publication) -> None:
+    try:
+        with transaction.atomic():
+            current = Publication.objects.get(pk=publication.pk)
+            publication_update(
+                publication=current, expected_revision=current.revision, reference_key=None
+            )
+    except DomainError:
+        logger.warning(
+            "Could not release the reference key of publication %s.",
+            publication.pk,
+            extra={"publication_id": publication.pk},
+        )
+
+
+@dataclass
+class MaterializeResult:
+    created: list[int] = field(default_factory=list)  # publication ids
+    late: int = 0
+    skipped: int = 0
+    failed: int = 0
+    expired: int = 0  # materialized, not started in time: cancelled and skipped
+
+    def __bool__(self) -> bool:
+        return bool(self.created or self.skipped or self.failed or self.expired)
+
+
+@transaction.atomic
+def series_materialize(*, series: Series, now: datetime | None = None) -> MaterializeResult:
+    """Turn the series' occurrences up to its horizon into scheduled publications, apply
+    the missed-occurrence policy, and move the cursor. Idempotent: what was handled is
+    not handled again. `now` is the current time (a parameter for callers that already
+    read it); publications are scheduled against the real clock.
+    """
+    now = now or timezone.now()
+    result = MaterializeResult()
+    series = Series.objects.locked(series)
+    if series.status != Series.Status.ACTIVE:
+        return result
+    window = timedelta(minutes=series.late_window_minutes)
+    _expire_unstarted(series, now=now, window=window, result=result)
+    _retry_failed(series, now=now, window=window, result=result)
+
+    horizon = now + timedelta(days=series.horizon_days)
+    after = series.materialized_through or series.created_at
+    found = series_occurrences(series, after=after, through=horizon, limit=MAX_OCCURRENCES_PER_RUN)
+    for occurrence in found:
+        _materialize_one(series, occurrence, now=now, window=window, result=result)
+    capped = len(found) >= MAX_OCCURRENCES_PER_RUN
+    series.materialized_through = max(after, found[-1].utc if capped else horizon)
+    if not capped and (series.count or series.until) and not _has_more(series):
+        series.status = Series.Status.ENDED
+        series.ended_at = now
+    series.save(update_fields=["materialized_through", "status", "ended_at", "updated_at"])
+    if result:
+        logger.info(
+            "series materialized: %d created, %d late, %d skipped, %d failed, %d expired",
+            len(result.created),
+            result.late,
+            result.skipped,
+            result.failed,
+            result.expired,
+            extra={"series_id": series.pk, "workspace_id": series.workspace_id},
+        )
+    return result
+
+
+def _has_more(series: Series) -> bool:
+    far = series.materialized_through + timedelta(days=5 * 366)
+    return bool(series_occurrences(series, after=series.materialized_through, through=far, limit=1))
+
+
+def _materialize_one(
+    series: Series,
+    occurrence: recurrence.Occurrence,
+    *,
+    now: datetime,
+    window: timedelta,
+    result: MaterializeResult,
+    row: SeriesOccurrence | None = None,
+) -> None:
+    if row is None:
+        existing = series.occurrences.current().filter(local_start=occurrence.local_iso).first()
+        if existing is not None:
+            return  # handled by an earlier or concurrent run
+        row = SeriesOccurrence(
+            series=series,
+            workspace_id=series.workspace_id,
+            local_start=occurrence.local_iso,
+            scheduled_at=occurrence.utc,
+        )
+    late = occurrence.utc < now
+    if late and now - occurrence.utc > window:
+        row.status = Occ.SKIPPED
+        row.error = {
+            "code": "MISSED",
+            "message": f"Missed by more than {series.late_window_minutes} minutes.",
+        }
+        row.save()
+        result.skipped += 1
+        return
+    key = reference_key(series, occurrence)
+    try:
+        with transaction.atomic():
+            publication = publication_create(
+                workspace=series.workspace,
+                author=series.created_by,
+                segments=series.template.get("segments"),
+                destinations=series.template.get("destinations"),
+                scheduled_at=now if late else occurrence.utc,
+                timezone=series.timezone,
+                status=Publication.Status.SCHEDULED,
+                reference_key=key,
+            )
+        row.publication, row.status, row.is_late, row.error = (
+            publication,
+            Occ.MATERIALIZED,
+            late,
+            None,
+        )
+        result.created.append(publication.pk)
+        result.late += late
+    except Conflict as exc:
+        existing_id = (
+            exc.details.get("publication_id") if exc.code == "REFERENCE_KEY_EXISTS" else None
+        )
+        existing = Publication.objects.filter(pk=existing_id).first() if existing_id else None
+        if existing is not None and existing.status != Publication.Status.CANCELLED:
+            # Made by an earlier run whose occurrence row was lost: link it.
+            row.publication, row.status, row.error = existing, Occ.MATERIALIZED, None
+        else:
+            row.status, row.error = Occ.FAILED, _error(exc)
+            result.failed += 1
+    except DomainError as exc:
+        row.status, row.error = Occ.FAILED, _error(exc)
+        result.failed += 1
+    row.save()
+
+
+def _error(exc: DomainError) -> dict:
+    return {"code": exc.code, "message": exc.message, "details": exc.details}
+
+
+def _retry_failed(
+    series: Series, *, now: datetime, window: timedelta, result: MaterializeResult
+) -> None:
+    """Occurrences whose publication could not be made (a quota, an account removed) are
+    tried again while they are not past their window."""
+    failed = series.occurrences.filter(status=Occ.FAILED, scheduled_at__gte=now - window)
+    for row in failed.order_by("scheduled_at"):
+        local = recurrence.parse_local(row.local_start, field="local_start")
+        occurrence = recurrence.Occurrence(local=local, utc=row.scheduled_at)
+        before = result.failed
+        _materialize_one(series, occurrence, now=now, window=window, result=result, row=row)
+        if result.failed > before:
+            result.failed = before  # still failing: counted once, when it first failed
+
+
+def _expire_unstarted(
+    series: Series, *, now: datetime, window: timedelta, result: MaterializeResult
+) -> None:
+    """A materialized occurrence whose publication has not started by its time plus the
+    late window (the workers were down) is skipped, its publication cancelled."""
+    stale = series.occurrences.filter(
+        status=Occ.MATERIALIZED,
+        scheduled_at__lt=now - window,
+        publication__status=Publication.Status.SCHEDULED,
+    ).select_related("publication")
+    for row in stale:
+        publication_cancel(publication=row.publication)
+        row.status = Occ.SKIPPED
+        row.error = {
+            "code": "MISSED",
+            "message": "Not published within the late window; the publication was cancelled.",
+        }
+        row.save(update_fields=["status", "error", "updated_at"])
+        result.expired += 1
+
+
+def series_materialize_due(*, now: datetime | None = None) -> int:
+    """Materialize every active series, each in its own transaction (one that fails is
+    logged and retried next time, without holding the others back). Returns how many
+    publications were created."""
+    created = 0
+    for pk in list(Series.objects.active().order_by("pk").values_list("pk", flat=True)):
+        try:
+            created += len(series_materialize(series=Series(pk=pk), now=now).created)
+        except Exception:
+            logger.exception("Materializing series %s failed.", pk, extra={"series_id": pk})
+    return created
