@@ -100,7 +100,8 @@ def address_problem(address: str, policy: Policy = PUBLIC_HTTPS) -> str | None:
 def resolve(host: str, port: int) -> list[str]:
     """Every address the host resolves to (an IP literal resolves to itself)."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(info[4][0] for info in infos))
+    # An INET/INET6 stream address is (host, port, ...): its first item is the address text.
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 def checked_addresses(host: str, port: int, policy: Policy = PUBLIC_HTTPS) -> list[str]:
