@@ -278,6 +278,11 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
             },
         )
         rows = cursor.fetchall()
+        if len(rows) >= limit:
+            # A full batch may have left due work behind: wake the other workers for it
+            # (those that found this worker holding an organization's claim lock wait for
+            # this rather than retrying on a timer).
+            notify()
     # UPDATE ... RETURNING keeps no order: hand them out earliest run_at first.
     rows.sort(key=lambda row: (row[-1], row[0]))
     jobs = jobs_from_rows(CLAIM_COLUMNS, [row[:-1] for row in rows])

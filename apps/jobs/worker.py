@@ -16,7 +16,6 @@ import contextlib
 import logging
 import os
 import queue as stdlib_queue
-import random
 import secrets
 import select
 import socket
@@ -478,25 +477,22 @@ class Worker:
             # otherwise. (Due work left behind may be waiting for seats this worker's own
             # jobs hold: look again when they finish.)
             state.maybe_work = self._last_found_due
-            state.contended_streak = (
-                state.contended_streak + 1 if self._last_contended and not claimed else 0
-            )
         if (burst or once) and not self._held and claimed == 0 and not self._last_contended:
             return True
         if want and claimed >= want:
             return False  # a full batch: more is probably due
-        if self._wait(self._idle_timeout(state, looked_for_work=bool(want))):
+        if self._wait(self._idle_timeout(state)):
             state.maybe_work = True
         return False
 
-    def _idle_timeout(self, state: _LoopState, *, looked_for_work: bool) -> float:
+    def _idle_timeout(self, state: _LoopState) -> float:
         now = time.monotonic()
         timeout = self.poll_s
-        if looked_for_work and self._last_contended:
-            # Other workers are claiming for the same organizations: look again shortly,
-            # backing off while that keeps happening.
-            backoff = 0.001 * 2 ** min(state.contended_streak, 10)
-            timeout = min(timeout, backoff * random.uniform(0.5, 1.5))  # noqa: S311
+        # A claim that found other workers holding every due organization's claim lock
+        # does not retry on a timer: the holder takes what its snapshot shows, looks
+        # again on the NOTIFY of anything enqueued after it (its socket holds it), and
+        # NOTIFYs after a full batch; so this worker waits for a NOTIFY too. Waking every
+        # idle worker for one job is enough of a herd on a small machine.
         for due in (self._next_due, self._next_waiting):
             if due is not None:
                 timeout = min(timeout, due - now + 0.001)
@@ -673,7 +669,6 @@ class _LoopState:
     next_promote: float = 0.0
     claimed_once: bool = False
     maybe_work: bool = True  # a claim could find something (NOTIFY, timer, poll...)
-    contended_streak: int = 0
     outage_since: float | None = None
     backoff: float = 0.1
 

@@ -332,3 +332,28 @@ def test_the_table_is_vacuumed_after_a_fixed_number_of_dead_rows(db):
         cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'jobs_job'")
         options = set(cursor.fetchone()[0])
     assert {"autovacuum_vacuum_scale_factor=0.0", "autovacuum_vacuum_threshold=5000"} <= options
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_full_batch_wakes_the_other_workers_and_a_partial_one_does_not():
+    import select
+
+    from apps.jobs.listener import Listener
+    from apps.jobs.worker import Worker
+
+    worker = Worker(threads=1, batch_size=10, heartbeat_s=1, stale_after_s=10, name="w1")
+    JobFactory.create_batch(3, organization=OrganizationFactory(inflight_cap=100))
+    listener = Listener()
+    listener.connect()
+
+    def notifications() -> int:
+        select.select([listener.fileno()], [], [], 0.5)
+        return listener.drain()
+
+    try:
+        assert len(worker.claim_batch(limit=2)) == 2
+        assert notifications() == 1  # work may be left behind
+        assert len(worker.claim_batch(limit=5)) == 1
+        assert notifications() == 0
+    finally:
+        listener.close()
