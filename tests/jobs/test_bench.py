@@ -25,6 +25,11 @@ def test_bench_queue_prints_its_figures_and_cleans_up(monkeypatch):
         fair_big=100,
         fair_small_orgs=2,
         fair_small_jobs=2,
+        history_steps=[0, 300],
+        history=500,
+        probe_claims=10,
+        scenario="burst-trickle",
+        burst_jobs=100,
         timeout=60,
         stdout=out,
         stderr=err,
@@ -38,8 +43,16 @@ def test_bench_queue_prints_its_figures_and_cleans_up(monkeypatch):
         "latency_p99_ms",
         "due_latency_p99_ms",
         "fairness_max_start_s",
+        "raw_limit_jobs_per_s",
+        "ratio_to_raw",
+        "claim_ms_p50",
+        "claim_ms_p50_after_burst",
+        "burst_trickle_latency_p99_ms",
+        "burst_trickle_due_latency_p99_ms",
     ):
         assert figures[key] > 0, key
+    assert figures["history"] == 500
+    assert set(figures["claim_ms_p50_by_history"]) == {"0", "300"}
     assert figures["duplicate_claims"] == 0
     assert figures["worker_exit_codes"] == [0]
     assert "drain" in err.getvalue()  # the progress bar
