@@ -176,9 +176,9 @@ def schedule_renditions(
             errors.details.setdefault(f"{path}.{problem.path}", []).append(problem.message)
         if rendition.social_account.status == SocialAccount.Status.DISABLED:
             errors.details.setdefault(f"{path}.account", []).append("This account is disabled.")
-        instant = rendition.effective_scheduled_at
         # No time yet means "now" (delivery runs it at once), never in the past.
-        if rendition.pk in newly | moved and instant is not None:
+        changing = rendition.pk in newly | moved
+        if changing and (instant := rendition.effective_scheduled_at) is not None:
             try:
                 check_not_in_past(
                     instant,
