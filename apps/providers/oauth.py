@@ -17,8 +17,6 @@ import httpx
 from django.conf import settings
 from django.utils import timezone
 
-from apps.accounts.models import SocialAccount
-from apps.accounts.services import social_account_store_credentials
 from apps.providers import httpcall
 from apps.providers.errors import (
     Action,
@@ -122,12 +120,3 @@ def token_request(
             retry_at=parse_retry_after(response.headers.get("Retry-After")),
         )
     raise classify_status(response, is_create=False, code=code, message=description)
-
-
-def credentials_store_refreshed(account: SocialAccount, credentials: dict) -> None:
-    """Persist credentials refreshed in the middle of a publish (the previous refresh token
-    is already dead) and move the account's token expiry with them."""
-    social_account_store_credentials(account=account, credentials=credentials)
-    expiry = parse_expires_at(credentials.get("expires_at"))
-    SocialAccount.objects.filter(pk=account.pk).update(token_expires_at=expiry)
-    account.token_expires_at = expiry

@@ -14,7 +14,7 @@ from apps.providers.base import PublishContext, ReplyTarget, SegmentPayload, get
 from apps.providers.bluesky.adapter import VIDEO_JOB
 from apps.providers.bluesky.tid import is_tid, legacy_segment_rkey, segment_rkey
 from apps.providers.errors import ErrorKind, ProviderError
-from apps.publishing.delivery.context import publish_context
+from apps.publishing.delivery.context import publish_context, store_refreshed_credentials
 from apps.renditions.models import DeliveryAttempt
 from loadtest.platform_fakes import FaultPlan
 from loadtest.platform_fakes.bluesky import FAKE, NAMED_ERROR, SLOW_FACTOR, BlueskyFake
@@ -69,6 +69,8 @@ def _ctx(
         idempotency_base=f"rendition-{rendition_id}",
         checkpoint=dict(checkpoint or {}),
         checkpoint_saver=saver or saved.append,
+        # As the pipeline does: refreshed credentials are stored by the pipeline alone.
+        credentials_saver=lambda fresh: store_refreshed_credentials(account, fresh),
     )
 
 

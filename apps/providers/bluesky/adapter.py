@@ -359,9 +359,8 @@ class _Xrpc:
                     http, method, f"{self.pds}/xrpc/{nsid}", is_create=is_create, **kwargs
                 )
             if attempt == 0 and is_expired_token(response):
-                fresh = session.refresh_session(self.ctx.credentials)
-                oauth.credentials_store_refreshed(self.ctx.account, fresh)
-                self.ctx.credentials.update(fresh)
+                # The pipeline stores them at once: refreshSession revoked the old pair.
+                self.ctx.persist_credentials(session.refresh_session(self.ctx.credentials))
                 continue
             return response
         return response

@@ -53,7 +53,10 @@ def store_refreshed_credentials(account: SocialAccount, fresh: dict) -> None:
             locked.token_expires_at = datetime.fromisoformat(expires_at)
             locked.save(update_fields=["token_expires_at", "updated_at"])
         account_services.social_account_store_credentials(account=locked, credentials=fresh)
+    # The caller's copy reads what was stored (a later step of the same run may decrypt it).
     account.token_expires_at = locked.token_expires_at
+    account.credentials_key_id = locked.credentials_key_id
+    account.credentials_ciphertext = locked.credentials_ciphertext
 
 
 def write_checkpoint(rendition: Rendition, checkpoint: dict) -> None:
