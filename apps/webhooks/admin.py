@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from apps.common.errors import DomainError
-from apps.webhooks import services
+from apps.webhooks import endpoints, outbox
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 
@@ -58,7 +58,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     def _set_active(self, request: HttpRequest, queryset: QuerySet, value: bool) -> None:
         for endpoint in queryset:
             try:
-                services.webhook_endpoint_update(endpoint=endpoint, is_active=value)
+                endpoints.webhook_endpoint_update(endpoint=endpoint, is_active=value)
             except DomainError as exc:
                 self.message_user(request, f"{endpoint.url}: {exc.message}", messages.ERROR)
 
@@ -122,7 +122,7 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
         queued = 0
         for delivery in queryset:
             try:
-                services.webhook_redeliver(delivery=delivery)
+                outbox.webhook_redeliver(delivery=delivery)
                 queued += 1
             except DomainError as exc:
                 self.message_user(request, f"Delivery {delivery.pk}: {exc.message}", messages.ERROR)

@@ -9,7 +9,7 @@ class WebhooksConfig(AppConfig):
         from apps.accounts import key_rotation
         from apps.common import events
         from apps.webhooks import events as webhook_events
-        from apps.webhooks.services import webhook_secrets_rotate_keys
+        from apps.webhooks.endpoints import webhook_secrets_rotate_keys
 
         # In the emitter's transaction: the event, delivery and job rows commit with the
         # domain write or not at all, and the delivery jobs run after the commit.

@@ -3,7 +3,7 @@
 The handlers subscribe to ``apps.common.events`` (see ``apps.py``) and run inside the
 emitter's transaction, so the event, delivery and job rows commit with the domain write
 or not at all. They build the event's data only when some endpoint of the workspace is
-subscribed (see ``services.emit_lazy``). Rendition events are
+subscribed (see ``outbox.emit_lazy``). Rendition events are
 emitted before the publication's status is refreshed, so a receiver's log reads in order:
 ``rendition.published``, then ``publication.completed``.
 """
@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from apps.webhooks import constants
-from apps.webhooks.services import emit_lazy
+from apps.webhooks.outbox import emit_lazy
 
 if TYPE_CHECKING:
     from apps.accounts.models import SocialAccount

@@ -5,7 +5,7 @@ from datetime import timedelta
 from apps.jobs.errors import LeaseLost, PermanentError, RetryableError
 from apps.jobs.models import Job
 from apps.jobs.registry import Backoff, StalePolicy, job_type
-from apps.webhooks import services
+from apps.webhooks import delivery, outbox
 from apps.webhooks.constants import DELIVER_JOB, MAX_ATTEMPTS, PRUNE_JOB
 
 
@@ -17,7 +17,7 @@ from apps.webhooks.constants import DELIVER_JOB, MAX_ATTEMPTS, PRUNE_JOB
     # top, so the job runs when the delivery log says it will.
     backoff=Backoff(base_s=1.0, cap_s=1.0),
     # "errored" is absent: our own bug fails the job (traceback kept) instead of looping.
-    retry_kinds=services.RETRY_KINDS,
+    retry_kinds=delivery.RETRY_KINDS,
     # Delivery is at least once and receivers drop repeated event ids: resending is safe.
     stale_policy=StalePolicy.REQUEUE,
     # A budget of its own: a slow receiver never takes the organization's publish seats.
@@ -25,11 +25,11 @@ from apps.webhooks.constants import DELIVER_JOB, MAX_ATTEMPTS, PRUNE_JOB
 )
 def deliver(job: Job) -> None:
     try:
-        outcome = services.webhook_delivery_attempt(job=job)
+        outcome = delivery.webhook_delivery_attempt(job=job)
     except LeaseLost:
         raise
     except Exception as exc:
-        services.webhook_delivery_mark_errored(job=job, exc=exc)
+        delivery.webhook_delivery_mark_errored(job=job, exc=exc)
         raise
     if outcome.status == "retry":
         raise RetryableError(
@@ -42,4 +42,4 @@ def deliver(job: Job) -> None:
 @job_type(PRUNE_JOB, periodic_every=timedelta(hours=6), stale_policy=StalePolicy.CLOSE)
 def prune(job: Job) -> None:
     """Forget events (and their delivery logs) past WEBHOOK_RETENTION_DAYS."""
-    services.webhooks_prune()
+    outbox.webhooks_prune()

@@ -1,8 +1,9 @@
 import pytest
 from django.urls import reverse
 
+from apps.webhooks.endpoints import webhook_endpoint_create
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
-from apps.webhooks.services import webhook_emit, webhook_endpoint_create
+from apps.webhooks.outbox import webhook_emit
 
 
 @pytest.fixture

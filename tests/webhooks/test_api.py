@@ -5,8 +5,9 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from apps.webhooks.endpoints import webhook_endpoint_create, webhook_endpoint_secret
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
-from apps.webhooks.services import webhook_emit, webhook_endpoint_create, webhook_endpoint_secret
+from apps.webhooks.outbox import webhook_emit
 from tests.api.helpers import bearer, error
 
 pytestmark = pytest.mark.django_db

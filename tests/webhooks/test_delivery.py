@@ -14,13 +14,9 @@ from apps.accounts.models import WorkspaceMembership
 from apps.common.errors import Conflict
 from apps.jobs.models import Job
 from apps.webhooks.constants import MAX_RESPONSE_KEPT_CHARS
+from apps.webhooks.endpoints import webhook_endpoint_create, webhook_endpoint_update
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
-from apps.webhooks.services import (
-    webhook_emit,
-    webhook_endpoint_create,
-    webhook_endpoint_update,
-    webhook_redeliver,
-)
+from apps.webhooks.outbox import webhook_emit, webhook_redeliver
 from tests.factories import UserFactory, WorkspaceMembershipFactory
 from tests.webhooks.conftest import Answer, make_due, run_deliveries
 

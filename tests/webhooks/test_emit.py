@@ -14,9 +14,10 @@ from apps.publications.models import Publication
 from apps.publishing.services import publication_cancel, publication_create, rendition_resolve
 from apps.sandbox.services import sandbox_account_create
 from apps.webhooks.constants import DELIVER_JOB, EVENT_TYPES
+from apps.webhooks.endpoints import webhook_endpoint_create
 from apps.webhooks.events import emit_publication_status_change
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from apps.webhooks.services import webhook_emit, webhook_endpoint_create
+from apps.webhooks.outbox import webhook_emit
 from tests.factories import PublicationFactory, RenditionFactory, RenditionSegmentFactory
 from tests.jobs.conftest import db_now
 from tests.renditions.test_pipeline import publish_now, run_due

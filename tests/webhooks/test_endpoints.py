@@ -9,17 +9,17 @@ from django.utils import timezone
 from apps.accounts.crypto import CredentialsError
 from apps.common.errors import Conflict, ValidationFailed
 from apps.jobs.models import Job
-from apps.webhooks import services
+from apps.webhooks import endpoints, outbox
 from apps.webhooks.constants import EVENT_TYPES
-from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from apps.webhooks.services import (
-    webhook_emit,
+from apps.webhooks.endpoints import (
     webhook_endpoint_create,
     webhook_endpoint_delete,
     webhook_endpoint_rotate_secret,
     webhook_endpoint_secret,
     webhook_endpoint_update,
 )
+from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from apps.webhooks.outbox import webhook_emit
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,7 @@ def test_secrets_under_an_older_key_are_re_encrypted(workspace_a, settings):
     endpoint, secret = webhook_endpoint_create(workspace=workspace_a, url=URL)
     settings.ENCRYPTION_KEYS = ["k9:" + "A" * 43, *settings.ENCRYPTION_KEYS]
 
-    assert services.webhook_secrets_rotate_keys() == 1
+    assert endpoints.webhook_secrets_rotate_keys() == 1
 
     endpoint.refresh_from_db()
     assert endpoint.secret_key_id == "k9"
@@ -103,7 +103,7 @@ def test_subscriptions_keep_catalogue_order_without_duplicates(workspace_a):
 
 
 def test_a_workspace_has_a_bounded_number_of_endpoints(workspace_a, monkeypatch):
-    monkeypatch.setattr(services, "MAX_ENDPOINTS_PER_WORKSPACE", 2)
+    monkeypatch.setattr(endpoints, "MAX_ENDPOINTS_PER_WORKSPACE", 2)
     webhook_endpoint_create(workspace=workspace_a, url=URL)
     webhook_endpoint_create(workspace=workspace_a, url=URL)
 
@@ -158,7 +158,7 @@ def test_old_finished_events_are_pruned_with_their_log(workspace_a):
         created_at=timezone.now() - timedelta(days=31)
     )
 
-    assert services.webhooks_prune(older_than_days=30) == 1
+    assert outbox.webhooks_prune(older_than_days=30) == 1
 
     assert set(WebhookEvent.objects.values_list("pk", flat=True)) == {still_pending.pk, recent.pk}
     assert not WebhookDelivery.objects.filter(event_id=old.pk).exists()

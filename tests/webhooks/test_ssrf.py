@@ -6,8 +6,9 @@ import pytest
 
 from apps.common.errors import ValidationFailed
 from apps.webhooks import network
+from apps.webhooks.endpoints import webhook_endpoint_create
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
-from apps.webhooks.services import webhook_emit, webhook_endpoint_create
+from apps.webhooks.outbox import webhook_emit
 from tests.webhooks.conftest import run_deliveries
 
 pytestmark = pytest.mark.django_db

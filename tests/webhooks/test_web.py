@@ -4,8 +4,9 @@ them, rotate, delete, and read the delivery log; others get 403, outsiders 404."
 import pytest
 from django.test import Client
 
+from apps.webhooks.endpoints import webhook_endpoint_create, webhook_endpoint_secret
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
-from apps.webhooks.services import webhook_emit, webhook_endpoint_create, webhook_endpoint_secret
+from apps.webhooks.outbox import webhook_emit
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,132 @@
+"""The outbox: recording that an event happened and queueing one delivery (and its job)
+per subscribed endpoint, redelivering a finished delivery, and pruning old events.
+
+``webhook_emit`` runs inside the caller's transaction (a publish outcome, a status change)
+and only adds rows: the event and, per subscribed active endpoint, a delivery and its job.
+Everything that can go wrong with a receiver happens later, in that job (see delivery.py),
+so a webhook never changes or delays publish state.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.models import Workspace
+from apps.common.errors import Conflict
+from apps.jobs.services import job_enqueue
+from apps.webhooks.constants import DELIVER_JOB, EVENT_TYPES
+from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+
+logger = logging.getLogger(__name__)
+
+
+def new_event_id() -> str:
+    return "evt_" + uuid.uuid4().hex
+
+
+def webhook_emit(*, workspace: Workspace, event: str, data: dict) -> WebhookEvent | None:
+    """Record that `event` happened in the workspace and queue its delivery to every active
+    endpoint subscribed to it, in the caller's transaction (nothing is sent unless it
+    commits). Returns the event, or None when no endpoint wants it (nothing is stored).
+
+    Never raises for a database or data problem of its own: it runs in a savepoint and
+    logs, so publish state is never lost to a webhook.
+    """
+    return emit_lazy(workspace_id=workspace.pk, event=event, build=lambda: data)
+
+
+def emit_lazy(*, workspace_id: int, event: str, build: Callable[[], dict]) -> WebhookEvent | None:
+    """``webhook_emit`` that builds the data only when some endpoint is subscribed (the
+    emission points call it on every publish outcome)."""
+    if event not in EVENT_TYPES:
+        raise ValueError(f"Unknown webhook event type {event!r}.")
+    try:
+        with transaction.atomic():
+            endpoints = list(
+                WebhookEndpoint.objects.filter(workspace_id=workspace_id)
+                .active()
+                .subscribed_to(event)
+                .order_by("pk")
+            )
+            if not endpoints:
+                return None
+            workspace = Workspace.objects.select_related("organization").get(pk=workspace_id)
+            record = WebhookEvent.objects.create(
+                workspace=workspace, event_id=new_event_id(), type=event, data=build()
+            )
+            for endpoint in endpoints:
+                delivery = WebhookDelivery.objects.create(
+                    workspace=workspace, endpoint=endpoint, event=record
+                )
+                _enqueue(delivery, workspace)
+            return record
+    except Exception:
+        logger.exception(
+            "Webhook event %s could not be recorded; it is not delivered.",
+            event,
+            extra={"workspace_id": workspace_id, "event": event},
+        )
+        return None
+
+
+def _enqueue(delivery: WebhookDelivery, workspace: Workspace) -> None:
+    job_enqueue(
+        type=DELIVER_JOB,
+        payload={"delivery_id": delivery.pk},
+        organization=workspace.organization,
+        workspace=workspace,
+        dedupe_key=delivery.dedupe_key,
+    )
+
+
+@transaction.atomic
+def webhook_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
+    """Send a finished delivery's event to its endpoint again, as a new delivery with the
+    same event id (receivers that already had it drop it). Errors: Conflict
+    DELIVERY_PENDING (still being delivered), WEBHOOK_ENDPOINT_DISABLED."""
+    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=delivery.endpoint_id)
+    current = WebhookDelivery.objects.select_related("event").get(pk=delivery.pk)
+    if current.status == WebhookDelivery.Status.PENDING:
+        raise Conflict(
+            "This delivery is still being attempted.",
+            code="DELIVERY_PENDING",
+            details={"delivery": current.pk},
+        )
+    if not endpoint.is_active:
+        raise Conflict(
+            "The endpoint is switched off; switch it on before redelivering.",
+            code="WEBHOOK_ENDPOINT_DISABLED",
+            details={"endpoint": endpoint.pk, "disabled_reason": endpoint.disabled_reason},
+        )
+    again = WebhookDelivery.objects.create(
+        workspace_id=current.workspace_id,
+        endpoint=endpoint,
+        event=current.event,
+        redelivery_of=current,
+    )
+    _enqueue(again, Workspace.objects.select_related("organization").get(pk=current.workspace_id))
+    return again
+
+
+def webhooks_prune(*, older_than_days: float | None = None, chunk: int = 2000) -> int:
+    """Delete events older than WEBHOOK_RETENTION_DAYS whose deliveries are all finished
+    (their delivery log goes with them), in short chunks. Returns how many events went."""
+    days = settings.WEBHOOK_RETENTION_DAYS if older_than_days is None else older_than_days
+    cutoff = timezone.now() - timedelta(days=days)
+    old = WebhookEvent.objects.filter(created_at__lt=cutoff).exclude(
+        deliveries__status=WebhookDelivery.Status.PENDING
+    )
+    deleted = 0
+    while True:
+        ids = list(old.values_list("pk", flat=True)[:chunk])
+        if not ids:
+            return deleted
+        WebhookEvent.objects.filter(pk__in=ids).delete()
+        deleted += len(ids)
