@@ -7,6 +7,7 @@ from apps.web.views import (
     calendar,
     composer,
     home,
+    imports,
     organizations,
     people,
     publications,
@@ -92,6 +93,9 @@ workspace_patterns = [
     # Calendar and posts.
     path("calendar/", calendar.calendar, name="calendar"),
     path("posts/", calendar.publication_list, name="publication-list"),
+    path("posts/import/", imports.import_upload, name="post-import"),
+    path("posts/import/<str:import_id>/", imports.import_detail, name="post-import-detail"),
+    path("posts/import/<str:import_id>/run/", imports.import_run, name="post-import-run"),
     path("posts/<int:pk>/", publications.publication_detail, name="publication-detail"),
     path("posts/<int:pk>/edit/", composer.publication_edit, name="publication-edit"),
     path(

@@ -135,9 +135,11 @@ class PublicationBulkViewSet(WorkspaceViewSet):
         return Response(self._report(outcomes))
 
     def _report(self, outcomes: list[BulkOutcome]) -> dict:
-        ids = [o.publication.pk for o in outcomes if o.publication is not None]
-        fresh = {p.pk: p for p in self.get_queryset().filter(pk__in=ids)}
-        context = self.get_serializer_context()
+        ids = {o.publication.pk for o in outcomes if o.publication is not None}
+        fresh = self.get_queryset().filter(pk__in=ids).order_by("pk")
+        # One list serializer for all: its fields are built once, not once per item.
+        shown = PublicationSerializer(fresh, many=True, context=self.get_serializer_context())
+        by_pk = {row["id"]: row for row in shown.data}
         rows = []
         for outcome in outcomes:
             row: dict = {
@@ -146,8 +148,7 @@ class PublicationBulkViewSet(WorkspaceViewSet):
                 "status": outcome.status,
             }
             if outcome.publication is not None:
-                publication = fresh[outcome.publication.pk]
-                row["publication"] = PublicationSerializer(publication, context=context).data
+                row["publication"] = by_pk[outcome.publication.pk]
             if outcome.error is not None:
                 row["error"] = _error(outcome.error)
             rows.append(row)
