@@ -4,6 +4,11 @@ It serves the project with gunicorn on a free local port, creates a workspace wi
 and sandbox accounts, then runs two phases from a pool of client threads: publication
 creates (each to N destinations, scheduled a day ahead so nothing publishes meanwhile) and
 publication detail reads. Each phase reports requests per second and latency percentiles.
+
+With ``bulk`` it runs one phase instead: ``bulk_items`` publications (one destination each,
+spread over ``bulk_accounts`` sandbox accounts, scheduled a day ahead, each with its own
+reference_key) sent to POST /publications/bulk in requests of ``bulk_batch`` items; it
+reports items per second, the total time and the per-request latency.
 """
 
 from __future__ import annotations
@@ -39,6 +44,13 @@ class ApiBenchConfig:
     web_workers: int = 2
     web_threads: int = 8
     keep: bool = False
+    bulk: bool = False
+    bulk_items: int = 40_000
+    bulk_accounts: int = 20
+    bulk_batch: int = 500
+    # Bulk requests in flight at once (each holds its organization's row lock while it
+    # writes, so more than a couple only queue).
+    bulk_concurrency: int = 2
     # The database gunicorn uses (default: this process's DATABASE_URL).
     database_url: str | None = None
 
@@ -54,7 +66,9 @@ class ApiBench:
     def run(self) -> dict:
         try:
             base_url = self._start_web()
-            token, account_ids = self._workspace()
+            if self.config.bulk:
+                return self._run_bulk(base_url)
+            token, account_ids = self._workspace(self.config.destinations)
             client = httpx.Client(
                 base_url=f"{base_url}/api/v1",
                 headers={"Authorization": f"Bearer {token}"},
@@ -110,6 +124,73 @@ class ApiBench:
             if not self.config.keep:
                 self._cleanup()
 
+    def _run_bulk(self, base_url: str) -> dict:
+        config = self.config
+        token, account_ids = self._workspace(config.bulk_accounts)
+        due = datetime.now(UTC) + timedelta(days=1)
+        batches = [
+            range(start, min(start + config.bulk_batch, config.bulk_items))
+            for start in range(0, config.bulk_items, config.bulk_batch)
+        ]
+        client = httpx.Client(
+            base_url=f"{base_url}/api/v1",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=300,
+            limits=httpx.Limits(max_connections=config.bulk_concurrency * 2),
+        )
+
+        def send(batch_no: int) -> float:
+            items = [
+                {
+                    "text": f"Bulk post {i}",
+                    "destinations": [{"account": account_ids[i % len(account_ids)]}],
+                    "scheduled_at": (due + timedelta(seconds=i)).isoformat(),
+                    "status": "scheduled",
+                    "reference_key": f"{self.tag}-{i}",
+                }
+                for i in batches[batch_no]
+            ]
+            started = time.perf_counter()
+            response = client.post(
+                "/publications/bulk",
+                json={"items": items},
+                headers={"Idempotency-Key": f"{self.tag}-bulk-{batch_no}"},
+            )
+            took = time.perf_counter() - started
+            if response.status_code != 200:
+                raise RuntimeError(f"bulk answered {response.status_code}: {response.text[:500]}")
+            body = response.json()
+            if body["created"] != len(items):
+                raise RuntimeError(f"bulk created {body['created']} of {len(items)} items")
+            return took
+
+        with client:
+            bar = ProgressBar(self.progress, "bulk create", config.bulk_items)
+            latencies: list[float] = []
+            started = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=config.bulk_concurrency) as pool:
+                done = 0
+                for batch_no, took in enumerate(pool.map(send, range(len(batches)))):
+                    latencies.append(took)
+                    done += len(batches[batch_no])
+                    bar.update(done)
+            elapsed = time.perf_counter() - started
+            bar.close()
+        latencies.sort()
+        return {
+            "bulk_items": config.bulk_items,
+            "bulk_accounts": config.bulk_accounts,
+            "bulk_batch": config.bulk_batch,
+            "bulk_concurrency": config.bulk_concurrency,
+            "web_workers": config.web_workers,
+            "web_threads": config.web_threads,
+            "bulk_requests": len(batches),
+            "bulk_total_s": round(elapsed, 2),
+            "bulk_items_per_s": round(config.bulk_items / elapsed, 1),
+            "bulk_request_p50_ms": round(_pct(latencies, 50) * 1000, 1),
+            "bulk_request_p99_ms": round(_pct(latencies, 99) * 1000, 1),
+        }
+
     def _phase(self, label: str, count: int, call) -> dict:
         bar = ProgressBar(self.progress, label, count)
         latencies: list[float] = []
@@ -154,18 +235,19 @@ class ApiBench:
             raise RuntimeError(f"gunicorn did not start; see {log}.")
         return base_url
 
-    def _workspace(self) -> tuple[str, list[int]]:
+    def _workspace(self, accounts: int) -> tuple[str, list[int]]:
         owner = account_services.user_get_or_create(email=f"{self.tag}@bench.invalid")
         org = account_services.organization_create(
             name=self.tag, slug=f"{self.tag}-org", owner=owner
         )
-        Organization.objects.filter(pk=org.pk).update(monthly_post_quota=10 * self.config.creates)
+        quota = 10 * max(self.config.creates, self.config.bulk_items if self.config.bulk else 0)
+        Organization.objects.filter(pk=org.pk).update(monthly_post_quota=quota)
         workspace = account_services.workspace_create(
             organization=org, name=self.tag, slug=f"{self.tag}-ws"
         )
         accounts = [
             sandbox_account_create(workspace=workspace, handle=f"{self.tag}-{i}")
-            for i in range(self.config.destinations)
+            for i in range(accounts)
         ]
         token = account_services.api_token_create(
             workspace=workspace, name="bench", scopes=["read", "write", "publish"]

@@ -24,3 +24,21 @@ def test_a_short_api_benchmark_reports_rates_and_latencies():
     assert 0 < figures["create_latency_p50_ms"] <= figures["create_latency_p99_ms"]
     assert 0 < figures["read_latency_p50_ms"] <= figures["read_latency_p99_ms"]
     assert not Publication.objects.exists()  # the run cleans up after itself
+
+
+def test_a_short_bulk_benchmark_reports_items_per_second():
+    config = ApiBenchConfig(
+        bulk=True,
+        bulk_items=30,
+        bulk_accounts=3,
+        bulk_batch=10,
+        web_workers=1,
+        database_url=test_database_url(),
+    )
+    figures = ApiBench(config=config, progress=io.StringIO()).run()
+
+    assert figures["bulk_items"] == 30
+    assert figures["bulk_requests"] == 3
+    assert figures["bulk_items_per_s"] > 0
+    assert figures["bulk_total_s"] > 0
+    assert not Publication.objects.exists()
