@@ -96,9 +96,7 @@ def test_an_unknown_outcome_on_linkedin_settles_with_one_post(
     assert rendition.status == "failed" and rendition.ambiguous  # still inside the window
 
     settings.RECONCILE_SETTLE_S = 0
-    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(
-        run_at=timezone.now()
-    )
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
     _drain(worker, rendition)
 
     assert rendition.status == "published", rendition.last_error
