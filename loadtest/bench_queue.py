@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from apps.accounts.models import Organization
 from apps.common.processes import ChildProcess, manage_argv, stop_all
 from apps.jobs import queue
-from apps.jobs.builtin import NOOP
+from apps.jobs.builtin import NOOP, VACUUM
 from apps.jobs.models import Job, WorkerProcess
 from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
 from loadtest import raw_queue
@@ -127,7 +127,8 @@ class Bench:
             argv = manage_argv(
                 "run_worker",
                 "--types",
-                NOOP,
+                # The housekeeping vacuum too, as every deployed worker runs it.
+                f"{NOOP},{VACUUM}",
                 "--threads",
                 str(cfg.threads),
                 "--batch-size",

@@ -1,15 +1,16 @@
 """Job types of the jobs app itself: the no-op used by benchmarks and tests, and the
-housekeeping that prunes finished jobs."""
+housekeeping that prunes finished jobs and vacuums the table."""
 
 import time
 from datetime import timedelta
 
 from apps.jobs.models import Job
 from apps.jobs.registry import StalePolicy, job_type
-from apps.jobs.services import jobs_prune_finished
+from apps.jobs.services import jobs_prune_finished, jobs_vacuum_if_needed
 
 NOOP = "noop"
 PRUNE = "jobs.prune"
+VACUUM = "jobs.vacuum"
 
 
 @job_type(NOOP, stale_policy=StalePolicy.REQUEUE)
@@ -25,3 +26,9 @@ def noop(job: Job) -> None:
 def prune(job: Job) -> None:
     """Delete finished jobs past JOB_RETENTION_DAYS, and registry rows of long-gone workers."""
     jobs_prune_finished()
+
+
+@job_type(VACUUM, periodic_every=timedelta(minutes=1), stale_policy=StalePolicy.REQUEUE)
+def vacuum(job: Job) -> None:
+    """Vacuum jobs_job when dead rows pile up (autovacuum off or behind)."""
+    jobs_vacuum_if_needed()
