@@ -214,6 +214,10 @@ REST_FRAMEWORK = {
 API_THROTTLE_RATE = env.str("API_THROTTLE_RATE", default="600/min")
 if API_THROTTLE_RATE and not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", API_THROTTLE_RATE):
     raise ImproperlyConfigured("API_THROTTLE_RATE looks like 600/min (or N/s, N/hour, N/day).")
+# Live (unrevoked) API tokens a workspace may hold; minting one more is refused.
+API_TOKENS_PER_WORKSPACE = env.int("API_TOKENS_PER_WORKSPACE", default=50)
+if API_TOKENS_PER_WORKSPACE < 1:
+    raise ImproperlyConfigured("API_TOKENS_PER_WORKSPACE must be at least 1.")
 # How long a POST's Idempotency-Key and its stored response are kept.
 IDEMPOTENCY_RETENTION_HOURS = env.float("IDEMPOTENCY_RETENTION_HOURS", default=24.0)
 if IDEMPOTENCY_RETENTION_HOURS <= 0:

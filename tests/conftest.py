@@ -71,7 +71,7 @@ def workspace_b(org_b):
     return WorkspaceFactory(organization=org_b, name="Workspace B", slug="ws-b")
 
 
-ALL_SCOPES = ["read", "write", "publish", "cli", "mcp"]
+ALL_SCOPES = ["read", "write", "publish", "admin", "mcp"]
 
 
 @pytest.fixture

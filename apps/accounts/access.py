@@ -1,10 +1,11 @@
 """What an API token may do: the one policy the DRF API and the MCP endpoint both ask.
 
 A token acts in its workspace with the scopes it holds (``read``, ``write``, ``publish``,
-plus ``cli`` and ``mcp`` for those clients). A suspended organization's tokens may only
-read: a call is a read when it needs no scope beyond ``read``, whatever its HTTP method
-(validating a draft or previewing a series is a read). A token creates other tokens only
-with scopes it holds itself.
+``admin`` for what a workspace admin does: tokens, webhooks, connected accounts; plus
+``mcp`` for that client). A suspended organization's tokens may only read: a call is a
+read when it needs no scope beyond ``read``, whatever its HTTP method (validating a draft
+or previewing a series is a read). A token creates other tokens only with scopes it holds
+itself.
 
 Each check answers the refusal (a domain error with the envelope's code and details) or
 None, so the API's permission classes can report it their way and the MCP tools raise it.

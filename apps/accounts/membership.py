@@ -214,3 +214,11 @@ def organization_member_remove(*, organization: Organization, user: User, remove
     WorkspaceMembership.objects.filter(user=user, workspace__organization=organization).delete()
     if membership is not None:
         membership.delete()
+
+
+def is_workspace_member(user: User, workspace: Workspace) -> bool:
+    """The user is active and holds a role in the workspace (directly, or as an owner or
+    admin of its organization)."""
+    from apps.accounts.permissions import workspace_role
+
+    return workspace_role(user, workspace) is not None

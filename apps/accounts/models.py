@@ -190,6 +190,15 @@ class ApiTokenQuerySet(WorkspaceQuerySet):
     def active(self) -> "ApiTokenQuerySet":
         return self.filter(revoked_at__isnull=True)
 
+    def descendants_of(self, token: "ApiToken") -> list[int]:
+        """Ids of every token minted by this one, directly or down the line."""
+        found: list[int] = []
+        level = [token.pk]
+        while level:
+            level = list(self.filter(parent_id__in=level).values_list("pk", flat=True))
+            found += level
+        return found
+
 
 TOKEN_PREFIX_LEN = 12
 
@@ -197,13 +206,18 @@ TOKEN_PREFIX_LEN = 12
 class ApiToken(models.Model):
     """A workspace-scoped API token. The clear secret is shown once; only its SHA-256 hash
     and a short visible prefix are stored, and lookups go by prefix then a constant-time
-    comparison of hashes."""
+    comparison of hashes.
+
+    A token minted by another token records it as ``parent`` and is revoked with it. A token
+    works only while its creator (when it has one) is an active member of its workspace;
+    tokens without a creator are the operator's (``create_api_token``, the demo).
+    """
 
     class Scope(models.TextChoices):
         READ = "read"
         WRITE = "write"
         PUBLISH = "publish"
-        CLI = "cli"
+        ADMIN = "admin"
         MCP = "mcp"
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="api_tokens")
@@ -211,8 +225,18 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=TOKEN_PREFIX_LEN, unique=True)
     token_hash = models.CharField(max_length=64)
     scopes = models.JSONField(default=list)
+    # Deleting the creator deletes their tokens: a creator-less token is the operator's, and
+    # a deleted person's token must not become one.
     created_by = models.ForeignKey(
-        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        User, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="children",
+        help_text="The token that minted this one; revoking it revokes this.",
     )
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -65,5 +65,5 @@ SCOPE_FOR_ACTION = {
     Action.VIEW: "read",
     Action.EDIT: "write",
     Action.PUBLISH: "publish",
-    Action.ADMIN: "write",
+    Action.ADMIN: "admin",
 }

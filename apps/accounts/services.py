@@ -4,12 +4,13 @@ commands) goes through these functions; memberships and seats are ``membership.p
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.accounts import crypto
-from apps.accounts.membership import workspace_member_set
+from apps.accounts.membership import is_workspace_member, workspace_member_set
 from apps.accounts.models import (
     ApiToken,
     Organization,
@@ -19,7 +20,7 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
-from apps.common.errors import DomainError
+from apps.common.errors import Conflict, DomainError
 
 # last_used_at is written at most this often per token, to keep writes off every request.
 TOKEN_TOUCH_INTERVAL = timedelta(seconds=60)
@@ -80,10 +81,24 @@ class IssuedToken:
     clear: str  # shown once, never stored
 
 
+def _lock_token(token: ApiToken) -> ApiToken:
+    return ApiToken.objects.select_for_update().get(pk=token.pk)
+
+
+@transaction.atomic
 def api_token_create(
-    *, workspace: Workspace, name: str, scopes: list[str], created_by: User | None = None
+    *,
+    workspace: Workspace,
+    name: str,
+    scopes: list[str],
+    created_by: User | None = None,
+    parent: ApiToken | None = None,
 ) -> IssuedToken:
-    """Create a token and return its clear secret, which is not kept anywhere."""
+    """Create a token and return its clear secret, which is not kept anywhere.
+
+    ``parent`` is the token minting this one (revoking it revokes this). A workspace holds
+    at most ``API_TOKENS_PER_WORKSPACE`` live tokens (Conflict TOKEN_LIMIT_REACHED).
+    """
     valid = set(ApiToken.Scope.values)
     unknown = sorted(set(scopes) - valid)
     if unknown or not scopes:
@@ -93,6 +108,21 @@ def api_token_create(
             code="INVALID_SCOPES",
             details={"scopes": unknown},
         )
+    # The workspace's row lock serializes concurrent mints, so two cannot both take the
+    # last place under the cap.
+    Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+    if parent is not None and _lock_token(parent).is_revoked:
+        # Revoked while this mint was in flight: a child must not outlive it.
+        raise Conflict("The minting token has been revoked.", code="TOKEN_REVOKED")
+    limit = django_settings.API_TOKENS_PER_WORKSPACE
+    live = ApiToken.objects.for_workspace(workspace).active().count()
+    if live >= limit:
+        raise Conflict(
+            f"This workspace already has {live} live tokens (the limit is {limit}). "
+            "Revoke tokens it no longer uses first.",
+            code="TOKEN_LIMIT_REACHED",
+            details={"limit": limit, "live": live},
+        )
     clear, prefix = ApiToken.generate()
     token = ApiToken.objects.create(
         workspace=workspace,
@@ -101,30 +131,40 @@ def api_token_create(
         token_hash=ApiToken.hash_secret(clear),
         scopes=sorted(set(scopes), key=ApiToken.Scope.values.index),
         created_by=created_by,
+        parent=parent,
     )
     return IssuedToken(token=token, clear=clear)
 
 
+@transaction.atomic
 def api_token_revoke(*, token: ApiToken) -> ApiToken:
-    if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at", "updated_at"])
+    """Revoke the token and every token minted from it, down the line, at once."""
+    _lock_token(token)  # a concurrent mint from this token waits, then sees it revoked
+    now = timezone.now()
+    ids = [token.pk, *ApiToken.objects.descendants_of(token)]
+    ApiToken.objects.filter(pk__in=ids, revoked_at__isnull=True).update(
+        revoked_at=now, updated_at=now
+    )
+    token.refresh_from_db(fields=["revoked_at", "updated_at"])
     return token
 
 
 def api_token_authenticate(clear: str) -> ApiToken | None:
-    """Return the live token for a clear secret, or None. Revoked tokens and tokens of
-    suspended or deleted organizations do not authenticate."""
+    """Return the live token for a clear secret, or None. Revoked tokens, tokens of deleted
+    organizations and tokens whose creator is no longer an active member of the workspace
+    do not authenticate."""
     from apps.accounts.models import TOKEN_PREFIX_LEN
 
     token = (
-        ApiToken.objects.select_related("workspace__organization")
+        ApiToken.objects.select_related("workspace__organization", "created_by")
         .filter(prefix=clear[:TOKEN_PREFIX_LEN])
         .first()
     )
     if token is None or not token.matches(clear) or token.is_revoked:
         return None
     if token.workspace.organization.state == Organization.State.DELETED:
+        return None
+    if token.created_by is not None and not is_workspace_member(token.created_by, token.workspace):
         return None
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > TOKEN_TOUCH_INTERVAL:

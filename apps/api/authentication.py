@@ -24,7 +24,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         token = services.api_token_authenticate(clear.strip())
         if token is None:
             raise exceptions.AuthenticationFailed(
-                "The token is unknown or has been revoked.", code="INVALID_TOKEN"
+                "The token is unknown, has been revoked, or its creator no longer has access to "
+                "its workspace.",
+                code="INVALID_TOKEN",
             )
         return (None, token)
 

@@ -55,7 +55,7 @@ def demo_setup() -> DemoSetup:
     issued = services.api_token_create(
         workspace=workspace,
         name="demo",
-        scopes=["read", "write", "publish", "cli", "mcp"],
+        scopes=["read", "write", "publish", "admin", "mcp"],
         created_by=user,
     )
     return DemoSetup(DEMO_EMAIL, DEMO_PASSWORD, workspace, issued.clear)

@@ -49,7 +49,34 @@ def test_create_api_token_accepts_comma_separated_scopes(workspace_a):
 
 def test_create_api_token_refuses_unknown_scopes(workspace_a):
     with pytest.raises(CommandError, match="Unknown or missing scopes"):
-        _run("create_api_token", "--workspace", "ws-a", "--scopes", "admin")
+        _run("create_api_token", "--workspace", "ws-a", "--scopes", "root")
+
+
+def test_create_api_token_no_longer_knows_the_cli_scope(workspace_a):
+    with pytest.raises(CommandError, match="Unknown or missing scopes: cli"):
+        _run("create_api_token", "--workspace", "ws-a", "--scopes", "read", "cli")
+
+
+def test_create_api_token_with_the_admin_scope_mints_tokens(workspace_a):
+    out = _run("create_api_token", "--workspace", "ws-a", "--scopes", "read", "admin")
+    lines = out.strip().splitlines()
+    assert lines[0] == "scopes: read admin"  # the output format is a public contract
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {lines[-1]}")
+    response = client.post("/api/v1/tokens", {"name": "ci", "scopes": ["read"]}, format="json")
+    assert response.status_code == 201
+
+
+def test_create_api_token_defaults_to_no_admin_scope(workspace_a):
+    _run("create_api_token", "--workspace", "ws-a")
+    assert ApiToken.objects.get().scopes == ["read", "write", "publish"]
+
+
+def test_create_api_token_refuses_past_the_workspace_cap(workspace_a, settings):
+    settings.API_TOKENS_PER_WORKSPACE = 1
+    _run("create_api_token", "--workspace", "ws-a")
+    with pytest.raises(CommandError, match="limit is 1"):
+        _run("create_api_token", "--workspace", "ws-a")
 
 
 def test_demo_setup_is_rerunnable_and_its_token_authenticates(db):

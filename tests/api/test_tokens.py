@@ -33,7 +33,7 @@ def test_it_creates_a_token_and_shows_its_secret_once(api_a, workspace_a):
 
 
 def test_a_token_cannot_grant_scopes_it_lacks(client_with):
-    response = client_with("read", "write").post(URL, {"name": "x", "scopes": ["publish"]})
+    response = client_with("read", "admin").post(URL, {"name": "x", "scopes": ["publish"]})
 
     assert response.status_code == 403
     assert error(response)["code"] == "SCOPE_ESCALATION"

@@ -2,7 +2,8 @@
 ``Authorization: Bearer <token>`` to a host Django accepts.
 
 Refusals answer before the MCP layer, as JSON in the API's envelope: 400 DISALLOWED_HOST,
-401 (no token, a malformed header, an unknown or revoked token) with
+401 (no token, a malformed header, an unknown or revoked token, or one whose creator
+left the workspace) with
 ``WWW-Authenticate: Bearer``, 403 INSUFFICIENT_SCOPE. The accepted token rides on the
 request's ASGI ``state`` (``token_from_state``) for the tools, which check their own scopes.
 """
@@ -95,7 +96,12 @@ class TokenAuthMiddleware:
             return _refusal(401, "INVALID_AUTH_HEADER", "Use 'Authorization: Bearer <token>'.")
         token = await anyio.to_thread.run_sync(_authenticate, clear.strip())
         if token is None:
-            return _refusal(401, "INVALID_TOKEN", "The token is unknown or has been revoked.")
+            return _refusal(
+                401,
+                "INVALID_TOKEN",
+                "The token is unknown, has been revoked, or its creator no longer has access "
+                "to its workspace.",
+            )
         if not token.has_scope(MCP_SCOPE):
             return _refusal(
                 403,

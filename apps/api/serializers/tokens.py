@@ -23,6 +23,7 @@ class TokenSerializer(serializers.ModelSerializer):
             "prefix",
             "scopes",
             "is_current",
+            "parent",
             "created_at",
             "last_used_at",
             "revoked_at",

@@ -20,7 +20,7 @@ class AccountViewSet(WorkspaceViewSet):
 
     queryset = SocialAccount.objects.all()
     serializer_class = AccountSerializer
-    required_scopes = {"list": "read", "retrieve": "read", "create": "write", "destroy": "write"}
+    required_scopes = {"list": "read", "retrieve": "read", "create": "admin", "destroy": "admin"}
 
     @extend_schema(
         summary="List accounts",

@@ -41,11 +41,11 @@ class WebhookViewSet(WorkspaceViewSet):
         "list": "read",
         "retrieve": "read",
         "deliveries": "read",
-        "create": "write",
-        "partial_update": "write",
-        "destroy": "write",
-        "rotate_secret": "write",
-        "redeliver": "write",
+        "create": "admin",
+        "partial_update": "admin",
+        "destroy": "admin",
+        "rotate_secret": "admin",
+        "redeliver": "admin",
     }
 
     def allowed_query_params(self) -> set[str]:

@@ -73,9 +73,9 @@ class TokenCreateForm(forms.Form):
         label="Scopes",
         choices=[
             (ApiToken.Scope.READ, "read: see posts, accounts and their status"),
-            (ApiToken.Scope.WRITE, "write: drafts, edits, uploads, accounts and tokens"),
+            (ApiToken.Scope.WRITE, "write: drafts, edits and uploads"),
             (ApiToken.Scope.PUBLISH, "publish: schedule, retry and resolve"),
-            (ApiToken.Scope.CLI, "cli: the command-line client"),
+            (ApiToken.Scope.ADMIN, "admin: tokens, webhooks and connected accounts"),
             (ApiToken.Scope.MCP, "mcp: assistants through the MCP server"),
         ],
         initial=["read", "write", "publish"],
