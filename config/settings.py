@@ -278,8 +278,29 @@ RECONCILE_DELAY_S = env.float("RECONCILE_DELAY_S", default=10.0)
 # Without an idempotency key, a lookup's "no such post" is trusted (and the post resent) only
 # this long after the unanswered request left: a slow platform may still store it meanwhile.
 RECONCILE_SETTLE_S = env.float("RECONCILE_SETTLE_S", default=300.0)
-SANDBOX_ENABLED = env_bool("SANDBOX_ENABLED", default=True)
+# The built-in sandbox platform is a test mode: on with DEBUG, off in production unless
+# enabled explicitly (anyone with a workspace can open accounts on it).
+SANDBOX_ENABLED = env_bool("SANDBOX_ENABLED", default=DEBUG)
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default="") or SITE_URL
+# Abuse bounds of the sandbox: sandbox accounts per workspace, the longest a sandbox answer
+# may be held (latency plus hang, seconds), and its media uploads (bytes per file, files and
+# bytes per account).
+SANDBOX_ACCOUNTS_PER_WORKSPACE = env.int("SANDBOX_ACCOUNTS_PER_WORKSPACE", default=20)
+SANDBOX_MAX_DELAY_S = env.float("SANDBOX_MAX_DELAY_S", default=10.0)
+SANDBOX_MEDIA_MAX_BYTES = env.int("SANDBOX_MEDIA_MAX_BYTES", default=100 * 1024 * 1024)
+SANDBOX_MEDIA_PER_ACCOUNT = env.int("SANDBOX_MEDIA_PER_ACCOUNT", default=500)
+SANDBOX_MEDIA_BYTES_PER_ACCOUNT = env.int(
+    "SANDBOX_MEDIA_BYTES_PER_ACCOUNT", default=2 * 1024 * 1024 * 1024
+)
+if (
+    SANDBOX_ACCOUNTS_PER_WORKSPACE < 0
+    or not 0 <= SANDBOX_MAX_DELAY_S <= 60
+    or min(SANDBOX_MEDIA_MAX_BYTES, SANDBOX_MEDIA_PER_ACCOUNT, SANDBOX_MEDIA_BYTES_PER_ACCOUNT) < 1
+):
+    raise ImproperlyConfigured(
+        "SANDBOX_ACCOUNTS_PER_WORKSPACE must not be negative, SANDBOX_MAX_DELAY_S must be in "
+        "[0, 60], and the SANDBOX_MEDIA_* limits at least 1."
+    )
 
 # Outgoing webhooks: one delivery attempt's timeout, plain http:// URLs (https only by
 # default), private/loopback targets (self-hosted intranets; metadata addresses stay

@@ -195,6 +195,7 @@ class Soak:
         env = {
             **os.environ,
             "SANDBOX_BASE_URL": base_url,
+            "SANDBOX_ENABLED": "true",  # the soak's accounts live on the sandbox
             "SITE_URL": base_url,
             # Media the workers read are the files this process stored.
             "MEDIA_ROOT": str(settings.MEDIA_ROOT),
@@ -510,9 +511,9 @@ class Soak:
             figures["deferred_until"] = max(at for _, at in deferred_rows).isoformat()
         if platform == SANDBOX:
             # The witness: posts the sandbox holds under one idempotency key more than once.
-            handles = [account.handle for pool in pools.values() for account in pool[SANDBOX]]
+            remote_ids = [a.remote_id for pool in pools.values() for a in pool[SANDBOX]]
             per_key = (
-                SandboxPost.objects.filter(account__handle__in=handles)
+                SandboxPost.objects.filter(account_id__in=remote_ids)
                 .values("account_id", "idempotency_key")
                 .annotate(n=Count("id"))
                 .filter(n__gt=1)

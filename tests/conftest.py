@@ -20,6 +20,12 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _sandbox_enabled(settings):
+    """The tests drive the sandbox platform, which production leaves off by default."""
+    settings.SANDBOX_ENABLED = True
+
+
 @pytest.fixture
 def alice(db):
     return UserFactory(email="alice@example.com")

@@ -1,4 +1,13 @@
-"""What a sandbox account can be told to do (DESIGN §7, the sandbox contract)."""
+"""What a sandbox account can be told to do (DESIGN §7, the sandbox contract).
+
+Time behaviours are bounded: an answer the sandbox holds back holds a web thread, so its
+latency plus its hang stay within SANDBOX_MAX_DELAY_S; the times that hold no thread
+(Retry-After, processing) stay within an hour, the longest a client polls for.
+"""
+
+import math
+
+from django.conf import settings
 
 from apps.common.errors import ValidationFailed
 
@@ -20,6 +29,8 @@ BEHAVIOUR_KEYS: dict[str, tuple[type, object, str]] = {
     "processing_fail_times": (int, 0, "that many posts end their processing failed"),
     "status_rate_limit_times": (int, 0, "answer 429 to that many status polls first"),
 }
+# Seconds a time behaviour that holds no web thread may ask for.
+MAX_WAIT_S = 3600
 COUNTED = (
     "rate_limit_times",
     "server_error_times",
@@ -52,10 +63,46 @@ def behaviour_clean(raw: dict | None) -> dict:
         if not ok:
             errors[f"behaviour.{key}"] = [f"Must be a {kind.__name__}."]
             continue
+        if kind is not bool and not math.isfinite(value):
+            errors[f"behaviour.{key}"] = ["Must be a finite number."]
+            continue
         if kind is not bool and value < 0:
             errors[f"behaviour.{key}"] = ["Must not be negative."]
             continue
         clean[key] = kind(value)
+    errors.update(_time_errors(clean))
     if errors:
         raise ValidationFailed("The sandbox behaviour is not valid.", details=errors)
     return clean
+
+
+def _time_errors(clean: dict) -> dict[str, list[str]]:
+    """Time behaviours beyond their bounds (see the module docstring)."""
+    budget = settings.SANDBOX_MAX_DELAY_S
+    errors: dict[str, list[str]] = {}
+    latency_s = (clean.get("latency_ms") or 0) / 1000
+    if latency_s > budget:
+        errors["behaviour.latency_ms"] = [f"At most {budget * 1000:g} ms."]
+    hang_s = clean.get("hang_s")
+    if hang_s is not None and latency_s + hang_s > budget:
+        errors["behaviour.hang_s"] = [
+            f"latency_ms plus hang_s may hold an answer at most {budget:g} s in all."
+        ]
+    for key in ("retry_after_s", "processing_s"):
+        if clean.get(key, 0) > MAX_WAIT_S:
+            errors[f"behaviour.{key}"] = [f"At most {MAX_WAIT_S} s."]
+    return errors
+
+
+def held_seconds(behaviour: dict, *, hang: bool) -> tuple[float, float]:
+    """(latency, hang) in seconds an answer is held, within SANDBOX_MAX_DELAY_S in all
+    (accounts made before the bound, or under a larger one, are held no longer either)."""
+    budget = settings.SANDBOX_MAX_DELAY_S
+    latency_s = min((behaviour.get("latency_ms") or 0) / 1000, budget)
+    if not hang:
+        return latency_s, 0.0
+    # By default past the client's timeout, so the answer comes too late.
+    hang_s = behaviour.get("hang_s")
+    if hang_s is None:
+        hang_s = settings.PROVIDER_TIMEOUT_S + 2
+    return latency_s, max(0.0, min(hang_s, budget - latency_s))

@@ -20,9 +20,14 @@ class SandboxAccount(models.Model):
 
     `counters` holds how many more times each counted misbehaviour (rate_limit_times,
     server_error_times, hang_after_accept_times) will happen; each use decrements it.
+    The account belongs to the workspace that opened it: only that workspace sees what it
+    holds, and its handle is unique within that workspace.
     """
 
-    handle = models.CharField(max_length=100, unique=True)
+    workspace = models.ForeignKey(
+        "accounts.Workspace", on_delete=models.CASCADE, related_name="sandbox_accounts"
+    )
+    handle = models.CharField(max_length=100)
     behaviour = models.JSONField(default=dict, blank=True)
     counters = models.JSONField(default=dict, blank=True)
     access_token = models.CharField(max_length=64, default=_token)
@@ -32,6 +37,11 @@ class SandboxAccount(models.Model):
 
     class Meta:
         db_table = "providers_sandboxaccount"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "handle"], name="sandbox_account_handle_per_workspace"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"sandbox:{self.handle}"

@@ -12,16 +12,22 @@ from datetime import timedelta
 import regex
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Count, Sum
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from apps.common.envelope import envelope
+from apps.common.errors import DomainError
+from apps.sandbox.behaviour import held_seconds
 from apps.sandbox.models import SandboxAccount, SandboxMedia, SandboxPost
+from apps.sandbox.viewers import viewer_workspaces
 
 ACCESS_TOKEN_TTL = timedelta(hours=24)
+# A multipart body may exceed its file by its boundaries and other fields (alt text).
+MULTIPART_OVERHEAD_BYTES = 64 * 1024
 
 
 def _error(status: int, code: str, message: str, **headers) -> JsonResponse:
@@ -44,9 +50,9 @@ def _authenticated(request: HttpRequest) -> SandboxAccount | None:
 
 
 def _delay(account: SandboxAccount) -> None:
-    latency_ms = account.behaviour.get("latency_ms") or 0
-    if latency_ms:
-        time.sleep(latency_ms / 1000)
+    latency_s, _ = held_seconds(account.behaviour, hang=False)
+    if latency_s:
+        time.sleep(latency_s)
 
 
 def _use_counter(account: SandboxAccount, name: str) -> bool:
@@ -139,8 +145,8 @@ def create_post(request: HttpRequest) -> HttpResponse:
         # The post is stored and committed; the answer comes too late for the client.
         body = _post_json(post)
         connection.close()  # hold no database session while hanging
-        hang_s = behaviour.get("hang_s") or settings.PROVIDER_TIMEOUT_S + 2
-        time.sleep(min(hang_s, 120))
+        _, hang_s = held_seconds(behaviour, hang=True)
+        time.sleep(hang_s)
         return JsonResponse(body)
     return JsonResponse(_post_json(post))
 
@@ -167,22 +173,55 @@ def post_status(request: HttpRequest, post_id: int) -> HttpResponse:
 @csrf_exempt
 @require_POST
 def upload_media(request: HttpRequest) -> HttpResponse:
-    """POST /sandbox/api/v1/media, multipart with `file` and `alt_text`."""
+    """POST /sandbox/api/v1/media, multipart with `file` and `alt_text`.
+
+    Uploads are bounded: SANDBOX_MEDIA_MAX_BYTES per file (a larger body is refused before
+    it is read), SANDBOX_MEDIA_PER_ACCOUNT files and SANDBOX_MEDIA_BYTES_PER_ACCOUNT bytes
+    per account."""
     _enabled()
     account = _authenticated(request)
     if account is None:
         return _error(401, "invalid_token", "The access token is invalid.")
     if account.behaviour.get("expired_token"):
         return _error(401, "token_expired", "The access token has expired.")
+    max_bytes = settings.SANDBOX_MEDIA_MAX_BYTES
+    too_large = _error(413, "media_too_large", f"A sandbox upload is at most {max_bytes} bytes.")
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > max_bytes + MULTIPART_OVERHEAD_BYTES:
+        return too_large
     upload = request.FILES.get("file")
     if upload is None:
         return _error(422, "file_missing", "Send the media as multipart field 'file'.")
-    media = SandboxMedia.objects.create(
-        account=account,
-        size_bytes=upload.size,
-        mime_type=upload.content_type or "",
-        alt_text=request.POST.get("alt_text", "")[:1500],
-    )
+    if upload.size > max_bytes:
+        return too_large
+    with transaction.atomic():
+        # Locked so that concurrent uploads cannot pass the account's bounds together.
+        account = SandboxAccount.objects.select_for_update().get(pk=account.pk)
+        held = account.media.aggregate(files=Count("id"), size=Sum("size_bytes"))
+        files, size = held["files"], held["size"] or 0
+        if files >= settings.SANDBOX_MEDIA_PER_ACCOUNT:
+            return _error(
+                413,
+                "media_limit_reached",
+                f"This account holds {files} uploads, the most a sandbox account may "
+                f"({settings.SANDBOX_MEDIA_PER_ACCOUNT}).",
+            )
+        if size + upload.size > settings.SANDBOX_MEDIA_BYTES_PER_ACCOUNT:
+            return _error(
+                413,
+                "media_limit_reached",
+                f"This upload would take the account past "
+                f"{settings.SANDBOX_MEDIA_BYTES_PER_ACCOUNT} bytes of sandbox media.",
+            )
+        media = SandboxMedia.objects.create(
+            account=account,
+            size_bytes=upload.size,
+            mime_type=upload.content_type or "",
+            alt_text=request.POST.get("alt_text", "")[:1500],
+        )
     return JsonResponse({"id": str(media.pk), "size": media.size_bytes, "alt_text": media.alt_text})
 
 
@@ -230,12 +269,42 @@ def oauth_token(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _refused(exc: DomainError) -> JsonResponse:
+    return JsonResponse(envelope(exc.code, exc.message, exc.details), status=exc.http_status)
+
+
+def _not_found(message: str) -> JsonResponse:
+    return JsonResponse(envelope("NOT_FOUND", message), status=404)
+
+
 @require_GET
 def witness(request: HttpRequest) -> HttpResponse:
-    """GET /sandbox/posts?handle=... : everything the sandbox holds for that account."""
+    """GET /sandbox/posts?handle=...[&workspace=<slug>] : everything the sandbox holds for
+    that account, for its own workspace only (see viewers.py). `workspace` picks among the
+    signed-in user's workspaces when several hold the handle."""
     _enabled()
-    handle = request.GET.get("handle", "")
-    account = get_object_or_404(SandboxAccount, handle=handle)
+    try:
+        workspaces = viewer_workspaces(request)
+    except DomainError as exc:
+        return _refused(exc)
+    accounts = SandboxAccount.objects.filter(
+        workspace__in=workspaces, handle=request.GET.get("handle", "")
+    )
+    if request.GET.get("workspace"):
+        accounts = accounts.filter(workspace__slug=request.GET["workspace"])
+    found = list(accounts.select_related("workspace")[:2])
+    if not found:
+        return _not_found("No sandbox account with that handle in your workspace.")
+    if len(found) > 1:
+        return JsonResponse(
+            envelope(
+                "AMBIGUOUS_HANDLE",
+                "Several of your workspaces hold this handle; add ?workspace=<slug>.",
+                {"workspaces": sorted(a.workspace.slug for a in found)},
+            ),
+            status=400,
+        )
+    account = found[0]
     # What the platform shows: a post whose processing failed was never published.
     posts = account.posts.filter(processing_fails=False)
     posts = posts.select_related("account").prefetch_related("media")
@@ -246,7 +315,17 @@ def witness(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def post_page(request: HttpRequest, handle: str, post_id: int) -> HttpResponse:
-    """The public page a provider URL points at."""
+    """The page a provider URL points at, for the owning workspace only."""
     _enabled()
-    post = get_object_or_404(SandboxPost, pk=post_id, account__handle=handle)
+    try:
+        workspaces = viewer_workspaces(request)
+    except DomainError as exc:
+        return _refused(exc)
+    post = (
+        SandboxPost.objects.select_related("account")
+        .filter(pk=post_id, account__handle=handle, account__workspace__in=workspaces)
+        .first()
+    )
+    if post is None:
+        return _not_found("No such sandbox post in your workspace.")
     return JsonResponse(_post_json(post))

@@ -1,12 +1,13 @@
 """Creating and reconnecting sandbox accounts: the platform-side account and our connected
 SocialAccount."""
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount, Workspace
-from apps.common.errors import Conflict, ValidationFailed
+from apps.common.errors import Conflict, QuotaExceeded, ValidationFailed
 from apps.sandbox.behaviour import COUNTED, behaviour_clean
 from apps.sandbox.models import SandboxAccount
 from apps.sandbox.server import ACCESS_TOKEN_TTL
@@ -22,7 +23,8 @@ def sandbox_account_create(
 
     The account's behaviour decides how the sandbox answers it (see behaviour.py); the
     parts a client would know about a platform (whether it honours idempotency keys, its
-    text limit) are copied onto the SocialAccount's settings.
+    text limit) are copied onto the SocialAccount's settings. A workspace holds at most
+    SANDBOX_ACCOUNTS_PER_WORKSPACE sandbox accounts; handles are unique within it.
     """
     handle = (handle or "").strip().lstrip("@")
     if not handle or len(handle) > 100 or any(c.isspace() or c == "/" for c in handle):
@@ -31,16 +33,27 @@ def sandbox_account_create(
             details={"handle": ["Invalid handle."]},
         )
     clean = behaviour_clean(behaviour)
+    # The workspace row lock makes the count and the insert one step under concurrent calls.
+    Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+    cap = settings.SANDBOX_ACCOUNTS_PER_WORKSPACE
+    held = SandboxAccount.objects.filter(workspace=workspace).count()
+    if held >= cap:
+        raise QuotaExceeded(
+            f"This workspace already holds {held} sandbox accounts, the most it may have ({cap}).",
+            code="SANDBOX_ACCOUNT_LIMIT",
+            details={"limit": cap, "held": held},
+        )
     try:
         with transaction.atomic():
             remote = SandboxAccount.objects.create(
+                workspace=workspace,
                 handle=handle,
                 behaviour=clean,
                 counters={name: clean[name] for name in COUNTED},
             )
     except IntegrityError:
         raise Conflict(
-            f"The sandbox handle '{handle}' is taken.",
+            f"The sandbox handle '{handle}' is taken in this workspace.",
             code="HANDLE_TAKEN",
             details={"handle": [f"'{handle}' is taken."]},
         ) from None
@@ -62,7 +75,9 @@ def sandbox_account_create(
 def sandbox_account_reconnect(*, account: SocialAccount) -> SocialAccount:
     """Reconnect a sandbox account: fetch fresh tokens from the sandbox platform's side
     of the account, as a platform's consent screen would issue them."""
-    remote = SandboxAccount.objects.filter(pk=account.remote_id).first()
+    remote = SandboxAccount.objects.filter(
+        workspace_id=account.workspace_id, pk=account.remote_id
+    ).first()
     if remote is None:
         raise Conflict(
             "This sandbox account no longer exists on the sandbox platform.",

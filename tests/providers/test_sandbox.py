@@ -13,6 +13,7 @@ from apps.providers.base import MediaPayload, PublishContext, ReplyTarget, Segme
 from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.providers.sandbox.adapter import SandboxAdapter
 from apps.sandbox.services import sandbox_account_create
+from tests.sandbox.witness import witness_posts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,9 +36,7 @@ def _ctx(account, rendition_id=1):
 
 
 def _witness(base_url, handle):
-    response = httpx.get(f"{base_url}/sandbox/posts", params={"handle": handle})
-    assert response.status_code == 200
-    return response.json()["posts"]
+    return witness_posts(base_url, handle)
 
 
 def test_it_publishes_and_the_witness_holds_the_post(sandbox, workspace_a):
@@ -49,7 +48,10 @@ def test_it_publishes_and_the_witness_holds_the_post(sandbox, workspace_a):
     assert [p["text"] for p in posts] == ["hello world"]
     assert posts[0]["id"] == published.provider_post_id
     assert posts[0]["idempotency_key"] == "r1-s0"
-    assert httpx.get(published.provider_url).status_code == 200
+    token = account_services.api_token_create(workspace=workspace_a, name="t", scopes=["read"])
+    page = httpx.get(published.provider_url, headers={"Authorization": f"Bearer {token.clear}"})
+    assert page.status_code == 200
+    assert page.json()["id"] == published.provider_post_id
 
 
 def test_it_answers_429_with_retry_after_then_accepts(sandbox, workspace_a):
@@ -215,11 +217,13 @@ def test_behaviour_is_validated(workspace_a):
     assert set(err.value.details) == {"behaviour.latency_ms", "behaviour.boom"}
 
 
-def test_a_taken_handle_is_a_conflict(workspace_a, workspace_b):
+def test_a_handle_taken_in_the_workspace_is_a_conflict(workspace_a, workspace_b):
     sandbox_account_create(workspace=workspace_a, handle="taken")
     with pytest.raises(Conflict) as err:
-        sandbox_account_create(workspace=workspace_b, handle="taken")
+        sandbox_account_create(workspace=workspace_a, handle="taken")
     assert err.value.code == "HANDLE_TAKEN"
+    # Handles are unique per workspace: another workspace may use the same one.
+    assert sandbox_account_create(workspace=workspace_b, handle="taken").handle == "taken"
 
 
 def test_the_sandbox_can_be_disabled(sandbox, settings, workspace_a):

@@ -20,6 +20,7 @@ from apps.publishing.delivery.enqueue import publish_dedupe_key, reconcile_dedup
 from apps.publishing.services import publication_cancel, publication_create
 from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.sandbox.services import sandbox_account_create
+from tests.sandbox.witness import witness_posts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,9 +39,7 @@ def worker(db):
 
 
 def witness(base_url: str, handle: str) -> list[dict]:
-    response = httpx.get(f"{base_url}/sandbox/posts", params={"handle": handle})
-    assert response.status_code == 200
-    return response.json()["posts"]
+    return witness_posts(base_url, handle)
 
 
 def publish_now(workspace, accounts, texts=("hello",)) -> Publication:

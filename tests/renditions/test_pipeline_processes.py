@@ -3,7 +3,6 @@ flight never causes a second post. The sandbox's store is the witness."""
 
 import signal
 
-import httpx
 import pytest
 from django.utils import timezone
 
@@ -11,6 +10,7 @@ from apps.publishing.services import publication_create
 from apps.renditions.models import Rendition
 from apps.sandbox.services import sandbox_account_create
 from tests.processes import WorkerProcess, wait_until
+from tests.sandbox.witness import witness_posts
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -31,7 +31,7 @@ def start_worker(tmp_path):
 
 
 def _posts(base_url: str, handle: str) -> list[dict]:
-    return httpx.get(f"{base_url}/sandbox/posts", params={"handle": handle}).json()["posts"]
+    return witness_posts(base_url, handle)
 
 
 @pytest.mark.parametrize("honours_key", [True, False])

@@ -17,7 +17,6 @@ import zoneinfo
 from datetime import datetime
 from pathlib import Path
 
-import httpx
 import pytest
 from django.conf import settings as django_settings
 from PIL import Image
@@ -25,6 +24,7 @@ from PIL import Image
 from apps.jobs.worker import Worker
 from apps.publications.models import Publication
 from apps.renditions.models import Rendition
+from tests.sandbox.witness import witness_posts
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -288,5 +288,4 @@ def _rendition_id(handle: str) -> int:
 
 
 def _witness(base_url: str, handle: str) -> list[dict]:
-    response = httpx.get(f"{base_url}/sandbox/posts", params={"handle": handle})
-    return response.json()["posts"]
+    return witness_posts(base_url, handle)

@@ -32,6 +32,8 @@ class Command(BaseCommand):
         env = {**os.environ, "SITE_URL": os.environ.get("SITE_URL", base_url)}
         env.setdefault("SANDBOX_BASE_URL", env["SITE_URL"])
         if opts["demo"]:
+            # The demo's accounts live on the sandbox, which is off outside DEBUG by default.
+            env.setdefault("SANDBOX_ENABLED", "true")
             self._print_demo(demo_setup(), base_url)
 
         children = [
