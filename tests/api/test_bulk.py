@@ -31,23 +31,21 @@ def test_it_creates_good_items_and_reports_bad_ones_in_order(api_a, sandbox_a, s
         },
         {"text": "Four", "colour": "red"},  # unknown field
         {"text": "Five", "scheduled_at": "tomorrow"},
-        "not an object",
     ]
 
     response = bulk(api_a, items)
 
     assert response.status_code == 200
     body = response.json()
-    assert [row["index"] for row in body["items"]] == [0, 1, 2, 3, 4, 5]
+    assert [row["index"] for row in body["items"]] == [0, 1, 2, 3, 4]
     assert [row["status"] for row in body["items"]] == [
         "created",
         "error",
         "created",
         "error",
         "error",
-        "error",
     ]
-    assert (body["created"], body["exists"], body["errors"]) == (2, 0, 4)
+    assert (body["created"], body["exists"], body["errors"]) == (2, 0, 3)
     first, second, third, fourth = body["items"][:4]
     assert first["reference_key"] == "r1"
     assert first["publication"]["reference_key"] == "r1"
@@ -172,12 +170,15 @@ def test_500_items_are_accepted(api_a):
     assert Publication.objects.count() == 500
 
 
-@pytest.mark.parametrize("body", [{}, {"items": "x"}, {"items": [], "extra": 1}, []])
+@pytest.mark.parametrize(
+    "body", [{}, {"items": "x"}, {"items": [], "extra": 1}, [], {"items": [{"text": "A"}, 5]}]
+)
 def test_a_body_without_a_list_of_items_is_a_400(api_a, body):
     response = api_a.post(URL, body, format="json")
 
     assert response.status_code == 400
     assert error(response)["code"] in {"VALIDATION_ERROR", "UNKNOWN_FIELD"}
+    assert Publication.objects.count() == 0
 
 
 def test_the_monthly_quota_is_counted_per_item(api_a, org_a):
@@ -320,3 +321,12 @@ def test_it_writes_a_handful_of_statements_for_many_items(api_a, sandbox_a, sand
     assert len(_service_statements(captured.captured_queries)) <= 30
     jobs = Job.objects.filter(type="renditions.publish").count()
     assert jobs == (200 if status == "scheduled" else 0)
+
+
+def test_an_unknown_field_with_a_nul_in_its_name_is_reported_and_stored(api_a):
+    response = bulk(api_a, [{"text": "A", "bad\u0000name": 1}], HTTP_IDEMPOTENCY_KEY="nul")
+
+    assert response.status_code == 200
+    row = response.json()["items"][0]
+    assert row["error"]["code"] == "UNKNOWN_FIELD"
+    assert row["error"]["details"] == {"bad\ufffdname": ["Unknown field."]}

@@ -20,17 +20,14 @@ class BulkCreateSerializer(StrictSerializer):
     """The body. Each item is validated on its own, so a bad one is reported in its
     outcome and never blocks the others."""
 
+    # Each item is an object of any content here: its fields are checked per item (an item
+    # that is not a valid PublicationCreate is that item's error, not the request's).
     items = serializers.ListField(
-        child=serializers.JSONField(),
+        child=serializers.DictField(),
         max_length=MAX_BULK_ITEMS,
-        help_text=f"Up to {MAX_BULK_ITEMS} publications, each like the body of POST /publications.",
+        help_text=f"Up to {MAX_BULK_ITEMS} objects, each the body of POST /publications "
+        "(PublicationCreate); an item that does not fit it is reported in its outcome.",
     )
-
-
-class BulkCreateSchemaSerializer(StrictSerializer):
-    """The body as the schema shows it."""
-
-    items = BulkItemSerializer(many=True, max_length=MAX_BULK_ITEMS)
 
 
 class BulkOutcomeSerializer(serializers.Serializer):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import extend_schema
@@ -14,7 +15,6 @@ from apps.api.errors import validation_details
 from apps.api.permissions import Scopes
 from apps.api.schema import IDEMPOTENCY_KEY, post_errors, replayed
 from apps.api.serializers.bulk import (
-    BulkCreateSchemaSerializer,
     BulkCreateSerializer,
     BulkItemSerializer,
     BulkReportSerializer,
@@ -49,8 +49,20 @@ def _raw_key(item: object) -> str | None:
     return key if isinstance(key, str) else None
 
 
+def _printable(value: Any) -> Any:
+    """value with NUL characters replaced: an item's error echoes the field names it was
+    sent, and a stored (Idempotency-Key) answer is jsonb, which refuses NUL."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_printable(v) for v in value]
+    return value
+
+
 def _error(exc: DomainError) -> dict:
-    return envelope(exc.code, exc.message, exc.details)["error"]
+    return _printable(envelope(exc.code, exc.message, exc.details)["error"])
 
 
 class PublicationBulkViewSet(WorkspaceViewSet):
@@ -84,8 +96,9 @@ class PublicationBulkViewSet(WorkspaceViewSet):
         'lists each item in order with `"status"` created, exists (its `reference_key` '
         "was already used: the existing publication, nothing created) or error (the error "
         "as POST /publications would answer it). More items than the limit is a 400 "
-        "TOO_MANY_ITEMS and nothing is created. Scheduled items need the publish scope.",
-        request=BulkCreateSchemaSerializer,
+        "TOO_MANY_ITEMS and nothing is created, as is an item that is not an object. "
+        "Scheduled items need the publish scope.",
+        request=BulkCreateSerializer,
         parameters=[IDEMPOTENCY_KEY],
         responses={
             200: BulkReportSerializer,
