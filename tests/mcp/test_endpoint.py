@@ -218,6 +218,21 @@ def test_a_request_without_a_live_token_is_401(mcp, workspace_a, make_token):
         assert response.json()["error"]["code"] == code, authorization
 
 
+def test_a_token_whose_creator_left_the_workspace_is_401(mcp, workspace_a, bob):
+    from apps.accounts import membership, services
+
+    issued = services.api_token_create(
+        workspace=workspace_a, name="bob's", scopes=["read", "mcp"], created_by=bob
+    )
+    headers = {"Authorization": f"Bearer {issued.clear}"}
+    membership.workspace_member_remove(workspace=workspace_a, user=bob)
+
+    response = httpx.post(mcp.url, headers=headers, json={})
+
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "INVALID_TOKEN"
+
+
 def test_a_foreign_host_is_refused_and_django_answers_beside_the_endpoint(mcp):
     response = httpx.post(mcp.url, headers={"Host": "evil.example"}, json={})
 
