@@ -195,7 +195,8 @@ def upload_media(request: HttpRequest) -> HttpResponse:
     upload = request.FILES.get("file")
     if upload is None:
         return _error(422, "file_missing", "Send the media as multipart field 'file'.")
-    if upload.size > max_bytes:
+    upload_bytes = upload.size or 0
+    if upload_bytes > max_bytes:
         return too_large
     with transaction.atomic():
         # Locked so that concurrent uploads cannot pass the account's bounds together.
@@ -209,7 +210,7 @@ def upload_media(request: HttpRequest) -> HttpResponse:
                 f"This account holds {files} uploads, the most a sandbox account may "
                 f"({settings.SANDBOX_MEDIA_PER_ACCOUNT}).",
             )
-        if size + upload.size > settings.SANDBOX_MEDIA_BYTES_PER_ACCOUNT:
+        if size + upload_bytes > settings.SANDBOX_MEDIA_BYTES_PER_ACCOUNT:
             return _error(
                 413,
                 "media_limit_reached",
@@ -218,7 +219,7 @@ def upload_media(request: HttpRequest) -> HttpResponse:
             )
         media = SandboxMedia.objects.create(
             account=account,
-            size_bytes=upload.size,
+            size_bytes=upload_bytes,
             mime_type=upload.content_type or "",
             alt_text=request.POST.get("alt_text", "")[:1500],
         )

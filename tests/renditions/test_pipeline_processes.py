@@ -39,6 +39,7 @@ def test_a_worker_killed_mid_publish_never_causes_a_second_post(
     live_server, settings, start_worker, workspace_a, honours_key
 ):
     settings.SANDBOX_BASE_URL = live_server.url
+    settings.SANDBOX_MAX_DELAY_S = 30  # this test's hang outlasts the production bound
     handle = f"killed-{honours_key}"
     account = sandbox_account_create(
         workspace=workspace_a,
