@@ -260,7 +260,15 @@ class PinterestFake(PlatformFake):
             ]
         pins.sort(key=lambda p: p.created_at, reverse=True)
         size = int(request.arg("page_size", "25") or 25)
-        return self._ok({"items": [self._pin(p) for p in pins[:size]], "bookmark": None})
+        if not 1 <= size <= 250:
+            return self._error(400, 1, "page_size must be between 1 and 250.")
+        # The bookmark is opaque to clients; here it is the offset of the next page.
+        start = int(request.arg("bookmark", "0") or 0)
+        page = pins[start : start + size]
+        more = start + size < len(pins)
+        return self._ok(
+            {"items": [self._pin(p) for p in page], "bookmark": str(start + size) if more else None}
+        )
 
     def _pin(self, pin: StoredPost) -> dict:
         created = datetime.fromtimestamp(pin.created_at, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")

@@ -49,7 +49,7 @@ def _ctx(fake, account, *, checkpoint=None, saved=None):
     )
 
 
-def _segment(kind="image"):
+def _segment(kind="image", text="Fresh rye"):
     data = b"\x00\x00\x00\x18ftypmp42video" if kind == "video" else b"\x89PNG"
     media = MediaPayload(
         media_id=1,
@@ -60,7 +60,7 @@ def _segment(kind="image"):
         open=lambda: io.BytesIO(data),
         public_url="https://media.example.com/s/1.png" if kind == "image" else None,
     )
-    return SegmentPayload(0, "Fresh rye", [media])
+    return SegmentPayload(0, text, [media])
 
 
 def _done(adapter, ctx, pending, *, limit_s=5.0):
@@ -135,6 +135,24 @@ def test_a_lost_pin_answer_is_found_on_the_board(fake, account):
 
     [pin] = fake.published()
     assert found.provider_post_id == pin.id
+
+
+def test_a_lost_pin_answer_is_found_on_a_busy_board_past_the_first_page(fake, account):
+    adapter = get_adapter("pinterest")
+    ctx = _ctx(fake, account)
+    fake.faults.rates["timeout_after_accept"] = 1.0
+    with pytest.raises(ProviderError):
+        adapter.publish_segment(ctx, _segment(), reply_to=None)
+    fake.faults.rates.clear()
+    for n in range(130):  # the board takes many Pins after ours, newest first
+        adapter.publish_segment(ctx, _segment(text=f"later pin {n}"), reply_to=None)
+
+    found = adapter.lookup_segment(
+        ctx, _segment(), not_before=timezone.now() - timedelta(minutes=1)
+    )
+
+    ours = next(p for p in fake.published() if p.text == _segment().text)
+    assert found is not None and found.provider_post_id == ours.id
 
 
 def test_a_video_pinterest_cannot_process_is_rejected(fake, account):

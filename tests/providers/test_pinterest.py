@@ -296,7 +296,7 @@ def test_a_lost_answer_is_a_single_attempt_reconciled_from_the_board(fake):
     found = adapter.lookup_segment(_ctx(), SegmentPayload(0, "Dark and dense"), not_before=since)
 
     assert found.provider_post_id == PIN["id"]
-    assert parse_qs(urlsplit(str(listing.calls.last.request.url)).query) == {"page_size": ["25"]}
+    assert parse_qs(urlsplit(str(listing.calls.last.request.url)).query) == {"page_size": ["100"]}
     assert adapter.lookup_segment(_ctx(), SegmentPayload(0, "Light"), not_before=since) is None
 
 

@@ -30,6 +30,9 @@ from apps.providers.matching import normalize_text
 from apps.providers.pinterest import api, connect, media
 
 MAX_IMAGES = 5
+# A lookup reads up to LOOKUP_PAGES pages of the board's Pins (Pinterest pages hold 1-250).
+LOOKUP_PAGE_SIZE = 100
+LOOKUP_PAGES = 4
 # Video processing: poll every 10 s after 5 s, for up to 15 minutes.
 POLL_SCHEDULE = PollSchedule(initial_delay_s=5, interval_s=10, max_wait_s=900)
 
@@ -121,28 +124,34 @@ class PinterestAdapter(Adapter):
     def lookup_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
     ) -> PublishedSegment | None:
-        """Best effort: the board's recent Pins with the same title, link and description,
-        made after the attempt began."""
+        """Best effort: the board's Pins with the same title, link and description, made
+        after the attempt began. A busy board may have taken many Pins since, so several
+        pages are read (the board's order need not be newest first)."""
         board_id = ctx.settings.get("board_id")
         if not board_id:
             return None
-        with api.client(ctx.credentials) as client:
-            body = api.call(
-                client, "GET", f"/boards/{board_id}/pins", params={"page_size": 25}, is_create=False
-            )
         since = not_before - timedelta(minutes=2)
         title, link = ctx.settings.get("title") or "", ctx.settings.get("link") or ""
         wanted = normalize_text(segment.text)
-        for pin in body.get("items", []):
-            created = _pin_time(pin.get("created_at"))
-            if (
-                (pin.get("title") or "") == title
-                and (pin.get("link") or "") == link
-                and normalize_text(pin.get("description")) == wanted
-                and created is not None
-                and created >= since
-            ):
-                return _published(pin)
+        params: dict = {"page_size": LOOKUP_PAGE_SIZE}
+        with api.client(ctx.credentials) as client:
+            for _ in range(LOOKUP_PAGES):
+                body = api.call(
+                    client, "GET", f"/boards/{board_id}/pins", params=params, is_create=False
+                )
+                for pin in body.get("items", []):
+                    created = _pin_time(pin.get("created_at"))
+                    if (
+                        (pin.get("title") or "") == title
+                        and (pin.get("link") or "") == link
+                        and normalize_text(pin.get("description")) == wanted
+                        and created is not None
+                        and created >= since
+                    ):
+                        return _published(pin)
+                if not body.get("bookmark"):
+                    return None
+                params = {**params, "bookmark": body["bookmark"]}
         return None
 
     def list_boards(self, ctx: PublishContext) -> list[dict]:
