@@ -16,6 +16,7 @@ yesterday's post; a worker that reaches it first publishes it late.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -30,7 +31,7 @@ from apps.publishing.services import (
     publication_update,
 )
 from apps.series import recurrence
-from apps.series.constants import MAX_OCCURRENCES_PER_RUN
+from apps.series.constants import MAX_OCCURRENCES_PER_RUN, ORGANIZATION_RUN_SECONDS
 from apps.series.models import Series, SeriesOccurrence
 from apps.series.rules import series_occurrences
 
@@ -94,30 +95,72 @@ class MaterializeResult:
         return bool(self.created or self.skipped or self.failed or self.expired)
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class _Plan:
+    """What one run will do, worked out before the row lock is taken."""
+
+    seen_update: datetime  # the series' updated_at the plan was made from
+    after: datetime
+    horizon: datetime
+    found: list[recurrence.Occurrence]
+    complete: bool  # every occurrence up to the horizon is in `found`
+    ends: bool  # and the series has none after the horizon
+
+
+def _plan(series: Series, *, now: datetime) -> _Plan:
+    """Expand the series' next occurrences (the costly part) without holding its lock."""
+    horizon = now + timedelta(days=series.horizon_days)
+    after = series.materialized_through or series.created_at
+    expansion = series_occurrences(
+        series, after=after, through=horizon, limit=MAX_OCCURRENCES_PER_RUN, partial=True
+    )
+    found = expansion.occurrences
+    complete = expansion.complete and len(found) < MAX_OCCURRENCES_PER_RUN
+    ends = complete and bool(series.count or series.until) and not _has_more(series, horizon)
+    return _Plan(series.updated_at, after, horizon, found, complete, ends)
+
+
 def series_materialize(*, series: Series, now: datetime | None = None) -> MaterializeResult:
     """Turn the series' occurrences up to its horizon into scheduled publications, apply
     the missed-occurrence policy, and move the cursor. Idempotent: what was handled is
     not handled again. `now` is the current time (a parameter for callers that already
     read it); publications are scheduled against the real clock.
+
+    The rule is expanded before the row lock is taken; if the series changed in between
+    (an edit, or another run), this run does nothing: the edit queued its own run.
+    At most MAX_OCCURRENCES_PER_RUN occurrences, within the expansion budget, per run;
+    the cursor stops after the last one handled and the next run goes on from there.
     """
     now = now or timezone.now()
+    current = Series.objects.select_related("workspace").filter(pk=series.pk).first()
+    if current is None or current.status != Series.Status.ACTIVE:
+        return MaterializeResult()
+    plan = _plan(current, now=now)
+    with transaction.atomic():
+        return _apply(current, plan, now=now)
+
+
+def _apply(series: Series, plan: _Plan, *, now: datetime) -> MaterializeResult:
     result = MaterializeResult()
     series = Series.objects.locked(series)
-    if series.status != Series.Status.ACTIVE:
+    if series.status != Series.Status.ACTIVE or series.updated_at != plan.seen_update:
         return result
     window = timedelta(minutes=series.late_window_minutes)
     _expire_unstarted(series, now=now, window=window, result=result)
     _retry_failed(series, now=now, window=window, result=result)
-
-    horizon = now + timedelta(days=series.horizon_days)
-    after = series.materialized_through or series.created_at
-    found = series_occurrences(series, after=after, through=horizon, limit=MAX_OCCURRENCES_PER_RUN)
-    for occurrence in found:
+    for occurrence in plan.found:
         _materialize_one(series, occurrence, now=now, window=window, result=result)
-    capped = len(found) >= MAX_OCCURRENCES_PER_RUN
-    series.materialized_through = max(after, found[-1].utc if capped else horizon)
-    if not capped and (series.count or series.until) and not _has_more(series):
+    if plan.complete:
+        series.materialized_through = max(plan.after, plan.horizon)
+    elif plan.found:
+        series.materialized_through = max(plan.after, plan.found[-1].utc)
+    else:
+        logger.warning(
+            "Series %s: no occurrence within the expansion budget; trying again next run.",
+            series.pk,
+            extra={"series_id": series.pk, "workspace_id": series.workspace_id},
+        )
+    if plan.ends:
         series.status = Series.Status.ENDED
         series.ended_at = now
     series.save(update_fields=["materialized_through", "status", "ended_at", "updated_at"])
@@ -134,9 +177,11 @@ def series_materialize(*, series: Series, now: datetime | None = None) -> Materi
     return result
 
 
-def _has_more(series: Series) -> bool:
-    far = series.materialized_through + timedelta(days=5 * 366)
-    return bool(series_occurrences(series, after=series.materialized_through, through=far, limit=1))
+def _has_more(series: Series, after: datetime) -> bool:
+    far = after + timedelta(days=5 * 366)
+    expansion = series_occurrences(series, after=after, through=far, limit=1, partial=True)
+    # Out of budget is not "ended": only a complete, empty answer ends the series.
+    return bool(expansion.occurrences) or not expansion.complete
 
 
 def _materialize_one(
@@ -249,11 +294,59 @@ def _expire_unstarted(
 def series_materialize_due(*, now: datetime | None = None) -> int:
     """Materialize every active series, each in its own transaction (one that fails is
     logged and retried next time, without holding the others back). Returns how many
-    publications were created."""
+    publications were created. The periodic job does this per organization
+    (``organization_materialize``); this is for commands and tests."""
     created = 0
     for pk in list(Series.objects.active().order_by("pk").values_list("pk", flat=True)):
-        try:
-            created += len(series_materialize(series=Series(pk=pk), now=now).created)
-        except Exception:
-            logger.exception("Materializing series %s failed.", pk, extra={"series_id": pk})
+        created += _materialize_logged(pk, now=now)
     return created
+
+
+def _materialize_logged(pk: int, *, now: datetime | None) -> int:
+    try:
+        return len(series_materialize(series=Series(pk=pk), now=now).created)
+    except Exception:
+        logger.exception("Materializing series %s failed.", pk, extra={"series_id": pk})
+        return 0
+
+
+@dataclass(frozen=True)
+class OrganizationRun:
+    created: int
+    resume_after: int | None  # the last series done when time ran out; None: all done
+
+
+def organization_materialize(
+    *,
+    organization_id: int,
+    after_series_id: int = 0,
+    budget_s: float | None = None,
+    now: datetime | None = None,
+) -> OrganizationRun:
+    """Materialize the organization's active series from `after_series_id` on, in id
+    order, until the wall-clock budget is spent (at least one series per run, so a run
+    always moves on). Another organization's series are never touched here, so one
+    organization's large series cannot make another's late."""
+    deadline = time.monotonic() + (ORGANIZATION_RUN_SECONDS if budget_s is None else budget_s)
+    created = 0
+    pks = (
+        Series.objects.active()
+        .filter(workspace__organization_id=organization_id, pk__gt=after_series_id)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    pks = list(pks)
+    for index, pk in enumerate(pks):
+        created += _materialize_logged(pk, now=now)
+        if index + 1 < len(pks) and time.monotonic() > deadline:
+            return OrganizationRun(created, resume_after=pk)
+    return OrganizationRun(created, resume_after=None)
+
+
+def organizations_with_active_series() -> list[int]:
+    return list(
+        Series.objects.active()
+        .order_by()
+        .values_list("workspace__organization_id", flat=True)
+        .distinct()
+    )

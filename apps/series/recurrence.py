@@ -11,14 +11,28 @@ the scheduling DST policy (DESIGN §8, ``apps.publications.scheduling.local_to_u
 So a weekly 09:00 stays 09:00 on the wall clock all year, and its UTC instant moves by an
 hour across a DST change. Two occurrences landing on one instant (an hourly rule across a
 gap) are one.
+
+Cost is bounded, whatever the rule and however old the series (a preview is reachable
+with a read token, and the materializer serves every organization):
+
+- an expansion restarts the rule a whole number of periods after ``dtstart``, just before
+  the window asked for (the phase of INTERVAL is kept), so walking to the window costs
+  one period, not the series' age; a COUNT rule is counted from ``dtstart`` and is not
+  moved, which is why COUNT is capped at ``MAX_COUNT``;
+- each expansion looks at no more than ``MAX_ITERATIONS`` candidates and runs no longer
+  than ``MAX_SECONDS`` (``RULE_TOO_COSTLY`` for a preview, a partial result for the
+  materializer);
+- a rule that matches nothing spins inside dateutil without yielding, so "does it ever
+  happen" is asked of the rule restarted in the calendar's last century, where dateutil
+  stops at year 9999 by itself.
 """
 
 from __future__ import annotations
 
+import time as clock
 import zoneinfo
-from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import MAXYEAR, UTC, date, datetime, time, timedelta
 
 from dateutil.rrule import rrule, rrulestr
 
@@ -32,6 +46,29 @@ _OWN_FIELDS = {"DTSTART": "dtstart", "COUNT": "count", "UNTIL": "until"}
 MIN_INTERVAL = timedelta(hours=1)
 _PROBE = 100  # occurrences looked at when checking a rule
 _POSSIBLE_WITHIN = timedelta(days=5 * 366)
+# Candidates and seconds one expansion may spend (preview or materializer run).
+MAX_ITERATIONS = 10_000
+MAX_SECONDS = 0.2
+# A COUNT rule is walked from dtstart: its whole run must fit in the iteration budget,
+# with room for a preview (100) or a materializer run (200) on top.
+MAX_COUNT = 5_000
+# The span of the "ever happens" check, at the end of the calendar (see the module doc).
+_LAST_CENTURY = datetime(MAXYEAR - 99, 1, 1)
+_WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
+# Rule parts that, when all absent, make dateutil take the day from dtstart.
+_DAY_PARTS = ("BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY", "BYEASTER")
+
+
+class RuleTooCostly(ValidationFailed):
+    """An expansion ran out of its iteration or time budget."""
+
+    code = "RULE_TOO_COSTLY"
+
+
+@dataclass(frozen=True)
+class Expansion:
+    occurrences: list[Occurrence]
+    complete: bool  # False: the budget ran out first; more may follow the last one
 
 
 @dataclass(frozen=True)
@@ -110,10 +147,7 @@ def _rule_text(text: str) -> str:
             code="INVALID_RRULE",
             details={"rrule": ["One RRULE only."]},
         )
-    parts = {}
-    for part in filter(None, body.split(";")):
-        key, _, value = part.partition("=")
-        parts[key.strip().upper()] = value.strip().upper()
+    parts = _parts(body)
     for key, field in _OWN_FIELDS.items():
         if key in parts:
             raise ValidationFailed(
@@ -127,7 +161,94 @@ def _rule_text(text: str) -> str:
             code="INVALID_RRULE",
             details={"rrule": [f"FREQ must be one of {', '.join(ALLOWED_FREQUENCIES)}."]},
         )
+    if "BYEASTER" in parts:
+        raise ValidationFailed(
+            "BYEASTER is not part of RFC 5545.",
+            code="INVALID_RRULE",
+            details={"rrule": ["BYEASTER is not supported."]},
+        )
+    # With a one-hour minimum an hourly or daily period holds one time or a few, so
+    # BYSETPOS adds nothing there, and a position past the end would never match.
+    if "BYSETPOS" in parts and parts["FREQ"] in ("HOURLY", "DAILY"):
+        raise ValidationFailed(
+            "BYSETPOS works with WEEKLY, MONTHLY and YEARLY rules.",
+            code="INVALID_RRULE",
+            details={"rrule": ["BYSETPOS needs FREQ=WEEKLY, MONTHLY or YEARLY."]},
+        )
     return body
+
+
+def _parts(body: str) -> dict[str, str]:
+    parts = {}
+    for part in filter(None, body.split(";")):
+        key, _, value = part.partition("=")
+        parts[key.strip().upper()] = value.strip().upper()
+    return parts
+
+
+def _pinned(parts: dict[str, str], dtstart: datetime) -> dict[str, str]:
+    """The rule's parts with those dateutil would take from dtstart written out (the day
+    of a monthly rule, the month and day of a yearly one, the time), so the rule means
+    the same from another start."""
+    parts = dict(parts)
+    freq = parts["FREQ"]
+    if not any(part in parts for part in _DAY_PARTS):
+        if freq == "YEARLY":
+            parts.setdefault("BYMONTH", str(dtstart.month))
+            parts["BYMONTHDAY"] = str(dtstart.day)
+        elif freq == "MONTHLY":
+            parts["BYMONTHDAY"] = str(dtstart.day)
+        elif freq == "WEEKLY":
+            parts["BYDAY"] = _WEEKDAYS[dtstart.weekday()]
+    if freq != "HOURLY":
+        parts.setdefault("BYHOUR", str(dtstart.hour))
+    parts.setdefault("BYMINUTE", str(dtstart.minute))
+    parts.setdefault("BYSECOND", str(dtstart.second))
+    return parts
+
+
+def _restarted(
+    parts: dict[str, str], dtstart: datetime, target: datetime
+) -> tuple[dict[str, str], datetime]:
+    """The rule restarted a whole number of INTERVAL periods after dtstart, at or before
+    `target`, producing from there exactly what the original produces."""
+    if target <= dtstart:
+        return parts, dtstart
+    freq, interval = parts["FREQ"], int(parts.get("INTERVAL", "1"))
+    if freq in ("HOURLY", "DAILY", "WEEKLY"):
+        # Whole hours, days or weeks keep the minute, the time of day and the weekday
+        # dateutil takes from dtstart, and the week boundaries (WKST).
+        unit = {"HOURLY": timedelta(hours=1), "DAILY": timedelta(days=1)}.get(
+            freq, timedelta(weeks=1)
+        )
+        step = unit * interval
+        return parts, dtstart + ((target - dtstart) // step) * step
+    if freq == "MONTHLY":
+        months = (target.year - dtstart.year) * 12 + target.month - dtstart.month
+        moved = (months // interval) * interval
+        if moved == 0:
+            return parts, dtstart
+        index = dtstart.year * 12 + dtstart.month - 1 + moved
+        return _pinned(parts, dtstart), datetime(index // 12, index % 12 + 1, 1)
+    moved = ((target.year - dtstart.year) // interval) * interval
+    if moved == 0:
+        return parts, dtstart
+    return _pinned(parts, dtstart), datetime(dtstart.year + moved, 1, 1)
+
+
+def _rule(parts: dict[str, str], dtstart: datetime, count: int | None) -> rrule:
+    text = ";".join(f"{key}={value}" for key, value in parts.items())
+    rule = rrulestr(f"RRULE:{text}", dtstart=dtstart)
+    return rule.replace(count=count) if count is not None else rule
+
+
+def _ever_happens(parts: dict[str, str], dtstart: datetime) -> bool:
+    """Whether the rule has an occurrence in the calendar's last century (restarted
+    there, phase kept). The Gregorian calendar repeats every 400 years and a possible
+    rule's gaps are a few decades at most, while dateutil walking a rule that never
+    matches only stops at year 9999: from here that is one century of periods."""
+    moved_parts, start = _restarted(parts, dtstart, _LAST_CENTURY)
+    return next(iter(_rule(moved_parts, start, None)), None) is not None
 
 
 def build_rule(text: str, *, dtstart: datetime, count: int | None = None) -> rrule:
@@ -146,6 +267,12 @@ def build_rule(text: str, *, dtstart: datetime, count: int | None = None) -> rru
         raise ValidationFailed("Give one RRULE.", code="INVALID_RRULE", details={"rrule": []})
     if count is not None:
         rule = rule.replace(count=count)
+    if not _ever_happens(_parts(body), dtstart):
+        raise ValidationFailed(
+            "The recurrence rule never happens.",
+            code="INVALID_RRULE",
+            details={"rrule": ["Never happens."]},
+        )
     bounded = rule.replace(count=None, until=dtstart + _POSSIBLE_WITHIN)
     probe = []
     for local in bounded:
@@ -169,23 +296,43 @@ def build_rule(text: str, *, dtstart: datetime, count: int | None = None) -> rru
 
 
 def expand(
-    rule: rrule,
+    text: str,
     *,
+    dtstart: datetime,
+    count: int | None,
     zone: zoneinfo.ZoneInfo,
     after: datetime,
     through: datetime,
     until: datetime | None = None,
     limit: int | None = None,
-) -> list[Occurrence]:
-    """Occurrences whose UTC instant is in (after, through] and not after `until`, in
-    time order, at most `limit`."""
+    partial: bool = False,
+) -> Expansion:
+    """Occurrences of the rule (RRULE text from naive local `dtstart`) whose UTC instant
+    is in (after, through] and not after `until`, in time order, at most `limit`.
+
+    Within MAX_ITERATIONS candidates and MAX_SECONDS: past either, RuleTooCostly, or
+    with `partial` what was found so far (``complete`` False)."""
     end = min(through, until) if until else through
     # Wall-clock bounds with a day of margin either side for the zone's offset.
     lo = after.astimezone(zone).replace(tzinfo=None) - timedelta(days=1)
     hi = end.astimezone(zone).replace(tzinfo=None) + timedelta(days=1)
+    parts, start = _parts(_rule_text(text)), dtstart
+    if count is None:
+        parts, start = _restarted(parts, dtstart, lo)
     found: list[Occurrence] = []
     last_utc: datetime | None = None
-    for local in _iter_after(rule, lo):
+    deadline = clock.monotonic() + MAX_SECONDS
+    for steps, local in enumerate(_rule(parts, start, count), start=1):
+        if steps > MAX_ITERATIONS or clock.monotonic() > deadline:
+            if partial:
+                return Expansion(found, complete=False)
+            raise RuleTooCostly(
+                "The recurrence rule takes too long to expand; give a later dtstart or "
+                "a simpler rule.",
+                details={"rrule": ["Too costly to expand."]},
+            )
+        if local < lo:
+            continue
         if local > hi:
             break
         utc = local_to_utc(local, zone)
@@ -195,8 +342,4 @@ def expand(
         last_utc = utc
         if limit is not None and len(found) >= limit:
             break
-    return found
-
-
-def _iter_after(rule: rrule, lo: datetime) -> Iterator[datetime]:
-    return rule.xafter(lo, inc=True)
+    return Expansion(found, complete=True)

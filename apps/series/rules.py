@@ -25,15 +25,36 @@ class Schedule:
     until: datetime | None
 
 
+# How far in the past a series may start: expanding walks from dtstart, and an old
+# start says nothing the rule would not say from a recent one.
+MAX_DTSTART_AGE = timedelta(days=365)
+
+
 def clean_schedule(
-    *, rrule: Any, dtstart: Any, timezone_name: Any, count: Any, until: Any
+    *,
+    rrule: Any,
+    dtstart: Any,
+    timezone_name: Any,
+    count: Any,
+    until: Any,
+    check_dtstart_age: bool = True,
+    now: datetime | None = None,
 ) -> Schedule:
+    """The schedule checked and normalized. `check_dtstart_age`: refuse a dtstart more
+    than MAX_DTSTART_AGE ago (off when an edit keeps a series' own, older, start)."""
     zone_name = timezone_name if isinstance(timezone_name, str) else None
-    get_zone(zone_name)
+    zone = get_zone(zone_name)
     start = recurrence.parse_local(dtstart, field="dtstart")
+    if check_dtstart_age:
+        _check_dtstart_age(start, zone, now=now or timezone.now())
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
         raise ValidationFailed(
             "count must be a positive whole number.", details={"count": ["At least 1."]}
+        )
+    if count is not None and count > recurrence.MAX_COUNT:
+        raise ValidationFailed(
+            f"count may be at most {recurrence.MAX_COUNT}; leave it empty for no limit.",
+            details={"count": [f"At most {recurrence.MAX_COUNT}."]},
         )
     until_utc = recurrence.parse_until(until, zone_name)
     if count is not None and until_utc is not None:
@@ -52,12 +73,17 @@ def clean_schedule(
     )
 
 
-def series_rule(series: Series):
-    return recurrence.build_rule(
-        series.rrule,
-        dtstart=recurrence.parse_local(series.dtstart, field="dtstart"),
-        count=series.count,
-    )
+def _check_dtstart_age(start: datetime, zone, *, now: datetime) -> None:
+    earliest = (now - MAX_DTSTART_AGE).astimezone(zone).replace(tzinfo=None, microsecond=0)
+    if start < earliest:
+        shown = earliest.strftime("%Y-%m-%dT%H:%M")
+        raise ValidationFailed(
+            f"dtstart may be at most a year in the past: the earliest accepted is {shown} "
+            "in the series' zone. A later start with the same rule gives the same future "
+            "occurrences.",
+            code="DTSTART_TOO_OLD",
+            details={"dtstart": [f"Not before {shown}."], "earliest": shown},
+        )
 
 
 def series_occurrences(
@@ -66,15 +92,20 @@ def series_occurrences(
     after: datetime,
     through: datetime,
     limit: int | None = None,
-) -> list[recurrence.Occurrence]:
-    """The series' occurrences in (after, through], by its rule, zone, count and until."""
+    partial: bool = False,
+) -> recurrence.Expansion:
+    """The series' occurrences in (after, through], by its rule, zone, count and until,
+    within the expansion budget (RuleTooCostly past it, unless `partial`)."""
     return recurrence.expand(
-        series_rule(series),
+        series.rrule,
+        dtstart=recurrence.parse_local(series.dtstart, field="dtstart"),
+        count=series.count,
         zone=get_zone(series.timezone),
         after=after,
         through=through,
         until=series.until,
         limit=limit,
+        partial=partial,
     )
 
 
@@ -95,7 +126,7 @@ def series_preview(
     limit = max(1, min(int(limit), 100))
     found = series_occurrences(
         series, after=now, through=now + timedelta(days=5 * 366), limit=limit
-    )
+    ).occurrences
     handled = {
         occ.local_start: occ
         for occ in series.occurrences.current().filter(local_start__in=[o.local_iso for o in found])
@@ -124,18 +155,20 @@ def schedule_preview(
     """The next occurrences of a schedule that is not saved yet (the composer's preview)."""
     now = now or timezone.now()
     schedule = clean_schedule(
-        rrule=rrule, dtstart=dtstart, timezone_name=timezone_name, count=count, until=until
+        rrule=rrule,
+        dtstart=dtstart,
+        timezone_name=timezone_name,
+        count=count,
+        until=until,
+        now=now,
     )
-    rule = recurrence.build_rule(
+    return recurrence.expand(
         schedule.rrule,
         dtstart=recurrence.parse_local(schedule.dtstart, field="dtstart"),
         count=schedule.count,
-    )
-    return recurrence.expand(
-        rule,
         zone=get_zone(schedule.timezone),
         after=now,
         through=now + timedelta(days=5 * 366),
         until=schedule.until,
         limit=max(1, min(int(limit), 100)),
-    )
+    ).occurrences

@@ -21,6 +21,7 @@ from django.utils import timezone
 from apps.accounts.models import User, Workspace
 from apps.common.errors import Conflict, ValidationFailed
 from apps.jobs.services import job_enqueue
+from apps.series import recurrence
 from apps.series.constants import MATERIALIZE_ONE_JOB
 from apps.series.models import (
     DEFAULT_HORIZON_DAYS,
@@ -165,6 +166,10 @@ def series_update(*, series: Series, apply_to_materialized: bool = False, **chan
             timezone_name=changes.get("timezone", series.timezone),
             count=changes.get("count", series.count),
             until=changes.get("until", series.until),
+            # A series' own start ages; only a new one must be recent.
+            check_dtstart_age="dtstart" in changes
+            and recurrence.parse_local(changes["dtstart"], field="dtstart")
+            != recurrence.parse_local(series.dtstart, field="dtstart"),
         )
         series.rrule, series.dtstart, series.timezone = (
             schedule.rrule,

@@ -7,7 +7,7 @@ import pytest
 
 from apps.jobs.models import Job
 from apps.publications.models import Publication
-from apps.series.jobs import materialize
+from apps.series.jobs import materialize, materialize_organization
 from apps.series.models import Series, SeriesOccurrence
 from apps.series.occurrences import series_materialize
 from apps.series.services import series_create
@@ -203,6 +203,9 @@ def test_the_periodic_job_materializes_every_active_series(workspace_a, template
         Series.objects.filter(pk=paused.pk).update(status="paused")
 
         materialize(JobFactory(type="series.materialize"))
+        job = Job.objects.get(type="series.materialize_organization")
+        assert job.payload == {"organization_id": workspace_a.organization_id, "after_series_id": 0}
+        materialize_organization(job)
 
     assert len(publications(active)) == 2
     assert publications(paused) == []

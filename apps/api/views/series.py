@@ -33,6 +33,8 @@ SCHEDULE_CODES = [
     "INVALID_DATETIME",
     "LOCAL_TIME_HAS_OFFSET",
     "INVALID_TIMEZONE",
+    "DTSTART_TOO_OLD",
+    "RULE_TOO_COSTLY",
 ]
 # A series makes scheduled publications: it needs what scheduling one needs.
 CHANGE = ("write", "publish")
@@ -122,7 +124,10 @@ class SeriesViewSet(WorkspaceViewSet):
         description="Local and UTC times of the next occurrences, with what became of "
         "those already materialized.",
         parameters=[OpenApiParameter("limit", int, required=False, description="1 to 100")],
-        responses={200: OccurrenceSerializer(many=True), **errors(400, 404)},
+        responses={
+            200: OccurrenceSerializer(many=True),
+            **errors(400, 404, codes={400: ["RULE_TOO_COSTLY"]}),
+        },
     )
     @action(detail=True, methods=["get"])
     def preview(self, request: ApiRequest, pk: str) -> Response:

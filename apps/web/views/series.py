@@ -158,11 +158,16 @@ def _add_errors(form: SeriesForm, exc: DomainError) -> None:
 @require_GET
 def series_detail(request: WorkspaceRequest, pk: int) -> HttpResponse:
     series = get_object_or_404(_series(request), pk=pk)
+    try:
+        upcoming = series_preview(series=series, limit=PREVIEW_COUNT)
+    except DomainError as exc:  # the expansion budget ran out
+        messages.error(request, exc.message)
+        upcoming = []
     context = {
         "workspace": request.workspace,
         "section": "series",
         "series": series,
-        "upcoming": series_preview(series=series, limit=PREVIEW_COUNT),
+        "upcoming": upcoming,
         "occurrences": series.occurrences.current()
         .select_related("publication")
         .order_by("-scheduled_at")[:20],
