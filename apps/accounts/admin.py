@@ -112,14 +112,23 @@ class ApiTokenAdmin(admin.ModelAdmin):
     search_fields = ["name", "prefix", "workspace__slug"]
     list_select_related = ["workspace"]
     # The hash is never shown; tokens are created through the app, API or command.
-    fields = ["name", "prefix", "workspace", "scopes", "created_by", "last_used_at", "revoked_at"]
+    fields = [
+        "name",
+        "prefix",
+        "workspace",
+        "scopes",
+        "created_by",
+        "parent",
+        "last_used_at",
+        "revoked_at",
+    ]
     readonly_fields = fields
     actions = ["revoke"]
 
     def has_add_permission(self, request) -> bool:
         return False
 
-    @admin.action(description="Revoke")
+    @admin.action(description="Revoke (and the tokens minted from them)")
     def revoke(self, request, queryset) -> None:
         for token in queryset:
             services.api_token_revoke(token=token)
