@@ -106,10 +106,16 @@ class _Item:
     segments: list[SegmentInput]
     destinations: list[DestinationInput]
     scheduled_at: datetime | None
-    zone: str | None
+    zone: str
     times: dict[str, datetime | None]
     renditions: list[Rendition] = field(default_factory=list)
     contents: list[Content] = field(default_factory=list)
+
+    def publish_at(self, own_time: datetime | None) -> datetime:
+        """When a destination of this scheduled item publishes: its own time, else the item's."""
+        instant = own_time or self.scheduled_at
+        assert instant is not None, "a scheduled item always has a time (now when none was given)"
+        return instant
 
 
 def publications_bulk_create(
@@ -160,12 +166,14 @@ def _create(*, workspace: Workspace, author: User | None, items: list[Any]) -> l
     caps = _DailyCaps(parsed, accounts)
     accepted: list[_Item] = []
     claimed: dict[str, _Item] = {}  # reference_key -> the item that takes it in this call
+    repeats: list[tuple[BulkOutcome, _Item]] = []  # (outcome, the item that claimed its key)
     for item in parsed:
         outcome = outcomes[item.index]
         if item.key is not None and item.key in claimed:
             # A key repeated within the call: the first item with it answers for both.
             outcome.status = BulkStatus.EXISTS
             outcome.error = None
+            repeats.append((outcome, claimed[item.key]))
             continue
         try:
             _build_renditions(item, workspace=workspace, accounts=accounts, media=media)
@@ -183,15 +191,11 @@ def _create(*, workspace: Workspace, author: User | None, items: list[Any]) -> l
             claimed[item.key] = item
         accepted.append(item)
 
-    publications = _write(accepted, workspace=workspace, author=author, now=now)
-    by_key = {}
+    publications = _write(accepted, workspace=workspace, author=author)
     for item, publication in zip(accepted, publications, strict=True):
         outcomes[item.index].publication = publication
-        if item.key is not None:
-            by_key[item.key] = publication
-    for outcome in outcomes:
-        if outcome.status == BulkStatus.EXISTS and outcome.publication is None:
-            outcome.publication = by_key[outcome.reference_key]
+    for outcome, first in repeats:
+        outcome.publication = outcomes[first.index].publication
     return outcomes
 
 
@@ -239,6 +243,9 @@ def _parse(raw: Any, *, index: int, workspace: Workspace, now: datetime) -> _Ite
         dest_inputs, default_zone=zone or workspace.default_timezone, now=now, errors=errors
     )
     errors.raise_if_any()
+    assert target is not None and zone is not None, (
+        "parse_status and resolve_time leave a value out only with an error, raised above"
+    )
     if target == P.SCHEDULED and pub_time is None:
         pub_time = now  # scheduled without a time: publish now
     item = _Item(
@@ -372,7 +379,12 @@ def _existing_keys(workspace: Workspace, keys: set[str]) -> dict[str, Publicatio
     if not keys:
         return {}
     found = Publication.objects.for_workspace(workspace).filter(reference_key__in=keys)
-    return {publication.reference_key: publication for publication in found}
+    # Every row found has one of the keys; the guard only tells the type checker.
+    return {
+        publication.reference_key: publication
+        for publication in found
+        if publication.reference_key is not None
+    }
 
 
 class _MonthlyQuota:
@@ -406,10 +418,6 @@ class _MonthlyQuota:
         self.used += 1
 
 
-def _effective(rendition: Rendition, item: _Item) -> datetime | None:
-    return rendition.scheduled_at or item.scheduled_at
-
-
 def _check_schedulable(item: _Item, *, media: dict[int, MediaAsset], now: datetime) -> None:
     """The scheduling gate of schedule_renditions, on unsaved renditions: every problem
     against the platform's capabilities, disabled accounts and times in the past."""
@@ -432,7 +440,7 @@ def _check_schedulable(item: _Item, *, media: dict[int, MediaAsset], now: dateti
             )
         field_name = f"{dest.path}.scheduled_at" if rendition.scheduled_at else "scheduled_at"
         try:
-            check_not_in_past(_effective(rendition, item), now=now, field=field_name)
+            check_not_in_past(item.publish_at(rendition.scheduled_at), now=now, field=field_name)
         except ScheduleError as exc:
             errors.absorb(exc)
     errors.raise_if_any("The publication cannot be scheduled as it is.")
@@ -475,13 +483,12 @@ class _DailyCaps:
         }
         self.used: Counter[tuple[int, Any]] = Counter()
         days = [
-            item.times.get(dest.path) or item.scheduled_at
+            item.publish_at(item.times.get(dest.path))
             for item in items
             if item.target == P.SCHEDULED
             for dest in item.destinations
             if dest.account_id in self.caps
         ]
-        days = [d for d in days if d is not None]
         if not days:
             return
         start = quotas.day_bounds(min(days))[0]
@@ -498,7 +505,8 @@ class _DailyCaps:
             self.used[(row["social_account_id"], row["day"])] = row["n"]
 
     def _key(self, rendition: Rendition, item: _Item) -> tuple[int, Any]:
-        return rendition.social_account_id, _effective(rendition, item).astimezone(UTC).date()
+        day = item.publish_at(rendition.scheduled_at).astimezone(UTC).date()
+        return rendition.social_account_id, day
 
     def check(self, item: _Item) -> None:
         for rendition, dest in zip(item.renditions, item.destinations, strict=True):
@@ -535,9 +543,7 @@ class _DailyCaps:
 # --- phase 4: write -------------------------------------------------------------------------
 
 
-def _write(
-    items: list[_Item], *, workspace: Workspace, author: User | None, now: datetime
-) -> list[Publication]:
+def _write(items: list[_Item], *, workspace: Workspace, author: User | None) -> list[Publication]:
     """Insert the accepted items: one statement per table, one for their publish jobs."""
     if not items:
         return []
@@ -599,7 +605,7 @@ def _write(
             payload={"rendition_id": rendition.pk},
             organization_id=workspace.organization_id,
             workspace_id=workspace.pk,
-            run_at=_effective(rendition, item) or now,
+            run_at=item.publish_at(rendition.scheduled_at),
             dedupe_key=publish_dedupe_key(rendition.pk),
         )
         for item in items
