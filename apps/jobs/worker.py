@@ -11,135 +11,37 @@ otherwise sleeps until the next job falls due, a timer fires, or the poll interv
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import os
-import queue as stdlib_queue
 import secrets
-import select
 import socket
-import threading
 import time
-import traceback
 import uuid
 from dataclasses import dataclass
 
 import psycopg
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import (
-    InterfaceError,
-    OperationalError,
-    close_old_connections,
-    connection,
-    transaction,
-)
-from django.db.models.functions import Now
+from django.db import InterfaceError, OperationalError, connection, transaction
 
-from apps.jobs import queue, services
-from apps.jobs.errors import (
-    ERRORED,
-    SNOOZE_BUDGET_EXHAUSTED,
-    WAIT_BUDGET_EXHAUSTED,
-    LeaseLost,
-    PermanentError,
-    RetryableError,
-    Snooze,
-    Waiting,
-    delay_seconds,
-)
-from apps.jobs.listener import Listener
-from apps.jobs.models import Job, WorkerProcess
+from apps.jobs import heartbeat, queue, services
+from apps.jobs.execution import Result, execute, lease_of, type_or_none
+from apps.jobs.models import Job
+from apps.jobs.outcomes import log_transition
+from apps.jobs.pool import JobPool
 from apps.jobs.queue import Transition
-from apps.jobs.registry import JobType, get_job_type, job_types
+from apps.jobs.registry import JobType, job_types
+from apps.jobs.wakeup import Wakeup
 
 logger = logging.getLogger(__name__)
 
 DB_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
 _FLUSH_MAX_DELAY_S = 0.01  # "done" writes wait at most this long to be batched
-
-
-def _lease(job: Job) -> uuid.UUID:
-    """The lease of a job this worker claimed. A processing job always has one (a database
-    constraint), so a missing lease is a bug in the caller, never a lost claim."""
-    if job.lease is None:
-        raise RuntimeError(f"Job {job.pk} was never claimed: it has no lease.")
-    return job.lease
-
-
 _PERIODIC_CHECK_S = 60.0
 _RECONNECT_MAX_S = 5.0
-_TRACEBACK_MAX = 8000
 
-FAILED, PENDING, WAITING = Job.Status.FAILED, Job.Status.PENDING, Job.Status.WAITING
-
-
-@dataclass
-class Result:
-    """What running one job produced: `change` None means done; `lost` means the handler
-    found its lease gone (LeaseLost) and nothing is to be written."""
-
-    job: Job
-    change: Transition | None
-    started_delay_s: float
-    lost: bool = False
-
-
-def decide(job: Job, job_type: JobType, exc: BaseException, *, worker: str = "") -> Transition:
-    """The transition an exception raised by the handler leads to (pure: no I/O)."""
-    attempt = {"attempt": job.attempts, "max_attempts": job.max_attempts, "worker": worker}
-    if isinstance(exc, Snooze):
-        delay = delay_seconds(exc.until)
-        if job.snoozed_s + delay > job_type.snooze_budget_s:
-            error = {
-                "kind": SNOOZE_BUDGET_EXHAUSTED,
-                "message": f"Snoozed {job.snoozed_s:.0f}s already; {exc.reason or 'snooze'}.",
-                "retryable": False,
-                **attempt,
-            }
-            return Transition(status=FAILED, last_error=error)
-        error = {"kind": "snoozed", "message": exc.reason, "retry_in_s": delay, **attempt}
-        return Transition(
-            status=PENDING, last_error=error, delay_s=delay, refund_attempt=True, snoozed_s=delay
-        )
-    if isinstance(exc, Waiting):
-        delay = delay_seconds(exc.until)
-        if job.waited_s + delay > job_type.wait_budget_s:
-            error = {
-                "kind": WAIT_BUDGET_EXHAUSTED,
-                "message": f"Waited {job.waited_s:.0f}s already; {exc.reason or 'waiting'}.",
-                "retryable": False,
-                **attempt,
-            }
-            return Transition(status=FAILED, last_error=error)
-        return Transition(
-            status=WAITING,
-            delay_s=delay,
-            refund_attempt=True,
-            waited_s=delay,
-            payload_patch=exc.state or None,
-        )
-    if isinstance(exc, RetryableError | PermanentError):
-        kind, message, details = exc.kind, exc.message, exc.details
-        floor = delay_seconds(exc.retry_at) if isinstance(exc, RetryableError) else 0.0
-    else:
-        kind, message, details, floor = ERRORED, f"{type(exc).__name__}: {exc}", {}, 0.0
-    error = {"kind": kind, "message": message, "details": details, **attempt}
-    if kind == ERRORED:
-        error["traceback"] = "".join(traceback.format_exception(exc))[-_TRACEBACK_MAX:]
-    retry = not isinstance(exc, PermanentError) and job_type.may_retry(
-        kind, job.attempts, job.max_attempts
-    )
-    error["retryable"] = retry
-    if not retry:
-        return Transition(status=FAILED, last_error=error)
-    if isinstance(exc, RetryableError) and exc.exact:
-        delay = floor
-    else:
-        delay = job_type.backoff.delay(job.attempts, floor_s=floor)
-    error["retry_in_s"] = round(delay, 3)
-    return Transition(status=PENDING, last_error=error, delay_s=delay)
+WAITING = Job.Status.WAITING
 
 
 class Worker:
@@ -188,12 +90,13 @@ class Worker:
         self._next_waiting: float | None = None  # ... and the next waiting job is promoted
         self.claims = self.contended_claims = 0
 
-        self._tasks: stdlib_queue.SimpleQueue[Job | None] = stdlib_queue.SimpleQueue()
-        self._results: collections.deque[Result] = collections.deque()
-        self._pool: list[threading.Thread] = []
-        self._wake_r, self._wake_w = -1, -1
-        self._wake_flag = False
-        self._listener = Listener(application_name=f"run_worker {self.name}")
+        self._wakeup = Wakeup(application_name=f"run_worker {self.name}")
+        self._pool = JobPool(
+            threads=self.threads,
+            execute=self.execute,
+            wake=self._wakeup.wake,
+            wake_after=self._threshold,
+        )
         self._registered = False
         self._stop = False
         self._force_stop = False
@@ -235,50 +138,18 @@ class Worker:
 
     def execute(self, job: Job) -> Result:
         """Run the job's handler and decide the outcome, without writing it."""
-        started = time.monotonic()
-        delay = max(0.0, started - getattr(job, "_claimed_mono", started))
-        try:
-            job_type = get_job_type(job.type)
-        except LookupError:
-            error = {"kind": "unknown_type", "message": f"No handler for {job.type!r}."}
-            return Result(job, Transition(status=FAILED, last_error=error), delay)
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("Job %s (%s) started.", job.pk, job.type, extra={"job_id": job.pk})
-        try:
-            job_type.handler(job)
-        except LeaseLost:
-            return Result(job, None, delay, lost=True)
-        except BaseException as exc:  # a handler's SystemExit must not end a pool thread
-            try:
-                change = decide(job, job_type, exc, worker=self.name)
-            except Exception as inner:  # e.g. a naive retry_at: still an outcome, never a crash
-                change = decide(job, job_type, inner, worker=self.name)
-            return Result(job, change, delay)
-        return Result(job, None, delay)
+        return execute(job, worker=self.name)
 
     def heartbeat(self) -> set[int]:
         """Refresh the lease of every held job and this worker's registry row. Returns the
         ids of jobs found lost (recovered or taken over by another worker)."""
-        items = [(pk, _lease(job)) for pk, job in self._held.items() if pk not in self._lost]
-        alive = queue.heartbeat(items, stale_s=self.stale_after_s)
-        lost = {pk for pk, _ in items} - alive
-        for pk in lost:
-            logger.warning(
-                "Job %s lost its lease (recovered by another worker); its outcome will not be "
-                "written.",
-                pk,
-                extra={"job_id": pk},
-            )
+        items = [(pk, lease_of(job)) for pk, job in self._held.items() if pk not in self._lost]
+        lost = heartbeat.refresh_leases(items, stale_s=self.stale_after_s)
         self._lost |= lost
-        if self._registered:
-            touched = WorkerProcess.objects.filter(name=self.name).update(
-                last_seen_at=Now(),
-                updated_at=Now(),
-                jobs_running=len(self._held),
-                jobs_done=self.jobs_done,
-            )
-            if not touched:  # pruned while this worker was cut off: register again
-                self.register()
+        if self._registered and not heartbeat.touch(
+            name=self.name, jobs_running=len(self._held), jobs_done=self.jobs_done
+        ):
+            self.register()  # pruned while this worker was cut off: register again
         return lost
 
     def recover_stale(self) -> int:
@@ -293,27 +164,12 @@ class Worker:
         return promoted
 
     def register(self) -> None:
-        WorkerProcess.objects.update_or_create(
-            name=self.name,
-            defaults={
-                "host": socket.gethostname(),
-                "pid": os.getpid(),
-                "threads": self.threads,
-                "types": self.types or [],
-                "stopped_at": None,
-            },
-        )
+        heartbeat.register(name=self.name, threads=self.threads, types=self.types or [])
         self._registered = True
 
     def unregister(self) -> None:
         if self._registered:
-            WorkerProcess.objects.filter(name=self.name).update(
-                stopped_at=Now(),
-                last_seen_at=Now(),
-                updated_at=Now(),
-                jobs_running=0,
-                jobs_done=self.jobs_done,
-            )
+            heartbeat.mark_stopped(name=self.name, jobs_done=self.jobs_done)
 
     # -- writing outcomes ----------------------------------------------------------------
 
@@ -329,9 +185,9 @@ class Worker:
             )
             return "lost"
         change = result.change
-        job_type = _type_or_none(job.type)
+        job_type = type_or_none(job.type)
         if change is None and not (job_type and job_type.is_periodic):
-            self._done_buffer.append((job.id, _lease(job), result.started_delay_s))
+            self._done_buffer.append((job.id, lease_of(job), result.started_delay_s))
             if len(self._done_buffer) == 1:
                 self._done_since = time.monotonic()
             if flush:
@@ -352,7 +208,7 @@ class Worker:
             )
             return "lost"
         self.jobs_done += 1
-        _log_transition(job, change)
+        log_transition(job, change)
         if change.delay_s is not None:  # back in the queue: wake up when it is due again
             due = time.monotonic() + change.delay_s
             if change.status == WAITING:
@@ -374,7 +230,7 @@ class Worker:
         due = (
             force
             or len(self._done_buffer) >= self._threshold
-            or self._tasks.empty()
+            or self._pool.is_queue_empty()
             or time.monotonic() - self._done_since >= _FLUSH_MAX_DELAY_S
         )
         if not due:
@@ -406,7 +262,7 @@ class Worker:
         (a second signal), running jobs get no more grace."""
         self._stop = True
         self._force_stop = self._force_stop or force
-        self._wake()
+        self._wakeup.wake()
 
     @property
     def stop_requested(self) -> bool:
@@ -415,7 +271,8 @@ class Worker:
     def run(self, *, burst: bool = False, once: bool = False) -> None:
         """Work until stopped. `burst`: exit once nothing is due and nothing is held.
         `once`: claim a single batch, run it, exit."""
-        self._start_pool()
+        self._wakeup.open_pipe()
+        self._pool.start()
         state = _LoopState(now=time.monotonic())
         try:
             while not self._stop:
@@ -442,8 +299,7 @@ class Worker:
         """One pass of the loop; True when a burst/once run is complete."""
         if not self._registered:
             self.register()
-        if not self._listener.is_connected:
-            self._listener.connect()
+        self._wakeup.ensure_listening()
         self._collect_results()
         self._flush_done(force=False)
         now = time.monotonic()
@@ -467,12 +323,12 @@ class Worker:
         free = self._max_held - len(self._held)
         want = claimed = 0
         may_claim = state.maybe_work and not (once and state.claimed_once)
-        if may_claim and free > 0 and (free >= self._threshold or self._tasks.empty()):
+        if may_claim and free > 0 and (free >= self._threshold or self._pool.is_queue_empty()):
             want = min(free, self.batch_size)
             jobs = self.claim_batch(limit=want)
             claimed, state.claimed_once = len(jobs), True
             for job in jobs:
-                self._tasks.put(job)
+                self._pool.submit(job)
             # Look again only if there may be more: a NOTIFY, a timer or a poll says so
             # otherwise. (Due work left behind may be waiting for seats this worker's own
             # jobs hold: look again when they finish.)
@@ -481,7 +337,7 @@ class Worker:
             return True
         if want and claimed >= want:
             return False  # a full batch: more is probably due
-        if self._wait(self._idle_timeout(state)):
+        if self._wakeup.wait(self._idle_timeout(state)):
             state.maybe_work = True
         return False
 
@@ -502,42 +358,12 @@ class Worker:
         timeout = min(timeout, *(d - now for d in deadlines), state.next_promote - now)
         return max(timeout, 0.0)
 
-    def _wait(self, timeout: float) -> bool:
-        """Sleep until a NOTIFY, a pool result, a signal, or the timeout. True when a
-        NOTIFY or the timeout ended it (there may be work to claim)."""
-        fds = [self._wake_r]
-        listen_fd = self._listener.fileno() if self._listener.is_connected else None
-        if listen_fd is not None:
-            fds.append(listen_fd)
-        readable, _, _ = select.select(fds, [], [], max(timeout, 0.0))
-        self._drain_wake_pipe()
-        notified = listen_fd is not None and listen_fd in readable and self._listener.drain() > 0
-        return notified or not readable
-
-    def _drain_wake_pipe(self) -> None:
-        # Reset the flag before the results are read, so a result appended from now on
-        # writes to the pipe again.
-        self._wake_flag = False
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self._wake_r, 4096):
-                pass
-
-    def _wake(self) -> None:
-        if not self._wake_flag and self._wake_w >= 0:
-            self._wake_flag = True
-            with contextlib.suppress(OSError):  # full pipe: a wake-up is pending anyway
-                os.write(self._wake_w, b"\0")
-
     def _collect_results(self) -> None:
-        while True:
-            try:
-                result = self._results.popleft()
-            except IndexError:
-                return
+        while (result := self._pool.next_result()) is not None:
             try:
                 self._write(result)
             except DB_ERRORS:
-                self._results.appendleft(result)  # keep it; written after reconnecting
+                self._pool.put_back(result)  # keep it; written after reconnecting
                 raise
             except Exception:
                 # A bug writing one outcome must not stop the loop: the job stays processing
@@ -556,7 +382,7 @@ class Worker:
             logger.warning("Database unavailable (%s); reconnecting.", exc)
         else:
             state.backoff = min(state.backoff * 2, _RECONNECT_MAX_S)
-        self._listener.close()
+        self._wakeup.listener.close()
         with contextlib.suppress(Exception):  # the connection is already broken
             connection.close()
         self._sleep_unless_stopped(state.backoff)
@@ -565,10 +391,7 @@ class Worker:
         state.maybe_work = True  # NOTIFYs sent during the outage were lost
 
     def _sleep_unless_stopped(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while not self._stop and (left := deadline - time.monotonic()) > 0:
-            select.select([self._wake_r], [], [], left)
-            self._drain_wake_pipe()
+        self._wakeup.sleep(seconds, stop=lambda: self._stop)
 
     def _periodic_types(self) -> list[str]:
         return [
@@ -577,35 +400,7 @@ class Worker:
             if job_type.is_periodic and (self.types is None or name in self.types)
         ]
 
-    # -- the pool and shutdown -----------------------------------------------------------
-
-    def _start_pool(self) -> None:
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        for i in range(self.threads):
-            thread = threading.Thread(target=self._thread_main, name=f"job-runner-{i}", daemon=True)
-            thread.start()
-            self._pool.append(thread)
-
-    def _thread_main(self) -> None:
-        while True:
-            job = self._tasks.get()
-            if job is None:
-                break
-            close_old_connections()
-            try:
-                result = self.execute(job)
-            finally:
-                _reset_thread_connection(job)
-            self._results.append(result)
-            if (
-                result.change is not None
-                or len(self._results) >= self._threshold
-                or self._tasks.empty()
-            ):
-                self._wake()
-        connection.close()
+    # -- shutdown -----------------------------------------------------------------------
 
     def _shutdown(self) -> None:
         """Release jobs that never started, give running ones the grace period, recover
@@ -616,7 +411,7 @@ class Worker:
             # Whatever is still held was taken by a pool thread: running, or its outcome
             # not written yet.
             while self._held and not self._force_stop and time.monotonic() < deadline:
-                self._wait(min(0.05, max(deadline - time.monotonic(), 0.0)))
+                self._wakeup.wait(min(0.05, max(deadline - time.monotonic(), 0.0)))
                 self._collect_results()
                 self._flush_done(force=True)
             self._collect_results()
@@ -634,26 +429,14 @@ class Worker:
         except Exception:
             logger.exception("Shutdown could not settle every job; stale recovery will.")
         finally:
-            for _ in self._pool:
-                self._tasks.put(None)
-            self._listener.close()
-            for fd in (self._wake_r, self._wake_w):
-                if fd >= 0:
-                    os.close(fd)
-            self._wake_r = self._wake_w = -1
+            self._pool.stop()
+            self._wakeup.close()
 
     def _drain_and_release(self) -> None:
-        unstarted = []
-        while True:
-            try:
-                job = self._tasks.get_nowait()
-            except stdlib_queue.Empty:
-                break
-            if job is not None:
-                unstarted.append(job)
+        unstarted = self._pool.take_unstarted()
         if unstarted:
             released = queue.release(
-                [(job.pk, _lease(job)) for job in unstarted], stale_s=self.stale_after_s
+                [(job.pk, lease_of(job)) for job in unstarted], stale_s=self.stale_after_s
             )
             for job in unstarted:
                 self._forget(job.pk)
@@ -675,72 +458,3 @@ class _LoopState:
     def __post_init__(self) -> None:
         self.next_heartbeat = self.next_recover = self.next_periodic = self.now
         self.next_promote = self.now
-
-
-def _type_or_none(name: str) -> JobType | None:
-    try:
-        return get_job_type(name)
-    except LookupError:
-        return None
-
-
-def _reset_thread_connection(job: Job) -> None:
-    """A handler must leave its thread's connection as it found it (autocommit, outside
-    any transaction); if it did not, close it so the next job starts clean."""
-    if connection.connection is not None and (
-        connection.in_atomic_block or not connection.get_autocommit()
-    ):
-        logger.error(
-            "Job %s (%s) left a transaction open; its connection is closed.",
-            job.pk,
-            job.type,
-            extra={"job_id": job.pk},
-        )
-        connection.close()
-
-
-def _log_transition(job: Job, change: Transition) -> None:
-    extra = {
-        "job_id": job.pk,
-        "organization_id": job.organization_id,
-        "workspace_id": job.workspace_id,
-    }
-    error = change.last_error or {}
-    if change.status == Job.Status.DONE:
-        logger.debug("Job %s (%s) done.", job.pk, job.type, extra=extra)
-    elif change.status == PENDING and error.get("kind") == "snoozed":
-        logger.info(
-            "Job %s (%s) snoozed %.1fs: %s",
-            job.pk,
-            job.type,
-            change.delay_s,
-            error["message"],
-            extra=extra,
-        )
-    elif change.status == PENDING:
-        logger.info(
-            "Job %s (%s) attempt %s/%s failed (%s: %s); retry in %.1fs.",
-            job.pk,
-            job.type,
-            job.attempts,
-            job.max_attempts,
-            error.get("kind"),
-            error.get("message"),
-            change.delay_s,
-            extra=extra,
-        )
-    elif change.status == WAITING:
-        logger.info("Job %s (%s) waiting %.1fs.", job.pk, job.type, change.delay_s, extra=extra)
-    else:
-        level = logging.ERROR if error.get("kind") == ERRORED else logging.WARNING
-        logger.log(
-            level,
-            "Job %s (%s) failed after attempt %s/%s (%s: %s).",
-            job.pk,
-            job.type,
-            job.attempts,
-            job.max_attempts,
-            error.get("kind"),
-            error.get("message"),
-            extra=extra,
-        )

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from apps.jobs.errors import RetryableError
 from apps.jobs.models import Job
+from apps.jobs.outcomes import decide
 from apps.jobs.queue import Transition
 from apps.jobs.registry import Backoff, JobType, StalePolicy, get_job_type, job_type
-from apps.jobs.worker import decide
 
 
 def test_builtin_types_are_registered():

@@ -1,10 +1,9 @@
 """`python manage.py run_worker`: run jobs until SIGTERM/SIGINT (or, with --burst, until
 nothing is due)."""
 
-import signal
-
 from django.core.management.base import BaseCommand, CommandParser
 
+from apps.jobs.shutdown import stop_on_signals
 from apps.jobs.worker import Worker
 
 
@@ -61,13 +60,7 @@ class Command(BaseCommand):
             grace_s=options["grace"],
             name=options["name"],
         )
-
-        def on_signal(signum: int, frame: object) -> None:
-            # The first signal starts a graceful stop; a second one ends the grace period.
-            worker.request_stop(force=worker.stop_requested)
-
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+        stop_on_signals(worker)
         self.stdout.write(
             f"Worker {worker.name} started: threads={worker.threads} "
             f"batch={worker.batch_size} types={','.join(worker.types or ['*'])}"
