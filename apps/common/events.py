@@ -18,6 +18,13 @@ still run; the emitter never sees the error. An in-transaction handler runs in a
 savepoint, so a failing one leaves the emitter's transaction usable and its own writes
 undone. Handlers get the payload as keyword arguments, and run in subscription order.
 
+Many at once: ``emit_many(name, payloads)`` is ``emit`` for each payload, for a bulk write.
+A subscriber that passed ``many=`` gets the whole list in one call (``many(payloads)``, in
+one savepoint when in-transaction), so it can do its work in a few statements; if that
+call raises, each payload goes to ``handler`` in turn, so one bad payload costs only its
+own delivery, as with ``emit``. The others get one ``handler`` call per payload. Each
+subscriber sees the payloads in their order, one subscriber after the other.
+
 Every event is listed below with its payload. An unknown name raises ValueError and a
 payload with other keys raises TypeError, so a typo fails in tests, not silently in
 production.
@@ -27,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,12 +64,14 @@ PAYLOADS: dict[str, frozenset[str]] = {
 }
 
 Handler = Callable[..., Any]
+BatchHandler = Callable[[list[dict[str, Any]]], Any]
 
 
 @dataclass(frozen=True)
 class _Subscriber:
     handler: Handler
     in_transaction: bool
+    many: BatchHandler | None = None
 
 
 _subscribers: dict[str, list[_Subscriber]] = {name: [] for name in PAYLOADS}
@@ -73,12 +82,19 @@ def _check_name(name: str) -> None:
         raise ValueError(f"Unknown event {name!r}; known: {', '.join(sorted(PAYLOADS))}.")
 
 
-def subscribe(name: str, handler: Handler, *, in_transaction: bool = False) -> None:
+def subscribe(
+    name: str,
+    handler: Handler,
+    *,
+    in_transaction: bool = False,
+    many: BatchHandler | None = None,
+) -> None:
     """Call `handler(**payload)` for every `name` event: after the commit, or inside the
-    emitter's transaction when `in_transaction` (see the module docstring). Subscribing
-    the same handler twice is a no-op."""
+    emitter's transaction when `in_transaction` (see the module docstring). `many`, when
+    given, takes the payloads of one `emit_many` as a list, with the same effect as
+    `handler` on each. Subscribing the same handler twice is a no-op."""
     _check_name(name)
-    subscriber = _Subscriber(handler=handler, in_transaction=in_transaction)
+    subscriber = _Subscriber(handler=handler, in_transaction=in_transaction, many=many)
     if subscriber not in _subscribers[name]:
         _subscribers[name].append(subscriber)
 
@@ -87,10 +103,7 @@ def emit(name: str, **payload: Any) -> None:
     """Tell the subscribers of `name` that it happened: in-transaction ones now, the
     others when the current transaction commits (at once outside a transaction)."""
     _check_name(name)
-    if set(payload) != PAYLOADS[name]:
-        raise TypeError(
-            f"Event {name!r} takes {sorted(PAYLOADS[name])} as payload, not {sorted(payload)}."
-        )
+    _check_payload(name, payload)
     for subscriber in list(_subscribers[name]):
         if subscriber.in_transaction:
             _deliver(name, subscriber.handler, payload, in_savepoint=True)
@@ -98,6 +111,46 @@ def emit(name: str, **payload: Any) -> None:
             transaction.on_commit(
                 functools.partial(_deliver, name, subscriber.handler, payload, in_savepoint=False)
             )
+
+
+def emit_many(name: str, payloads: Iterable[dict[str, Any]]) -> None:
+    """`emit(name, **payload)` for each payload, in one call per subscriber that takes
+    batches (see the module docstring). Every payload is checked before any is delivered."""
+    _check_name(name)
+    batch = [dict(payload) for payload in payloads]
+    for payload in batch:
+        _check_payload(name, payload)
+    if not batch:
+        return
+    for subscriber in list(_subscribers[name]):
+        if subscriber.in_transaction:
+            _deliver_many(name, subscriber, batch)
+        else:
+            transaction.on_commit(functools.partial(_deliver_many, name, subscriber, batch))
+
+
+def _check_payload(name: str, payload: dict[str, Any]) -> None:
+    if set(payload) != PAYLOADS[name]:
+        raise TypeError(
+            f"Event {name!r} takes {sorted(PAYLOADS[name])} as payload, not {sorted(payload)}."
+        )
+
+
+def _deliver_many(name: str, subscriber: _Subscriber, batch: list[dict[str, Any]]) -> None:
+    in_savepoint = subscriber.in_transaction
+    if subscriber.many is not None:
+        try:
+            if in_savepoint:
+                with transaction.atomic():
+                    subscriber.many(batch)
+            else:
+                subscriber.many(batch)
+            return
+        except Exception:
+            # One payload can spoil the batch: deliver them one by one instead.
+            _log_failure(name, subscriber.many, batch_size=len(batch))
+    for payload in batch:
+        _deliver(name, subscriber.handler, payload, in_savepoint=in_savepoint)
 
 
 def _deliver(name: str, handler: Handler, payload: dict, *, in_savepoint: bool) -> None:
@@ -108,10 +161,13 @@ def _deliver(name: str, handler: Handler, payload: dict, *, in_savepoint: bool) 
         else:
             handler(**payload)
     except Exception:
-        subscriber = getattr(handler, "__qualname__", repr(handler))
-        logger.exception(
-            "Subscriber %s of event %s failed; the other subscribers still run.",
-            subscriber,
-            name,
-            extra={"event": name, "subscriber": subscriber},
-        )
+        _log_failure(name, handler)
+
+
+def _log_failure(name: str, handler: Callable[..., Any], *, batch_size: int | None = None) -> None:
+    subscriber = getattr(handler, "__qualname__", repr(handler))
+    if batch_size is None:
+        message = "Subscriber %s of event %s failed; the other subscribers still run."
+    else:
+        message = "Subscriber %s of event %s failed on a batch; delivering one by one."
+    logger.exception(message, subscriber, name, extra={"event": name, "subscriber": subscriber})

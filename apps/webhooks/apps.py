@@ -12,12 +12,18 @@ class WebhooksConfig(AppConfig):
         from apps.webhooks.endpoints import webhook_secrets_rotate_keys
 
         # In the emitter's transaction: the event, delivery and job rows commit with the
-        # domain write or not at all, and the delivery jobs run after the commit.
-        for name, handler in [
-            (events.RENDITION_PUBLISHED, webhook_events.emit_rendition_published),
-            (events.RENDITION_FAILED, webhook_events.emit_rendition_failure),
-            (events.PUBLICATION_STATUS_CHANGED, webhook_events.emit_publication_status_change),
-            (events.ACCOUNT_NEEDS_RECONNECT, webhook_events.emit_account_needs_reconnect),
-        ]:
-            events.subscribe(name, handler, in_transaction=True)
+        # domain write or not at all, and the delivery jobs run after the commit. A bulk
+        # create's status changes come as one batch, recorded with one statement per table.
+        subscriptions: list[tuple[str, events.Handler, events.BatchHandler | None]] = [
+            (events.RENDITION_PUBLISHED, webhook_events.emit_rendition_published, None),
+            (events.RENDITION_FAILED, webhook_events.emit_rendition_failure, None),
+            (
+                events.PUBLICATION_STATUS_CHANGED,
+                webhook_events.emit_publication_status_change,
+                webhook_events.emit_publication_status_changes,
+            ),
+            (events.ACCOUNT_NEEDS_RECONNECT, webhook_events.emit_account_needs_reconnect, None),
+        ]
+        for name, handler, many in subscriptions:
+            events.subscribe(name, handler, in_transaction=True, many=many)
         key_rotation.register("webhook secret(s)", webhook_secrets_rotate_keys)

@@ -3,18 +3,20 @@
 The handlers subscribe to ``apps.common.events`` (see ``apps.py``) and run inside the
 emitter's transaction, so the event, delivery and job rows commit with the domain write
 or not at all. They build the event's data only when some endpoint of the workspace is
-subscribed (see ``outbox.emit_lazy``). Rendition events are
+subscribed (see ``outbox.emit_lazy``); a bulk create's status changes come as one batch
+and are recorded per workspace with one statement per table. Rendition events are
 emitted before the publication's status is refreshed, so a receiver's log reads in order:
 ``rendition.published``, then ``publication.completed``.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from apps.webhooks import constants
-from apps.webhooks.outbox import emit_lazy
+from apps.webhooks.outbox import emit_lazy, emit_lazy_many
 
 if TYPE_CHECKING:
     from apps.accounts.models import SocialAccount
@@ -65,34 +67,58 @@ def rendition_data(rendition: Rendition) -> dict:
 
 
 def publication_data(publication_id: int) -> dict:
-    from apps.publications.models import Publication
+    return publications_data([publication_id])[publication_id]
 
-    publication = Publication.objects.get(pk=publication_id)
-    renditions = publication.renditions.order_by("pk").values(
-        "id", "social_account_id", "platform", "status", "provider_url", "ambiguous", "last_error"
-    )
-    return {
-        "publication": {
-            "id": publication.pk,
-            "status": publication.status,
-            "revision": publication.revision,
-            "scheduled_at": _iso(publication.scheduled_at),
-            "timezone": publication.timezone,
-            "reference_key": publication.reference_key,
-            "renditions": [
-                {
-                    "id": r["id"],
-                    "account": r["social_account_id"],
-                    "platform": r["platform"],
-                    "status": r["status"],
-                    "provider_url": r["provider_url"],
-                    "ambiguous": r["ambiguous"],
-                    "error": _error(r["last_error"]),
-                }
-                for r in renditions
-            ],
+
+def publications_data(publication_ids: list[int]) -> dict[int, dict]:
+    """Each publication's event data, by id, in two queries."""
+    from apps.publications.models import Publication
+    from apps.renditions.models import Rendition
+
+    renditions: dict[int, list[dict]] = defaultdict(list)
+    for r in (
+        Rendition.objects.filter(publication_id__in=publication_ids)
+        .order_by("pk")
+        .values(
+            "id",
+            "publication_id",
+            "social_account_id",
+            "platform",
+            "status",
+            "provider_url",
+            "ambiguous",
+            "last_error",
+        )
+    ):
+        renditions[r["publication_id"]].append(
+            {
+                "id": r["id"],
+                "account": r["social_account_id"],
+                "platform": r["platform"],
+                "status": r["status"],
+                "provider_url": r["provider_url"],
+                "ambiguous": r["ambiguous"],
+                "error": _error(r["last_error"]),
+            }
+        )
+    found = {
+        publication.pk: {
+            "publication": {
+                "id": publication.pk,
+                "status": publication.status,
+                "revision": publication.revision,
+                "scheduled_at": _iso(publication.scheduled_at),
+                "timezone": publication.timezone,
+                "reference_key": publication.reference_key,
+                "renditions": renditions[publication.pk],
+            }
         }
+        for publication in Publication.objects.filter(pk__in=publication_ids)
     }
+    missing = set(publication_ids) - set(found)
+    if missing:
+        raise Publication.DoesNotExist(f"No publication {sorted(missing)}.")
+    return found
 
 
 def emit_rendition_published(rendition: Rendition) -> None:
@@ -139,17 +165,35 @@ def emit_publication_status_change(publication: Publication, *, previous: str, s
     """``publication.scheduled`` when the aggregate becomes scheduled (from a draft, or a
     failure retried by a person), and ``publication.completed`` when it becomes terminal;
     called only on a change."""
-    if status == previous:
-        return
-    if status == "scheduled" and previous != "publishing":
-        # (publishing -> scheduled is a worker handing work back at shutdown: no news.)
-        event = constants.PUBLICATION_SCHEDULED
-    elif status in TERMINAL_PUBLICATION_STATUSES:
-        event = constants.PUBLICATION_COMPLETED
-    else:
+    event = _publication_event(previous=previous, status=status)
+    if event is None:
         return
     emit_lazy(
         workspace_id=publication.workspace_id,
         event=event,
         build=lambda: publication_data(publication.pk),
     )
+
+
+def emit_publication_status_changes(payloads: list[dict[str, Any]]) -> None:
+    """``emit_publication_status_change`` for each payload of a batch, with one endpoint
+    lookup and one statement per table for each workspace."""
+    by_workspace: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    for payload in payloads:
+        event = _publication_event(previous=payload["previous"], status=payload["status"])
+        if event is not None:
+            publication = payload["publication"]
+            by_workspace[publication.workspace_id].append((event, publication.pk))
+    for workspace_id, events in by_workspace.items():
+        emit_lazy_many(workspace_id=workspace_id, events=events, build=publications_data)
+
+
+def _publication_event(*, previous: str, status: str) -> str | None:
+    if status == previous:
+        return None
+    if status == "scheduled" and previous != "publishing":
+        # (publishing -> scheduled is a worker handing work back at shutdown: no news.)
+        return constants.PUBLICATION_SCHEDULED
+    if status in TERMINAL_PUBLICATION_STATUSES:
+        return constants.PUBLICATION_COMPLETED
+    return None

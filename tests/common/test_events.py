@@ -11,7 +11,7 @@ from apps.jobs.models import Job
 from apps.webhooks.constants import DELIVER_JOB
 from apps.webhooks.models import WebhookEvent
 from apps.webhooks.services import webhook_endpoint_create
-from tests.factories import RenditionFactory
+from tests.factories import PublicationFactory, RenditionFactory
 
 
 @pytest.fixture(autouse=True)
@@ -176,3 +176,127 @@ def test_a_failing_subscriber_is_logged_and_the_others_still_run(
     failed = [r for r in caplog.records if r.name == "apps.common.events"]
     assert [r.subscriber for r in failed] == [broken_outbox.__qualname__, broken_after.__qualname__]
     assert all(r.event == "account.needs_reconnect" and r.exc_info for r in failed)
+
+
+def batch_recorder(calls: list, label: str = ""):
+    def handler(payloads):
+        calls.append((label, list(payloads)))
+
+    return handler
+
+
+def test_emit_many_checks_every_payload_before_delivering_any():
+    calls = []
+    events.subscribe(events.ACCOUNT_NEEDS_RECONNECT, recorder(calls), in_transaction=True)
+
+    with pytest.raises(TypeError, match="account.needs_reconnect"):
+        events.emit_many(events.ACCOUNT_NEEDS_RECONNECT, [{"account": "a"}, {"acount": "b"}])
+    with pytest.raises(ValueError, match="Unknown event"):
+        events.emit_many("account.needs_reconect", [{"account": "a"}])
+
+    assert calls == []
+
+
+@pytest.mark.django_db
+def test_emit_many_gives_a_batch_subscriber_one_list_and_the_others_one_call_each(
+    django_capture_on_commit_callbacks,
+):
+    calls = []
+    events.subscribe(
+        events.ACCOUNT_NEEDS_RECONNECT,
+        recorder(calls, "in-single"),
+        in_transaction=True,
+        many=batch_recorder(calls, "in-batch"),
+    )
+    events.subscribe(events.ACCOUNT_NEEDS_RECONNECT, recorder(calls, "in"), in_transaction=True)
+    events.subscribe(
+        events.ACCOUNT_NEEDS_RECONNECT,
+        recorder(calls, "after-single"),
+        many=batch_recorder(calls, "after-batch"),
+    )
+    events.subscribe(events.ACCOUNT_NEEDS_RECONNECT, recorder(calls, "after"))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        events.emit_many(events.ACCOUNT_NEEDS_RECONNECT, iter([{"account": "a"}, {"account": "b"}]))
+        assert calls == [
+            ("in-batch", [{"account": "a"}, {"account": "b"}]),
+            ("in", {"account": "a"}),
+            ("in", {"account": "b"}),
+        ]
+        events.emit_many(events.ACCOUNT_NEEDS_RECONNECT, [])  # nothing to say: no call
+
+    assert calls[3:] == [
+        ("after-batch", [{"account": "a"}, {"account": "b"}]),
+        ("after", {"account": "a"}),
+        ("after", {"account": "b"}),
+    ]
+
+
+@pytest.mark.django_db
+def test_emit_many_in_a_rolled_back_transaction_delivers_nothing_after(
+    django_capture_on_commit_callbacks,
+):
+    calls = []
+    events.subscribe(events.ACCOUNT_NEEDS_RECONNECT, recorder(calls), many=batch_recorder(calls))
+
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        events.emit_many(events.ACCOUNT_NEEDS_RECONNECT, [{"account": "a"}])
+        raise RuntimeError("the domain write fails later")
+
+    assert callbacks == []
+    assert calls == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_emit_many_outbox_rows_go_with_a_rolled_back_transaction(
+    settings, workspace_a, webhooks_subscribed
+):
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True  # no DNS lookup of the example host
+    publication = PublicationFactory(workspace=workspace_a, status="scheduled")
+    webhook_endpoint_create(
+        workspace=workspace_a, url="https://127.0.0.1/in", event_types=["publication.scheduled"]
+    )
+    change = {"publication": publication, "previous": "draft", "status": "scheduled"}
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        events.emit_many(events.PUBLICATION_STATUS_CHANGED, [change])
+        assert WebhookEvent.objects.count() == 1
+        raise RuntimeError("the domain write fails later")
+
+    assert not WebhookEvent.objects.exists()
+    assert not Job.objects.filter(type=DELIVER_JOB).exists()
+
+
+@pytest.mark.django_db
+def test_a_failing_batch_is_undone_and_delivered_one_by_one(
+    caplog, django_capture_on_commit_callbacks
+):
+    calls = []
+
+    def half_then_broken(payloads):
+        Job.objects.create(type="noop", payload={})  # undone with the batch's savepoint
+        calls.append(("batch", len(payloads)))
+        raise RuntimeError("one bad payload")
+
+    def single(**payload):
+        if payload["account"] == "bad":
+            raise RuntimeError("bad")
+        calls.append(("single", payload))
+
+    events.subscribe(
+        events.ACCOUNT_NEEDS_RECONNECT, single, in_transaction=True, many=half_then_broken
+    )
+
+    with caplog.at_level(logging.ERROR, logger="apps.common.events"):
+        events.emit_many(
+            events.ACCOUNT_NEEDS_RECONNECT, [{"account": "a"}, {"account": "bad"}, {"account": "c"}]
+        )
+
+    assert calls == [("batch", 3), ("single", {"account": "a"}), ("single", {"account": "c"})]
+    assert Job.objects.count() == 0
+    failed = [r for r in caplog.records if r.name == "apps.common.events"]
+    assert [r.subscriber for r in failed] == [half_then_broken.__qualname__, single.__qualname__]

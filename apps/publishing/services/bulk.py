@@ -612,12 +612,12 @@ def _write(items: list[_Item], *, workspace: Workspace, author: User | None) -> 
         for rendition in item.renditions
         if rendition.status == R.SCHEDULED
     )
-    for publication in publications:
-        if publication.status != P.DRAFT:
-            events.emit(
-                events.PUBLICATION_STATUS_CHANGED,
-                publication=publication,
-                previous=P.DRAFT,
-                status=publication.status,
-            )
+    events.emit_many(
+        events.PUBLICATION_STATUS_CHANGED,
+        (
+            {"publication": publication, "previous": P.DRAFT, "status": publication.status}
+            for publication in publications
+            if publication.status != P.DRAFT
+        ),
+    )
     return publications
