@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.db.models import prefetch_related_objects
+
 from apps.accounts.models import SocialAccount
 from apps.providers.validation import MediaInfo, Problem, validate_rendition
 from apps.renditions.models import Rendition
@@ -20,7 +22,9 @@ def account_text_limit(account: SocialAccount) -> int | None:
 def rendition_problems(rendition: Rendition) -> list[Problem]:
     """Every problem of the rendition against its platform's capabilities, with paths
     relative to the rendition (``segments.0.text``, ``settings.title``)."""
-    segments = list(rendition.segments.order_by("position").prefetch_related("media__media"))
+    # Uses what the caller prefetched (one query per table for many renditions), else loads.
+    prefetch_related_objects([rendition], "segments__media__media")
+    segments = sorted(rendition.segments.all(), key=lambda segment: segment.position)
     texts = [segment.text for segment in segments]
     media = [
         [

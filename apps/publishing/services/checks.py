@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import prefetch_related_objects
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import Conflict, ValidationFailed
@@ -135,12 +136,16 @@ def reference_key_exists(key: str, publication_id: int | None) -> Conflict:
 def save_publication(publication: Publication) -> None:
     """full_clean and save; a reference_key taken by a concurrent writer is a Conflict."""
     publication.full_clean(exclude=["workspace", "author"], validate_constraints=False)
+    key = publication.reference_key
+    if key is None:
+        # Without a key there is no race to report, so no savepoint to recover into.
+        publication.save()
+        return
     try:
         with transaction.atomic():
             publication.save()
     except IntegrityError as exc:
-        key = publication.reference_key
-        if key is None or "publication_reference_key_unique" not in str(exc):
+        if "publication_reference_key_unique" not in str(exc):
             raise
         found = (
             Publication.objects.for_workspace(publication.workspace)
@@ -171,6 +176,8 @@ def schedule_renditions(
     marked scheduled.
     """
     errors = FieldErrors()
+    # Their content in one query per table, read after any edit rewrote it.
+    prefetch_related_objects([r for r, _path in renditions], "segments__media__media")
     for rendition, path in renditions:
         for problem in rendition_problems(rendition):
             errors.details.setdefault(f"{path}.{problem.path}", []).append(problem.message)

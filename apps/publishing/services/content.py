@@ -8,6 +8,7 @@ to the workspace.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import NotFound
@@ -16,7 +17,8 @@ from apps.publications.models import MediaAsset, Publication, PublicationSegment
 from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
 
 # (text, ((media id, alt text), ...)) per segment: what a rendition says, for comparisons.
-Content = tuple[tuple[str, tuple[tuple[int, str], ...]], ...]
+SegmentContent = tuple[str, tuple[tuple[int, str], ...]]
+Content = tuple[SegmentContent, ...]
 
 
 def resolve_references(
@@ -124,39 +126,69 @@ def write_rendition_content(
 ) -> None:
     """Replace the rendition's segments with content; segment i links to source i."""
     rendition.segments.all().delete()
-    rows = RenditionSegment.objects.bulk_create(
-        [
-            RenditionSegment(
-                rendition=rendition,
-                source_segment=sources[i] if i < len(sources) else None,
-                position=i,
-                text=text,
-            )
-            for i, (text, _media) in enumerate(content)
-        ]
-    )
-    RenditionMedia.objects.bulk_create(
-        [
-            RenditionMedia(rendition_segment=row, media_id=media_id, position=j, alt_text=alt)
-            for row, (_text, items) in zip(rows, content, strict=True)
-            for j, (media_id, alt) in enumerate(items)
-        ]
-    )
+    rows = RenditionSegment.objects.bulk_create(_segment_rows(rendition, content, sources))
+    RenditionMedia.objects.bulk_create(_media_rows(rows, list(content)))
 
 
-def create_rendition(
+def _segment_rows(
+    rendition: Rendition, content: Content, sources: list[PublicationSegment]
+) -> list[RenditionSegment]:
+    """Unsaved segment rows of content; segment i links to source i."""
+    return [
+        RenditionSegment(
+            rendition=rendition,
+            source_segment=sources[i] if i < len(sources) else None,
+            position=i,
+            text=text,
+        )
+        for i, (text, _media) in enumerate(content)
+    ]
+
+
+def _media_rows(
+    segments: list[RenditionSegment], contents: list[SegmentContent]
+) -> list[RenditionMedia]:
+    """Unsaved media links of saved segments, each paired with its (text, media) content."""
+    return [
+        RenditionMedia(rendition_segment=row, media_id=media_id, position=j, alt_text=alt)
+        for row, (_text, items) in zip(segments, contents, strict=True)
+        for j, (media_id, alt) in enumerate(items)
+    ]
+
+
+def create_source_segments(
+    publication: Publication, segments: list[SegmentInput], media: dict[int, MediaAsset]
+) -> list[PublicationSegment]:
+    """The segments and media links of a publication that has none yet, in one insert
+    each (write_source_segments is for replacing existing ones)."""
+    rows = []
+    for position, seg in enumerate(segments):
+        row = PublicationSegment(publication=publication, position=position, text=seg.text)
+        row.full_clean(exclude=["publication"], validate_unique=False, validate_constraints=False)
+        rows.append(row)
+    rows = PublicationSegment.objects.bulk_create(rows)
+    SegmentMedia.objects.bulk_create(
+        [
+            SegmentMedia(segment=row, media=media[ref.media_id], position=j, alt_text=ref.alt_text)
+            for row, seg in zip(rows, segments, strict=True)
+            for j, ref in enumerate(seg.media)
+        ]
+    )
+    return rows
+
+
+def _new_rendition(
     *,
     publication: Publication,
     account: SocialAccount,
     destination: DestinationInput,
-    content: Content,
-    sources: list[PublicationSegment],
     scheduled_at: datetime | None,
 ) -> Rendition:
-    """A new draft rendition for account, with its content copied in."""
+    """An unsaved draft rendition for account, checked."""
     rendition = Rendition(
         publication=publication,
-        workspace_id=publication.workspace_id,
+        # The publication's workspace object, so delivery reads no row it already has.
+        workspace=publication.workspace,
         social_account=account,
         platform=account.platform,
         settings=destination.settings,
@@ -169,6 +201,65 @@ def create_rendition(
         validate_unique=False,
         validate_constraints=False,
     )
+    return rendition
+
+
+def create_rendition(
+    *,
+    publication: Publication,
+    account: SocialAccount,
+    destination: DestinationInput,
+    content: Content,
+    sources: list[PublicationSegment],
+    scheduled_at: datetime | None,
+) -> Rendition:
+    """A new draft rendition for account, with its content copied in."""
+    rendition = _new_rendition(
+        publication=publication,
+        account=account,
+        destination=destination,
+        scheduled_at=scheduled_at,
+    )
     rendition.save()
     write_rendition_content(rendition, content, sources)
     return rendition
+
+
+class NewRendition(NamedTuple):
+    """What create_renditions needs for one destination."""
+
+    account: SocialAccount
+    destination: DestinationInput
+    content: Content
+    scheduled_at: datetime | None
+
+
+def create_renditions(
+    *,
+    publication: Publication,
+    wanted: list[NewRendition],
+    sources: list[PublicationSegment],
+) -> list[Rendition]:
+    """New draft renditions with their content copied in, like create_rendition for each
+    of wanted (in order), in one insert per table."""
+    renditions = Rendition.objects.bulk_create(
+        [
+            _new_rendition(
+                publication=publication,
+                account=item.account,
+                destination=item.destination,
+                scheduled_at=item.scheduled_at,
+            )
+            for item in wanted
+        ]
+    )
+    segments = RenditionSegment.objects.bulk_create(
+        [
+            segment
+            for rendition, item in zip(renditions, wanted, strict=True)
+            for segment in _segment_rows(rendition, item.content, sources)
+        ]
+    )
+    contents = [segment for item in wanted for segment in item.content]
+    RenditionMedia.objects.bulk_create(_media_rows(segments, contents))
+    return renditions

@@ -117,6 +117,8 @@ def publication_create(
         workspace=workspace, segments=seg_inputs, destinations=dest_inputs
     )
     organization = quotas.lock_organization(workspace)
+    # Delivery reads the organization through the workspace: hand it the row just locked.
+    workspace.organization = organization
     check_reference_key(workspace, key)
     quotas.check_monthly_quota(organization=organization, now=now)
 
@@ -131,20 +133,22 @@ def publication_create(
         reference_key=key,
     )
     save_publication(publication)
-    sources = _content.write_source_segments(publication, seg_inputs, media)
+    sources = _content.create_source_segments(publication, seg_inputs, media)
     source = _content.input_content(seg_inputs, media)
-    renditions = []
-    for dest in dest_inputs:
-        content = _content.input_content(dest.segments, media) if dest.segments else source
-        rendition = _content.create_rendition(
-            publication=publication,
-            account=accounts[dest.account_id],
-            destination=dest,
-            content=content,
-            sources=sources,
-            scheduled_at=dest_times[dest.path],
-        )
-        renditions.append((rendition, dest.path))
+    created = _content.create_renditions(
+        publication=publication,
+        wanted=[
+            _content.NewRendition(
+                account=accounts[dest.account_id],
+                destination=dest,
+                content=_content.input_content(dest.segments, media) if dest.segments else source,
+                scheduled_at=dest_times[dest.path],
+            )
+            for dest in dest_inputs
+        ],
+        sources=sources,
+    )
+    renditions = [(r, dest.path) for r, dest in zip(created, dest_inputs, strict=True)]
 
     if target == P.SCHEDULED:
         schedule_renditions(renditions, now=now, newly={r.pk for r, _ in renditions}, moved=set())
