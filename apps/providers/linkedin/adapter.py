@@ -37,6 +37,7 @@ from apps.providers.base import (
     register_adapter,
 )
 from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.linkedin.assets import wait_available
 from apps.providers.linkedin.errors import classify
 from apps.providers.linkedin.text import commentary
 from apps.providers.linkedin.video import upload_video
@@ -210,38 +211,10 @@ class LinkedInAdapter(Adapter):
             put = httpcall.send(http, "PUT", value["uploadUrl"], is_create=False, content=fh.read())
         if put.status_code not in (200, 201):
             raise classify(put, is_create=False)
-        self._wait_available(http, value["image"])
-        return value["image"]
-
-    def _wait_available(self, http: httpx.Client, urn: str) -> None:
-        # Member tokens (w_member_social) may not read image status: a 403 here means
-        # "cannot tell", and images are normally ready by the time the post is created.
-        for poll in range(IMAGE_POLLS):
-            response = httpcall.send(
-                http, "GET", f"{API}/rest/images/{quote(urn, safe='')}", is_create=False
-            )
-            if response.status_code in (403, 404):
-                return
-            if response.status_code != 200:
-                raise classify(response, is_create=False)
-            status = response.json().get("status")
-            if status == "AVAILABLE":
-                return
-            if status == "PROCESSING_FAILED":
-                raise ProviderError(
-                    ErrorKind.CONTENT_REJECTED,
-                    "LinkedIn could not process this image.",
-                    code="PROCESSING_FAILED",
-                )
-            if poll < IMAGE_POLLS - 1:
-                httpcall.sleep(IMAGE_POLL_S)
-        raise ProviderError(
-            ErrorKind.MEDIA_PROCESSING,
-            "LinkedIn is still processing the image.",
-            code="PROCESSING",
+        wait_available(
+            http, value["image"], kind="image", polls=IMAGE_POLLS, interval_s=IMAGE_POLL_S
         )
-
-    # Connect
+        return value["image"]
 
     def authorization_url(
         self, *, state: str, code_challenge: str, redirect_uri: str, instance: str | None = None

@@ -8,13 +8,12 @@ processes the video; a post may reference it once it is uploaded.
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import httpx
 
 from apps.providers import httpcall
 from apps.providers.base import MediaPayload, PublishContext
 from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.linkedin.assets import wait_available
 from apps.providers.linkedin.errors import classify
 
 API = "https://api.linkedin.com"
@@ -27,7 +26,7 @@ def upload_video(http: httpx.Client, ctx: PublishContext, owner: str, media: Med
     """The URN of this media's video on LinkedIn, uploaded now or by an earlier attempt."""
     done = (ctx.checkpoint.get(CHECKPOINT) or {}).get(str(media.media_id))
     if done:
-        _wait_available(http, done)
+        wait_available(http, done, kind="video", polls=POLLS, interval_s=POLL_S)
         return done
     with media.open() as fh:
         data = fh.read()
@@ -94,34 +93,5 @@ def upload_video(http: httpx.Client, ctx: PublishContext, owner: str, media: Med
         str(media.media_id): urn,
     }
     ctx.persist_checkpoint()
-    _wait_available(http, urn)
+    wait_available(http, urn, kind="video", polls=POLLS, interval_s=POLL_S)
     return urn
-
-
-def _wait_available(http: httpx.Client, urn: str) -> None:
-    # As with images, a member token may be refused the status read (403): LinkedIn then
-    # keeps processing on its side and the post may reference the finalized video.
-    for poll in range(POLLS):
-        response = httpcall.send(
-            http, "GET", f"{API}/rest/videos/{quote(urn, safe='')}", is_create=False
-        )
-        if response.status_code in (403, 404):
-            return
-        if response.status_code != 200:
-            raise classify(response, is_create=False)
-        status = response.json().get("status")
-        if status == "AVAILABLE":
-            return
-        if status == "PROCESSING_FAILED":
-            raise ProviderError(
-                ErrorKind.CONTENT_REJECTED,
-                "LinkedIn could not process this video.",
-                code="PROCESSING_FAILED",
-            )
-        if poll < POLLS - 1:
-            httpcall.sleep(POLL_S)
-    raise ProviderError(
-        ErrorKind.MEDIA_PROCESSING,
-        "LinkedIn is still processing the video.",
-        code="PROCESSING",
-    )
