@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -20,16 +20,16 @@ from apps.api.serializers.bulk import (
     BulkReportSerializer,
 )
 from apps.api.serializers.publications import PublicationSerializer
+from apps.api.views.publications import with_shown_relations
 from apps.common.envelope import envelope
 from apps.common.errors import DomainError, ValidationFailed
-from apps.publications.models import Publication, SegmentMedia
+from apps.publications.models import Publication
 from apps.publishing.services.bulk import (
     MAX_BULK_ITEMS,
     BulkOutcome,
     BulkStatus,
     publications_bulk_create,
 )
-from apps.renditions.models import Rendition
 
 
 def _bulk_scopes(request: ApiRequest) -> Scopes:
@@ -73,20 +73,7 @@ class PublicationBulkViewSet(WorkspaceViewSet):
     required_scopes = {"create": _bulk_scopes}
 
     def get_queryset(self) -> QuerySet:
-        renditions = Rendition.objects.select_related("social_account").prefetch_related(
-            "segments__media", "delivery_attempts"
-        )
-        return (
-            super()
-            .get_queryset()
-            .prefetch_related(
-                Prefetch(
-                    "segments__media_links",
-                    queryset=SegmentMedia.objects.select_related("media"),
-                ),
-                Prefetch("renditions", queryset=renditions.order_by("pk")),
-            )
-        )
+        return with_shown_relations(super().get_queryset())
 
     @extend_schema(
         summary="Create many publications",

@@ -74,6 +74,18 @@ def _change_scopes(request: ApiRequest, publication: Publication) -> Scopes:
     return "write"
 
 
+def with_shown_relations(queryset: QuerySet) -> QuerySet:
+    """Publications with what their representation shows (segments' media, renditions with
+    their account, segments and attempts), fetched in one query per relation."""
+    renditions = Rendition.objects.select_related("social_account").prefetch_related(
+        "segments__media", "delivery_attempts"
+    )
+    return queryset.prefetch_related(
+        Prefetch("segments__media_links", queryset=SegmentMedia.objects.select_related("media")),
+        Prefetch("renditions", queryset=renditions.order_by("pk")),
+    )
+
+
 class PublicationViewSet(WorkspaceViewSet):
     """Publications of the token's workspace, each with its renditions (one per
     destination) and their delivery attempts."""
@@ -93,20 +105,7 @@ class PublicationViewSet(WorkspaceViewSet):
     required_object_scopes = {"partial_update": _change_scopes, "destroy": _change_scopes}
 
     def get_queryset(self) -> QuerySet:
-        renditions = Rendition.objects.select_related("social_account").prefetch_related(
-            "segments__media", "delivery_attempts"
-        )
-        return (
-            super()
-            .get_queryset()
-            .prefetch_related(
-                Prefetch(
-                    "segments__media_links",
-                    queryset=SegmentMedia.objects.select_related("media"),
-                ),
-                Prefetch("renditions", queryset=renditions.order_by("pk")),
-            )
-        )
+        return with_shown_relations(super().get_queryset())
 
     def _fresh(self, publication: Publication) -> Publication:
         """The publication re-read with everything the response shows."""
