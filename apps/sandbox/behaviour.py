@@ -21,6 +21,13 @@ BEHAVIOUR_KEYS: dict[str, tuple[type, object, str]] = {
     "expired_token": (bool, False, "refuse the token (401) and refuse to refresh it"),
     "hang_after_accept_times": (int, 0, "store the post, then answer too late, that many times"),
     "hang_s": (float, None, "how long such an answer is held (default: provider timeout + 2 s)"),
+    "lost_answer_times": (
+        int,
+        0,
+        "store the post, then answer 504 as a gateway that lost the answer, that many times",
+    ),
+    "server_error_percent": (int, 0, "answer 503 to that share of posts (0-100), storing nothing"),
+    "lists_posts": (bool, True, "the account's posts can be listed; false refuses listing (403)"),
     "honours_idempotency_key": (bool, True, "a repeated Idempotency-Key returns the first post"),
     "text_limit": (int, 500, "longest text accepted, in grapheme clusters"),
     # Asynchronous platforms (TikTok, YouTube, Instagram containers): a post is accepted as
@@ -35,6 +42,7 @@ COUNTED = (
     "rate_limit_times",
     "server_error_times",
     "hang_after_accept_times",
+    "lost_answer_times",
     "processing_fail_times",
     "status_rate_limit_times",
 )
@@ -88,6 +96,8 @@ def _time_errors(clean: dict) -> dict[str, list[str]]:
         errors["behaviour.hang_s"] = [
             f"latency_ms plus hang_s may hold an answer at most {budget:g} s in all."
         ]
+    if clean.get("server_error_percent", 0) > 100:
+        errors["behaviour.server_error_percent"] = ["At most 100."]
     for key in ("retry_after_s", "processing_s"):
         if clean.get(key, 0) > MAX_WAIT_S:
             errors[f"behaviour.{key}"] = [f"At most {MAX_WAIT_S} s."]

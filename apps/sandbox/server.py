@@ -6,6 +6,7 @@ somebody else's API, not part of ours.
 """
 
 import json
+import random
 import time
 from datetime import timedelta
 
@@ -65,6 +66,12 @@ def _use_counter(account: SandboxAccount, name: str) -> bool:
     return True
 
 
+def _unlucky(behaviour: dict) -> bool:
+    """True for the share of posts `server_error_percent` asks to fail now and then."""
+    percent = behaviour.get("server_error_percent") or 0
+    return percent > 0 and random.randrange(100) < percent  # noqa: S311 - not security
+
+
 def _post_json(post: SandboxPost) -> dict:
     return {
         "id": str(post.pk),
@@ -110,7 +117,7 @@ def create_post(request: HttpRequest) -> HttpResponse:
         if _use_counter(account, "rate_limit_times"):
             retry_after = str(behaviour.get("retry_after_s", 1))
             return _error(429, "rate_limited", "Too many requests.", Retry_After=retry_after)
-        if _use_counter(account, "server_error_times"):
+        if _use_counter(account, "server_error_times") or _unlucky(behaviour):
             return _error(503, "unavailable", "The sandbox is unavailable; nothing was stored.")
         if behaviour.get("reject_content"):
             return _error(422, "content_rejected", "This content is not allowed here.")
@@ -140,6 +147,10 @@ def create_post(request: HttpRequest) -> HttpResponse:
             processing_fails=_use_counter(account, "processing_fail_times"),
         )
         post.media.set(media)
+        if _use_counter(account, "lost_answer_times"):
+            # Stored and committed, but the client cannot know it: an unknown outcome that
+            # holds no thread, unlike a hang.
+            return _error(504, "gateway_timeout", "The gateway lost the answer.")
         hang = _use_counter(account, "hang_after_accept_times")
     if hang:
         # The post is stored and committed; the answer comes too late for the client.
@@ -232,6 +243,8 @@ def list_own_posts(request: HttpRequest) -> HttpResponse:
     account = _authenticated(request)
     if account is None:
         return _error(401, "invalid_token", "The access token is invalid.")
+    if not account.behaviour.get("lists_posts", True):
+        return _error(403, "listing_unavailable", "This account's posts cannot be listed.")
     posts = account.posts.filter(processing_fails=False)
     posts = posts.select_related("account").prefetch_related("media")
     if request.GET.get("idempotency_key"):

@@ -74,6 +74,7 @@ organization_patterns = [
 # Every page below is /w/<workspace_slug>/...: a workspace the user cannot see is a 404.
 workspace_patterns = [
     path("", home.workspace_home, name="workspace-home"),
+    path("first-steps/hide/", home.first_steps_hide, name="first-steps-hide"),
     # Accounts (the platforms' own connect flows are in apps.web.connect).
     path("accounts/", accounts.accounts_list, name="workspace-accounts"),
     path("accounts/sandbox/", accounts.sandbox_connect, name="sandbox-connect"),

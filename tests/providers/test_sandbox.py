@@ -230,3 +230,51 @@ def test_the_sandbox_can_be_disabled(sandbox, settings, workspace_a):
     sandbox_account_create(workspace=workspace_a, handle="off")
     settings.SANDBOX_ENABLED = False
     assert httpx.get(f"{sandbox}/sandbox/posts", params={"handle": "off"}).status_code == 404
+
+
+def test_a_lost_answer_is_an_unknown_outcome_that_holds_no_thread(sandbox, workspace_a):
+    account = sandbox_account_create(
+        workspace=workspace_a, handle="lossy", behaviour={"lost_answer_times": 1}
+    )
+    adapter = SandboxAdapter()
+    with pytest.raises(ProviderError) as err:
+        adapter.publish_segment(_ctx(account), SegmentPayload(0, "lost"), reply_to=None)
+    assert err.value.kind == ErrorKind.OUTCOME_UNKNOWN
+    assert len(_witness(sandbox, "lossy")) == 1  # stored, though the client heard nothing
+    again = adapter.publish_segment(_ctx(account), SegmentPayload(0, "lost"), reply_to=None)
+    assert [p["id"] for p in _witness(sandbox, "lossy")] == [again.provider_post_id]
+
+
+def test_an_account_that_refuses_listing_makes_lookup_fail_not_find_nothing(sandbox, workspace_a):
+    account = sandbox_account_create(
+        workspace=workspace_a, handle="unlisted", behaviour={"lists_posts": False}
+    )
+    adapter = SandboxAdapter()
+    adapter.publish_segment(_ctx(account), SegmentPayload(0, "hidden"), reply_to=None)
+    with pytest.raises(ProviderError) as err:
+        adapter.lookup_segment(
+            _ctx(account), SegmentPayload(0, "hidden"), not_before=datetime.now(UTC)
+        )
+    assert err.value.kind == ErrorKind.PERMISSION_MISSING  # never "absent": that would resend
+
+
+@pytest.mark.parametrize(("percent", "stored"), [(100, 0), (0, 1)])
+def test_server_error_percent_fails_that_share_of_posts_storing_nothing(
+    sandbox, workspace_a, percent, stored
+):
+    account = sandbox_account_create(
+        workspace=workspace_a, handle=f"flaky{percent}", behaviour={"server_error_percent": percent}
+    )
+    adapter = SandboxAdapter()
+    try:
+        adapter.publish_segment(_ctx(account), SegmentPayload(0, "maybe"), reply_to=None)
+    except ProviderError as err:
+        assert err.kind == ErrorKind.PROVIDER_UNAVAILABLE and err.retryable
+    assert len(_witness(sandbox, f"flaky{percent}")) == stored
+
+
+def test_server_error_percent_over_100_is_refused(workspace_a):
+    with pytest.raises(ValidationFailed):
+        sandbox_account_create(
+            workspace=workspace_a, handle="odd", behaviour={"server_error_percent": 101}
+        )

@@ -6,12 +6,13 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.models import SocialAccount
-from apps.accounts.permissions import Action, workspaces_for
+from apps.accounts.permissions import Action, can, workspaces_for
 from apps.publications.models import Publication
 from apps.renditions.models import Rendition
+from apps.web import first_steps
 from apps.web.access import LAST_WORKSPACE_KEY, WorkspaceRequest, workspace_view
 
 P = Publication.Status
@@ -59,5 +60,24 @@ def workspace_home(request: WorkspaceRequest) -> HttpResponse:
             status=SocialAccount.Status.CONNECTED
         ),
         "account_count": SocialAccount.objects.for_workspace(workspace).count(),
+        "first_steps": _first_steps_shown(request),
     }
     return render(request, "web/home/workspace.html", context)
+
+
+def _first_steps_shown(request: WorkspaceRequest) -> list[first_steps.Step]:
+    """The checklist for people who can act on it, until every step is done or it is hidden."""
+    workspace = request.workspace
+    if not can(request.user, workspace, Action.EDIT) or first_steps.is_hidden(
+        request.session, workspace
+    ):
+        return []
+    steps = first_steps.first_steps(workspace)
+    return [] if all(step.done for step in steps) else steps
+
+
+@workspace_view(Action.VIEW)
+@require_POST
+def first_steps_hide(request: WorkspaceRequest) -> HttpResponse:
+    first_steps.hide(request.session, request.workspace)
+    return redirect("workspace-home", workspace_slug=request.workspace.slug)
