@@ -20,6 +20,9 @@ TOOLS = {
     "validate_draft",
     "create_publication",
     "get_publication",
+    "list_publications",
+    "reschedule_publication",
+    "cancel_publication",
     "retry_publication",
 }
 

@@ -77,3 +77,76 @@ def test_get_publication_takes_an_id_or_a_reference_key(ctx):
     assert code(tools.get_publication(ctx, publication_id=1, reference_key="k")) == (
         "VALIDATION_ERROR"
     )
+
+
+def _scheduled_post(workspace, text="Later", hours=2):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.publishing.services import publication_create
+    from apps.sandbox.services import sandbox_account_create
+
+    account = sandbox_account_create(
+        workspace=workspace, handle=f"mcp{Publication.objects.count()}"
+    )
+    return publication_create(
+        workspace=workspace,
+        author=None,
+        segments=[{"text": text}],
+        destinations=[{"account": account.pk}],
+        scheduled_at=timezone.now() + timedelta(hours=hours),
+        status="scheduled",
+    )
+
+
+def test_list_publications_filters_and_never_shows_another_workspace(ctx, workspace_a, workspace_b):
+    mine = _scheduled_post(workspace_a)
+    _scheduled_post(workspace_b, text="Not yours")
+    listed = tools.list_publications(ctx, status="scheduled")
+    assert not listed.is_error
+    assert [p["id"] for p in listed.structured_content["publications"]] == [mine.pk]
+    assert tools.list_publications(ctx, status="draft").structured_content["publications"] == []
+    assert code(tools.list_publications(ctx, status="nonsense")) == "VALIDATION_ERROR"
+
+
+def test_reschedule_moves_the_time_and_refuses_a_stale_revision(ctx, workspace_a):
+    publication = _scheduled_post(workspace_a)
+    moved = tools.reschedule_publication(
+        ctx,
+        publication_id=publication.pk,
+        revision=publication.revision,
+        local_time="2031-05-04T09:30",
+        timezone="Europe/Warsaw",
+    )
+    assert not moved.is_error, moved
+    assert moved.structured_content["scheduled_at"].startswith("2031-05-04T07:30")
+    stale = tools.reschedule_publication(
+        ctx,
+        publication_id=publication.pk,
+        revision=publication.revision,
+        local_time="2031-05-05T09:30",
+    )
+    assert code(stale) == "REVISION_CONFLICT"
+
+
+def test_changing_a_scheduled_post_needs_publish_as_in_the_api(workspace_a, make_token):
+    publication = _scheduled_post(workspace_a)
+    writer = context(make_token(workspace_a, scopes=["mcp", "write"]).token)
+    refused = tools.cancel_publication(writer, publication_id=publication.pk)
+    assert code(refused) == "INSUFFICIENT_SCOPE"
+    publication.refresh_from_db()
+    assert publication.status == Publication.Status.SCHEDULED
+
+
+def test_cancel_cancels_and_another_workspaces_id_is_not_found(ctx, workspace_a, workspace_b):
+    publication = _scheduled_post(workspace_a)
+    theirs = _scheduled_post(workspace_b)
+    assert code(tools.cancel_publication(ctx, publication_id=theirs.pk)) == "NOT_FOUND"
+    assert code(tools.reschedule_publication(ctx, publication_id=theirs.pk, revision=1)) == (
+        "NOT_FOUND"
+    )
+    cancelled = tools.cancel_publication(ctx, publication_id=publication.pk)
+    assert cancelled.structured_content["status"] == "cancelled"
+    theirs.refresh_from_db()
+    assert theirs.status == Publication.Status.SCHEDULED

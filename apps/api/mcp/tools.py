@@ -1,13 +1,16 @@
 """The MCP tools. Each one is the API endpoint it mirrors, reached another way:
 
-| tool                | API endpoint                       | scopes (beside mcp)            |
-| ------------------- | ---------------------------------- | ------------------------------ |
-| list_accounts       | GET /accounts                      | read                           |
-| list_capabilities   | GET /capabilities                  | read                           |
-| validate_draft      | POST /publications/validate        | read                           |
-| create_publication  | POST /publications                 | write (+ publish if scheduled) |
-| get_publication     | GET /publications/{id}             | read                           |
-| retry_publication   | POST /publications/{id}/retry      | publish                        |
+| tool                   | API endpoint                        | scopes (beside mcp)            |
+| ---------------------- | ----------------------------------- | ------------------------------ |
+| list_accounts          | GET /accounts                       | read                           |
+| list_capabilities      | GET /capabilities                   | read                           |
+| validate_draft         | POST /publications/validate         | read                           |
+| create_publication     | POST /publications                  | write (+ publish if scheduled) |
+| list_publications      | GET /publications                   | read                           |
+| get_publication        | GET /publications/{id}              | read                           |
+| reschedule_publication | PATCH /publications/{id} (the time) | write (+ publish unless draft) |
+| cancel_publication     | DELETE /publications/{id}           | write (+ publish unless draft) |
+| retry_publication      | POST /publications/{id}/retry       | publish                        |
 
 Inputs go through the API's serializers and the same services; outputs are the API's
 JSON. Another workspace's id is NOT_FOUND, as in the API. Refusals are tool errors whose
@@ -40,15 +43,25 @@ from apps.accounts.models import ApiToken, SocialAccount
 from apps.api.errors import validation_details
 from apps.api.mcp.auth import token_from_state
 from apps.api.serializers.accounts import AccountSerializer
-from apps.api.serializers.publications import PublicationCreateSerializer, PublicationSerializer
+from apps.api.serializers.publications import (
+    PublicationCreateSerializer,
+    PublicationFilterSerializer,
+    PublicationSerializer,
+)
 from apps.api.throttling import TokenRateThrottle
 from apps.api.validation import publication_validate
+from apps.api.views.publications import with_shown_relations
 from apps.common.envelope import envelope
 from apps.common.errors import DomainError, NotFound
 from apps.ops.services import maintenance_state
 from apps.providers.catalog import all_capabilities, get_capabilities
 from apps.publications.models import Publication
-from apps.publishing.services import publication_create, publication_retry
+from apps.publishing.services import (
+    publication_cancel,
+    publication_create,
+    publication_reschedule,
+    publication_retry,
+)
 
 # The SDK logs every stateless request at INFO; keep that out of the site's logs unless an
 # operator configured this logger.
@@ -57,6 +70,7 @@ if _transport_log.level == logging.NOTSET:
     _transport_log.setLevel(logging.WARNING)
 
 MAX_ACCOUNTS = 500
+MAX_LISTED = 100
 
 server = MCPServer(
     name="socialpost",
@@ -64,8 +78,10 @@ server = MCPServer(
         "Compose, validate, schedule and follow social media posts in one workspace. "
         "Call list_accounts for destination account ids and list_capabilities for each "
         "platform's limits; validate_draft reports every problem before create_publication; "
-        "get_publication shows what happened per destination; retry_publication resends "
-        "failed destinations (never published ones)."
+        "list_publications finds posts by status and time; get_publication shows what "
+        "happened per destination; reschedule_publication and cancel_publication change "
+        "what has not gone out; retry_publication resends failed destinations (never "
+        "published ones)."
     ),
 )
 
@@ -140,6 +156,13 @@ def _publication(token: ApiToken, publication_id: int) -> Publication:
         raise NotFound(
             "No publication with this id in this workspace.", details={"id": publication_id}
         ) from None
+
+
+def _authorize_change(token: ApiToken, publication: Publication) -> None:
+    """The API's rule for changing a publication: a draft needs write; one that is
+    scheduled (or went out) needs publish too, as it changes what goes out, or when."""
+    if publication.status != Publication.Status.DRAFT:
+        token_authorize(token, ("write", "publish"))
 
 
 def _rendered(publication: Publication) -> dict:
@@ -339,3 +362,85 @@ def retry_publication(ctx: Context, publication_id: PublicationId) -> CallToolRe
         return _rendered(publication)
 
     return _run(ctx, work, scopes=("publish",), writes=True)
+
+
+@server.tool(annotations=READ)
+def list_publications(
+    ctx: Context,
+    status: Annotated[
+        str | None,
+        Field(description="One status or several, comma-separated (e.g. scheduled,failed)."),
+    ] = None,
+    scheduled_after: Annotated[
+        str | None, Field(description="Scheduled at or after this ISO-8601 instant.")
+    ] = None,
+    scheduled_before: Annotated[
+        str | None, Field(description="Scheduled before this ISO-8601 instant.")
+    ] = None,
+    limit: Annotated[int, Field(description="How many, newest first.", ge=1, le=MAX_LISTED)] = 20,
+) -> CallToolResult:
+    """The workspace's publications, newest first, each with what happened per
+    destination. Filters as GET /publications."""
+    query = _body(status=status, scheduled_after=scheduled_after, scheduled_before=scheduled_before)
+
+    def work(token: ApiToken) -> dict:
+        parsed = PublicationFilterSerializer(data=query)
+        parsed.is_valid(raise_exception=True)
+        filters = parsed.validated_data
+        found = with_shown_relations(Publication.objects.for_workspace(token.workspace))
+        if "status" in filters:
+            found = found.filter(status__in=filters["status"])
+        if "scheduled_after" in filters:
+            found = found.filter(scheduled_at__gte=filters["scheduled_after"])
+        if "scheduled_before" in filters:
+            found = found.filter(scheduled_at__lt=filters["scheduled_before"])
+        page = list(found.order_by("-id")[: limit + 1])
+        return {
+            "publications": _json(PublicationSerializer(page[:limit], many=True).data),
+            "has_more": len(page) > limit,
+        }
+
+    return _run(ctx, work, scopes=("read",))
+
+
+@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+def reschedule_publication(
+    ctx: Context,
+    publication_id: PublicationId,
+    revision: Annotated[
+        int, Field(description="The revision you read (get_publication); stale is refused.", ge=1)
+    ],
+    scheduled_at: ScheduledAt = None,
+    local_time: LocalTime = None,
+    timezone: Zone = None,
+) -> CallToolResult:
+    """Move a publication's time. Destinations that follow it move with it; those that
+    went out, are in flight or failed keep theirs. A stale revision is REVISION_CONFLICT:
+    read the publication again and decide again."""
+
+    def work(token: ApiToken) -> dict:
+        publication = _publication(token, publication_id)
+        _authorize_change(token, publication)
+        moved = publication_reschedule(
+            publication=publication,
+            expected_revision=revision,
+            scheduled_at=scheduled_at,
+            local_time=local_time,
+            timezone=timezone,
+        )
+        return _rendered(moved)
+
+    return _run(ctx, work, scopes=("write",), writes=True)
+
+
+@server.tool(annotations=ToolAnnotations(destructiveHint=True, openWorldHint=True))
+def cancel_publication(ctx: Context, publication_id: PublicationId) -> CallToolResult:
+    """Cancel every destination that has not gone out. Published ones stay on their
+    platforms; ones in flight finish; an ambiguous one waits to be resolved."""
+
+    def work(token: ApiToken) -> dict:
+        publication = _publication(token, publication_id)
+        _authorize_change(token, publication)
+        return _rendered(publication_cancel(publication=publication))
+
+    return _run(ctx, work, scopes=("write",), writes=True)
