@@ -201,6 +201,7 @@ class WorkerProcess(models.Model):
     objects = WorkerProcessQuerySet.as_manager()
 
     class Meta:
+        verbose_name_plural = "worker processes"
         indexes = [models.Index(fields=["last_seen_at"], name="worker_process_last_seen")]
 
     def __str__(self) -> str:

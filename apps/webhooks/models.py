@@ -132,6 +132,7 @@ class WebhookDelivery(models.Model):
     objects = WorkspaceQuerySet.as_manager()
 
     class Meta:
+        verbose_name_plural = "webhook deliveries"
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(status__in=["pending", "succeeded", "failed"]),

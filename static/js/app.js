@@ -46,6 +46,17 @@
     }
   });
 
+  /* The phone navigation: its button folds and unfolds the workspace's pages. */
+  document.addEventListener("click", function (event) {
+    var toggle = event.target.closest(".nav-toggle");
+    if (!toggle) return;
+    var list = document.getElementById(toggle.getAttribute("aria-controls"));
+    if (!list) return;
+    var open = !list.classList.contains("open");
+    list.classList.toggle("open", open);
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+  });
+
   /* Plain forms that destroy something ask first (htmx requests use hx-confirm). */
   document.addEventListener("submit", function (event) {
     var message = event.target.dataset && event.target.dataset.confirm;
