@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "apps.jobs",
     "apps.webhooks",
     "apps.series",
+    "apps.planning",
     "apps.api",
     "apps.web",
     "apps.ops",

@@ -20,6 +20,7 @@ WORKSPACE_NAV: list[NavItem] = [
     NavItem("Overview", "workspace-home", Action.VIEW, "home"),
     NavItem("Compose", "composer", Action.EDIT, "compose"),
     NavItem("Calendar", "calendar", Action.VIEW, "calendar"),
+    NavItem("Queue", "queue", Action.VIEW, "queue"),  # issue 20
     NavItem("Posts", "publication-list", Action.VIEW, "posts"),
     NavItem("Accounts", "workspace-accounts", Action.VIEW, "accounts"),
     NavItem("Team", "workspace-team", Action.VIEW, "team"),

@@ -14,6 +14,7 @@ from apps.web.views import (
     team,
     tokens,
 )
+from apps.web.views import queue as queue_views  # queue and posting slots (issue 20)
 from apps.web.views import series as series_views  # webhooks and series (issue 10)
 from apps.web.views import webhooks as webhook_views  # webhooks and series (issue 10)
 
@@ -151,6 +152,11 @@ workspace_patterns = [
     path("series/<int:pk>/pause/", series_views.series_pause_view, name="series-pause"),
     path("series/<int:pk>/resume/", series_views.series_resume_view, name="series-resume"),
     path("series/<int:pk>/delete/", series_views.series_delete_view, name="series-delete"),
+    # The queue and its posting slots (issue 20).
+    path("queue/", queue_views.queue, name="queue"),
+    path("queue/move/", queue_views.queue_move, name="queue-move"),
+    path("queue/<int:pk>/remove/", queue_views.queue_remove_view, name="queue-remove"),
+    path("queue/slots/", queue_views.queue_slots, name="queue-slots"),
 ]
 
 urlpatterns = [

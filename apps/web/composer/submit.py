@@ -7,12 +7,14 @@ from django.utils import timezone
 
 from apps.accounts.models import User, Workspace
 from apps.common.errors import ValidationFailed
+from apps.planning.services import publication_queue, queued_publication_create
 from apps.publications.models import Publication
 from apps.publishing.services import publication_create, publication_update
 from apps.web.composer.draft import Draft
 
 SAVE_DRAFT, SCHEDULE, PUBLISH_NOW = "save_draft", "schedule", "publish_now"
-SUBMIT_OPS = (SAVE_DRAFT, SCHEDULE, PUBLISH_NOW)
+ADD_TO_QUEUE = "add_to_queue"
+SUBMIT_OPS = (SAVE_DRAFT, SCHEDULE, PUBLISH_NOW, ADD_TO_QUEUE)
 
 
 def _schedule_args(draft: Draft, op: str) -> dict:
@@ -39,8 +41,18 @@ def draft_submit(
     publication: Publication | None = None,
 ) -> Publication:
     """Create (or, with publication, update at draft.revision) the publication: a draft
-    for SAVE_DRAFT, scheduled at the draft's time for SCHEDULE, due now for PUBLISH_NOW.
+    for SAVE_DRAFT, scheduled at the draft's time for SCHEDULE, due now for PUBLISH_NOW,
+    at the next free queue slot for ADD_TO_QUEUE.
     Raises the services' DomainErrors unchanged."""
+    if op == ADD_TO_QUEUE:  # the next free slot; the date and time fields are not read
+        content = {
+            "segments": draft.segments_payload(),
+            "destinations": draft.destinations_payload(),
+        }
+        if publication is None:
+            return queued_publication_create(workspace=workspace, author=user, **content)
+        revision = draft.revision if draft.revision is not None else -1
+        return publication_queue(publication=publication, expected_revision=revision, **content)
     status = "draft" if op == SAVE_DRAFT else "scheduled"
     times = _schedule_args(draft, op)
     if publication is None:

@@ -24,13 +24,21 @@ from apps.web.access import WorkspaceRequest, is_htmx, require, workspace_view
 from apps.web.composer.checks import Message, check_draft, problems_from_details
 from apps.web.composer.draft import Draft
 from apps.web.composer.present import composer_context
-from apps.web.composer.submit import PUBLISH_NOW, SAVE_DRAFT, SCHEDULE, SUBMIT_OPS, draft_submit
+from apps.web.composer.submit import (
+    ADD_TO_QUEUE,
+    PUBLISH_NOW,
+    SAVE_DRAFT,
+    SCHEDULE,
+    SUBMIT_OPS,
+    draft_submit,
+)
 from apps.web.views.common import redirect_to
 
 SUCCESS = {
     SAVE_DRAFT: "Draft saved.",
     SCHEDULE: "Scheduled. Each destination's status is below.",
     PUBLISH_NOW: "Publishing now. Each destination's status updates below.",
+    ADD_TO_QUEUE: "Added to the queue, at the next slot free for every destination.",
 }
 
 
