@@ -1,7 +1,8 @@
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from apps.api.base import ID_PATTERN
 from apps.api.views.accounts import AccountViewSet
 from apps.api.views.bulk import PublicationBulkViewSet
 from apps.api.views.capabilities import CapabilitiesView
@@ -12,6 +13,11 @@ from apps.api.views.renditions import RenditionViewSet
 from apps.api.views.series import SeriesViewSet
 from apps.api.views.tokens import TokenViewSet
 from apps.api.views.webhooks import WebhookViewSet
+from apps.api.views_queue import (
+    AccountQueueSlotsViewSet,
+    PublicationQueueViewSet,
+    WorkspaceQueueSlotsViewSet,
+)
 
 
 class Router(DefaultRouter):
@@ -39,6 +45,22 @@ router.register("series", SeriesViewSet, basename="series")
 v1 = [
     path("me", MeView.as_view(), name="me"),
     path("capabilities", CapabilitiesView.as_view(), name="capabilities"),
+    # The queue and its posting slots (docs/api.md, "Queue").
+    re_path(
+        r"^queue-slots/?$",
+        WorkspaceQueueSlotsViewSet.as_view({"get": "retrieve", "put": "update"}),
+        name="queue-slots",
+    ),
+    re_path(
+        rf"^accounts/(?P<pk>{ID_PATTERN})/queue-slots/?$",
+        AccountQueueSlotsViewSet.as_view({"get": "retrieve", "put": "update", "delete": "destroy"}),
+        name="account-queue-slots",
+    ),
+    re_path(
+        rf"^publications/(?P<pk>{ID_PATTERN})/queue/?$",
+        PublicationQueueViewSet.as_view({"post": "queue"}),
+        name="publication-queue",
+    ),
     path("", include(router.urls)),
 ]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import time, timedelta
 
 from django.apps import apps
 from django.db.models import Model
@@ -22,7 +22,9 @@ from apps.webhooks.services import webhook_emit, webhook_endpoint_create
 from tests.factories import (
     MediaAssetFactory,
     PublicationFactory,
+    PublicationSegmentFactory,
     RenditionFactory,
+    RenditionSegmentFactory,
     SocialAccountFactory,
 )
 
@@ -133,6 +135,24 @@ def workspace_objects(workspace: Workspace) -> dict[str, Model]:
         "webhook_endpoint": endpoint,
         "webhook_delivery": delivery,
     }
+
+
+def prepare_queueable(objects: dict[str, Model]) -> None:
+    """The publication as a draft with draft destinations, and the workspace with a posting
+    slot, so that adding it to the queue can succeed."""
+    from apps.planning.services import queue_slots_replace
+    from apps.publications.models import Publication
+    from apps.renditions.models import Rendition
+
+    publication = objects["publication"]
+    PublicationSegmentFactory(publication=publication, text="Queued")
+    for rendition in Rendition.objects.filter(publication=publication):
+        RenditionSegmentFactory(rendition=rendition, text="Queued")
+    Rendition.objects.filter(publication=publication).update(
+        status="draft", ambiguous=False, last_error=None
+    )
+    Publication.objects.filter(pk=publication.pk).update(status="draft")
+    queue_slots_replace(workspace=publication.workspace, slots=[(0, time(9))])
 
 
 def workspace_snapshot(workspace: Workspace) -> dict[str, list[dict]]:

@@ -18,6 +18,7 @@ from tests.api.isolation_fixtures import (
     OBJECT_BY_COLLECTION,
     Operation,
     api_operations,
+    prepare_queueable,
     workspace_objects,
     workspace_snapshot,
 )
@@ -49,6 +50,12 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "publications_partial_update": ("write",),
     "publications_destroy": ("write",),
     "publications_retry_create": ("publish",),
+    "publications_queue_create": ("write", "publish"),
+    "queue_slots_retrieve": ("read",),
+    "queue_slots_update": ("write",),
+    "accounts_queue_slots_retrieve": ("read",),
+    "accounts_queue_slots_update": ("write",),
+    "accounts_queue_slots_destroy": ("write",),
     "renditions_retrieve": ("read",),
     "renditions_resolve_create": ("publish",),
     "series_list": ("read",),
@@ -97,6 +104,9 @@ BODIES: dict[str, Any] = {
     "publications_bulk_create": {"items": [{"text": "Hi"}]},
     "publications_partial_update": {"revision": 1, "text": "Edited"},
     "renditions_resolve_create": {"outcome": "failed"},
+    "publications_queue_create": {"revision": 1},
+    "queue_slots_update": {"slots": [{"weekday": "mon", "time": "09:00"}]},
+    "accounts_queue_slots_update": {"slots": [{"weekday": "tue", "time": "18:30"}]},
     "series_create": lambda objects: {
         "name": "Weekly",
         "template": _template(objects),
@@ -117,6 +127,7 @@ NAMES_IN_BODY = {"publications_create", "series_create"}
 # What an operation needs of its object beyond workspace_objects().
 PREPARE: dict[str, Callable[[Objects], Any]] = {
     "series_resume_create": lambda objects: series_pause(series=objects["series"]),
+    "publications_queue_create": prepare_queueable,
 }
 
 
