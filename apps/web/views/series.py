@@ -3,19 +3,24 @@ pause, resume, and delete it; its page shows what the next occurrences will be."
 
 from __future__ import annotations
 
+import zoneinfo
+
 from django import forms
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone as django_timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.models import SocialAccount
 from apps.accounts.permissions import Action
 from apps.common.errors import DomainError
+from apps.planning.models import WEEKDAY_NAMES
 from apps.series.models import DEFAULT_HORIZON_DAYS, DEFAULT_LATE_WINDOW_MINUTES, Series
 from apps.series.rules import schedule_preview, series_preview
 from apps.series.services import series_create, series_delete, series_pause, series_resume
 from apps.web.access import WorkspaceRequest, permits, workspace_view
+from apps.web.series_text import describe_rule, weekly_rule
 
 PREVIEW_COUNT = 8
 RULE_EXAMPLES = [
@@ -28,6 +33,9 @@ RULE_EXAMPLES = [
 
 
 class SeriesForm(forms.Form):
+    """A series' schedule comes from the picker (days of the week, a time, a first day),
+    or, when no day is picked, from an RFC 5545 rule and its first time (for experts)."""
+
     name = forms.CharField(label="Name", max_length=200)
     text = forms.CharField(label="Text", widget=forms.Textarea(attrs={"rows": 4}))
     accounts = forms.ModelMultipleChoiceField(
@@ -35,18 +43,39 @@ class SeriesForm(forms.Form):
         queryset=SocialAccount.objects.none(),
         widget=forms.CheckboxSelectMultiple,
     )
+    weekdays = forms.TypedMultipleChoiceField(
+        label="On",
+        choices=list(enumerate(WEEKDAY_NAMES)),
+        coerce=int,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Pick the days; leave them all unticked to write a rule instead.",
+    )
+    time = forms.TimeField(
+        label="At",
+        required=False,
+        widget=forms.TimeInput(attrs={"type": "time"}, format="%H:%M"),
+        help_text="Wall-clock time in the zone below; it stays the same across DST changes.",
+    )
+    start_date = forms.DateField(
+        label="Starting",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Empty: today.",
+    )
     rrule = forms.CharField(
-        label="Repeats",
+        label="Or a rule (RRULE)",
         max_length=500,
-        initial="FREQ=WEEKLY;BYDAY=MO",
+        required=False,
         help_text="An RFC 5545 rule, e.g. FREQ=WEEKLY;BYDAY=MO (every Monday).",
     )
     dtstart = forms.CharField(
-        label="First time",
+        label="First time of the rule",
+        required=False,
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
         help_text="Wall-clock time in the zone below; it stays the same across DST changes.",
     )
-    timezone = forms.CharField(label="Time zone", max_length=64)
+    timezone = forms.ChoiceField(label="Time zone")
     count = forms.IntegerField(
         label="Number of posts", min_value=1, required=False, help_text="Empty: no limit."
     )
@@ -66,11 +95,48 @@ class SeriesForm(forms.Form):
             .order_by("platform", "handle")
         )
         self.fields["accounts"].label_from_instance = lambda a: f"{a.platform} @{a.handle}"
+        self.fields["timezone"].choices = [
+            (name, name) for name in sorted(zoneinfo.available_timezones())
+        ]
         self.fields["timezone"].initial = workspace.default_timezone
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("weekdays"):
+            if data.get("time") is None:
+                self.add_error("time", "Pick the time of day.")
+                return data
+            start = (
+                data.get("start_date")
+                or django_timezone.now()
+                .astimezone(zoneinfo.ZoneInfo(data.get("timezone") or "UTC"))
+                .date()
+            )
+            data["rrule"] = weekly_rule(data["weekdays"])
+            data["dtstart"] = f"{start:%Y-%m-%d}T{data['time']:%H:%M}"
+            return data
+        if not data.get("rrule"):
+            self.add_error("weekdays", "Pick at least one day, or write a rule below.")
+        if not data.get("dtstart"):
+            self.add_error("dtstart", "Give the first time of the rule.")
+        return data
+
+    @property
+    def description(self) -> str:
+        """The schedule as people read it (after a valid submit)."""
+        data = getattr(self, "cleaned_data", {})
+        if not data.get("rrule") or not data.get("dtstart"):
+            return ""
+        return describe_rule(data["rrule"], data["dtstart"], data["timezone"], data.get("count"))
 
 
 def _series(request: WorkspaceRequest):
     return Series.objects.for_workspace(request.workspace).order_by("-id")
+
+
+def _described(series: Series) -> Series:
+    series.description = describe_rule(series.rrule, series.dtstart, series.timezone, series.count)
+    return series
 
 
 def _render_list(
@@ -83,7 +149,7 @@ def _render_list(
     context = {
         "workspace": request.workspace,
         "section": "series",
-        "series_list": _series(request),
+        "series_list": [_described(series) for series in _series(request)],
         "form": form or SeriesForm(workspace=request.workspace),
         "preview": preview,
         "examples": RULE_EXAMPLES,
@@ -166,7 +232,7 @@ def series_detail(request: WorkspaceRequest, pk: int) -> HttpResponse:
     context = {
         "workspace": request.workspace,
         "section": "series",
-        "series": series,
+        "series": _described(series),
         "upcoming": upcoming,
         "occurrences": series.occurrences.current()
         .select_related("publication")
