@@ -6,8 +6,6 @@ reads its times in its own IANA zone, or in the workspace's zone when it names n
 
 from __future__ import annotations
 
-from datetime import time
-
 from django.db import models
 
 from apps.accounts.models import SocialAccount, Workspace, validate_timezone
@@ -56,7 +54,8 @@ class QueueSchedule(models.Model):
         ]
 
     def __str__(self) -> str:
-        owner = f"@{self.social_account.handle}" if self.social_account_id else "workspace default"
+        account = self.social_account
+        owner = f"@{account.handle}" if account is not None else "workspace default"
         return f"Slots of {owner}"
 
     @property
@@ -94,7 +93,3 @@ class QueueSlot(models.Model):
 
     def __str__(self) -> str:
         return f"{WEEKDAY_NAMES[self.weekday]} {self.time:%H:%M}"
-
-    @property
-    def as_pair(self) -> tuple[int, time]:
-        return self.weekday, self.time
