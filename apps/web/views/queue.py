@@ -107,7 +107,8 @@ def _render_account(
     return render(request, "web/queue/_account.html", context, status=status)
 
 
-def _revision(value: str | None) -> int:
+def _number(value: str | None) -> int:
+    """A positive integer from the form, else -1 (which names no row and no revision)."""
     return int(value) if value and value.isdigit() else -1
 
 
@@ -119,15 +120,15 @@ def queue_move(request: WorkspaceRequest) -> HttpResponse:
     renditions = Rendition.objects.for_workspace(request.workspace).select_related(
         "social_account", "publication"
     )
-    first = get_object_or_404(renditions, pk=_revision(request.POST.get("rendition")))
+    first = get_object_or_404(renditions, pk=_number(request.POST.get("rendition")))
     other_id, _, other_revision = request.POST.get("swap", "").partition(":")
-    second = get_object_or_404(renditions, pk=_revision(other_id))
+    second = get_object_or_404(renditions, pk=_number(other_id))
     try:
         queue_swap(
             first=first,
-            first_revision=_revision(request.POST.get("revision")),
+            first_revision=_number(request.POST.get("revision")),
             second=second,
-            second_revision=_revision(other_revision),
+            second_revision=_number(other_revision),
         )
     except DomainError as exc:
         status = exc.http_status if exc.http_status != 404 else 400
@@ -144,11 +145,11 @@ def queue_remove_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
     publication = get_object_or_404(Publication.objects.for_workspace(request.workspace), pk=pk)
     account = get_object_or_404(
         SocialAccount.objects.for_workspace(request.workspace),
-        pk=_revision(request.POST.get("account")),
+        pk=_number(request.POST.get("account")),
     )
     try:
         queue_remove(
-            publication=publication, expected_revision=_revision(request.POST.get("revision"))
+            publication=publication, expected_revision=_number(request.POST.get("revision"))
         )
     except DomainError as exc:
         return _render_account(request, account, error=exc.message, status=exc.http_status)
@@ -165,7 +166,7 @@ def _slot_target(request: WorkspaceRequest) -> SocialAccount | None:
         return None
     return get_object_or_404(
         SocialAccount.objects.for_workspace(request.workspace).select_related("workspace"),
-        pk=_revision(raw),
+        pk=_number(raw),
     )
 
 
