@@ -94,6 +94,7 @@ workspace_patterns = [
     path("media/<int:pk>/", composer.media_file, name="media-file"),
     # Calendar and posts.
     path("calendar/", calendar.calendar, name="calendar"),
+    path("calendar/move/<int:pk>/", calendar.calendar_move, name="calendar-move"),
     path("posts/", calendar.publication_list, name="publication-list"),
     path("posts/import/", imports.import_upload, name="post-import"),
     path("posts/import/<str:import_id>/", imports.import_detail, name="post-import-detail"),

@@ -100,8 +100,17 @@ class Draft:
     # --- reading ---------------------------------------------------------------------
 
     @classmethod
-    def empty(cls, *, zone: str) -> Draft:
-        return cls(segments=[SegmentDraft()], destinations=[], zone=zone)
+    def empty(cls, *, zone: str, at: str | None = None) -> Draft:
+        """A blank post; `at` (a wall-clock "2027-03-28T09:00", from the calendar) fills
+        its date and time, and anything else is ignored."""
+        draft = cls(segments=[SegmentDraft()], destinations=[], zone=zone)
+        try:
+            when = datetime.fromisoformat(at) if at else None
+        except ValueError:
+            when = None
+        if when is not None and when.tzinfo is None:
+            draft.date, draft.time = when.date().isoformat(), when.strftime("%H:%M")
+        return draft
 
     @classmethod
     def from_post(

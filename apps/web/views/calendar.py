@@ -1,34 +1,45 @@
-"""The calendar (month and week, in the user's display zone) and the list of posts."""
+"""The calendar (month, week with an hour grid, agenda; in the user's display zone),
+moving a post on it, and the list of posts.
+
+A move (dragged, or carried with the keyboard) is a POST to `calendar_move`, which
+answers JSON for calendar.js: it reads the same form as the quick reschedule and calls
+the same service, so the revision check and every refusal are the reschedule's own.
+"""
 
 from __future__ import annotations
 
 import zoneinfo
-from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 
+from django import forms
 from django.core.paginator import Paginator
 from django.db.models import F
 from django.db.models.functions import Coalesce
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import Action
+from apps.common.envelope import envelope
+from apps.common.errors import DomainError
 from apps.publications.models import Publication
-from apps.web.access import WorkspaceRequest, workspace_view
-from apps.web.forms.workspace import PublicationFilterForm
-
-MONTH, WEEK = "month", "week"
-WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-
-
-@dataclass
-class Day:
-    date: date
-    in_range: bool
-    is_today: bool
-    items: list[Publication] = field(default_factory=list)
+from apps.publications.scheduling import is_ambiguous
+from apps.publishing.services import publication_reschedule
+from apps.web.access import WorkspaceRequest, permits, workspace_view
+from apps.web.calendar_cards import cards_between
+from apps.web.calendar_grid import (
+    AGENDA,
+    MONTH,
+    VIEWS,
+    WEEK,
+    WEEKDAYS,
+    build_days,
+    build_week,
+    page_range,
+)
+from apps.web.forms.workspace import PublicationFilterForm, RescheduleForm
 
 
 def _local_midnight(day: date, zone: zoneinfo.ZoneInfo) -> datetime:
@@ -43,68 +54,130 @@ def _anchor(value: str | None, today: date) -> date:
         return today
 
 
-def _shift_month(day: date, months: int) -> date:
-    index = day.year * 12 + day.month - 1 + months
-    return date(index // 12, index % 12 + 1, 1)
-
-
-def publications_between(workspace, start: datetime, end: datetime):
-    """A workspace's timed publications in [start, end), cancelled ones left out."""
-    return (
-        Publication.objects.for_workspace(workspace)
-        .filter(scheduled_at__gte=start, scheduled_at__lt=end)
-        .exclude(status=Publication.Status.CANCELLED)
-        .prefetch_related("segments", "renditions__social_account")
-        .order_by("scheduled_at", "pk")
-    )
-
-
 @workspace_view(Action.VIEW)
 @require_GET
 def calendar(request: WorkspaceRequest) -> HttpResponse:
     zone = zoneinfo.ZoneInfo(request.user.display_timezone)
-    today = timezone.now().astimezone(zone).date()
-    view = WEEK if request.GET.get("view") == WEEK else MONTH
-    anchor = _anchor(request.GET.get("date"), today)
-    if view == MONTH:
-        first = anchor.replace(day=1)
-        after = _shift_month(first, 1)
-        start = first - timedelta(days=first.weekday())
-        end = after + timedelta(days=(7 - after.weekday()) % 7)
-        previous, following = _shift_month(first, -1), after
-        title = first.strftime("%B %Y")
-    else:
-        start = anchor - timedelta(days=anchor.weekday())
-        end = start + timedelta(days=7)
-        first, after = start, end
-        previous, following = start - timedelta(days=7), end
-        title = f"Week of {start.day} {start:%b %Y}"
-
-    days = {}
-    cursor = start
-    while cursor < end:
-        days[cursor] = Day(date=cursor, in_range=first <= cursor < after, is_today=cursor == today)
-        cursor += timedelta(days=1)
-    for publication in publications_between(
-        request.workspace, _local_midnight(start, zone), _local_midnight(end, zone)
-    ):
-        local_day = publication.scheduled_at.astimezone(zone).date()
-        if local_day in days:
-            days[local_day].items.append(publication)
-
+    now = timezone.now().astimezone(zone)
+    today = now.date()
+    view = request.GET.get("view")
+    view = view if view in VIEWS else MONTH
+    page = page_range(view, _anchor(request.GET.get("date"), today))
+    start, end = page.bounds(zone)
+    can_edit = permits(request, request.workspace, Action.EDIT)
+    cards = cards_between(
+        request.workspace,
+        start,
+        end,
+        zone,
+        can_move=permits(request, request.workspace, Action.PUBLISH),
+    )
+    days = build_days(page, cards, now=now)
+    if not can_edit:
+        for day in days:
+            day.compose_at = None
+    slug = request.workspace.slug
     context = {
         "workspace": request.workspace,
         "section": "calendar",
         "view": view,
-        "title": title,
-        "days": list(days.values()),
+        "page": page,
+        "title": page.title,
+        "days": days,
+        "agenda_days": [day for day in days if day.items],
+        "hour_rows": build_week(days, now=now) if view == WEEK else [],
         "weekdays": WEEKDAYS,
-        "anchor": anchor,
-        "previous": previous,
-        "following": following,
+        "anchor": page.first if view != AGENDA else page.start,
         "today": today,
+        "zone": request.user.display_timezone,
+        "can_edit": can_edit,
+        "move_url": reverse("calendar-move", kwargs={"workspace_slug": slug, "pk": 0}),
+        "compose_url": reverse("composer", kwargs={"workspace_slug": slug}),
     }
     return render(request, "web/calendar/calendar.html", context)
+
+
+class CalendarMoveForm(RescheduleForm):
+    """The quick reschedule's fields, plus which pass of a time a fall-back repeats the
+    drop was on (the week grid shows both)."""
+
+    fold = forms.BooleanField(required=False)
+
+
+MOVE_REFUSALS = {
+    "REVISION_CONFLICT": (
+        "Someone changed this post after the calendar was loaded, so it was not moved. "
+        "The calendar now shows it as it is."
+    ),
+}
+
+
+@workspace_view(Action.PUBLISH)
+@require_POST
+def calendar_move(request: WorkspaceRequest, pk: int) -> JsonResponse:
+    """Move a post to a local date and time (a drop, a keyboard move or an undo). It names
+    the revision the calendar showed; a stale one moves nothing (409)."""
+    publication = Publication.objects.for_workspace(request.workspace).filter(pk=pk).first()
+    if publication is None:
+        return JsonResponse(
+            envelope("NOT_FOUND", "This post is not in this workspace (any more)."), status=404
+        )
+    form = CalendarMoveForm(request.POST)
+    if not form.is_valid():
+        return JsonResponse(
+            envelope("VALIDATION_ERROR", "Give a date, a time and the post's revision."),
+            status=400,
+        )
+    data = form.cleaned_data
+    zone_name = request.user.display_timezone
+    zone = zoneinfo.ZoneInfo(zone_name)
+    before = publication.scheduled_at.astimezone(zone) if publication.scheduled_at else None
+    local = datetime.combine(data["date"], data["time"])
+    target: dict = {"local_time": local.isoformat(timespec="minutes")}
+    if data["fold"] and is_ambiguous(local, zone):
+        target = {"scheduled_at": local.replace(tzinfo=zone, fold=1)}
+    try:
+        moved = publication_reschedule(
+            publication=publication,
+            expected_revision=data["revision"],
+            timezone=zone_name,
+            **target,
+        )
+    except DomainError as exc:
+        message = MOVE_REFUSALS.get(exc.code, exc.message)
+        return JsonResponse(envelope(exc.code, message), status=exc.http_status)
+    assert moved.scheduled_at is not None
+    after = moved.scheduled_at.astimezone(zone)
+    return JsonResponse(
+        {
+            "message": f"Moved to {_spoken(after)}.",
+            "publication": {
+                "id": moved.pk,
+                "revision": moved.revision,
+                "status": moved.status,
+                "scheduled_at": moved.scheduled_at.isoformat(),
+                "date": after.date().isoformat(),
+                "time": after.strftime("%H:%M"),
+                "fold": after.fold,
+            },
+            "undo": _slot(before),
+        }
+    )
+
+
+def _spoken(moment: datetime) -> str:
+    return f"{moment:%a} {moment.day} {moment:%b}, {moment:%H:%M}"
+
+
+def _slot(moment: datetime | None) -> dict | None:
+    if moment is None:
+        return None
+    return {
+        "date": moment.date().isoformat(),
+        "time": moment.strftime("%H:%M"),
+        "fold": moment.fold,
+        "label": _spoken(moment),
+    }
 
 
 @workspace_view(Action.VIEW)

@@ -156,7 +156,7 @@ def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> 
     elif publication is not None:
         draft = Draft.from_publication(publication, zone=zone)
     else:
-        draft = Draft.empty(zone=zone)
+        draft = Draft.empty(zone=zone, at=request.GET.get("at"))
 
     context = composer_context(
         workspace=workspace,
