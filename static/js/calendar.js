@@ -147,6 +147,7 @@
         announce(result.data.message);
       } else {
         toast(errorText(result), { error: true });
+        announce(errorText(result));
       }
       return refresh(pk);
     }, function () {

@@ -428,3 +428,15 @@ def test_a_busy_month_costs_the_same_queries_as_a_quiet_one(
         if re.search(r'FROM "(publications|renditions)_', q["sql"])
     ]
     assert len(calendar_queries) == 4
+
+
+def test_switching_views_stays_around_the_same_date(as_alice, workspace_a):
+    month = as_alice.get("/w/ws-a/calendar/?date=2030-01-15").content.decode()
+    assert 'href="?view=week&amp;date=2030-01-15"' in month
+    assert 'href="?view=agenda&amp;date=2030-01-15"' in month
+    assert 'href="?view=month&amp;date=2029-12-01" rel="prev"' in month
+    week = as_alice.get("/w/ws-a/calendar/?view=week&date=2030-01-15").content.decode()
+    assert 'href="?view=month&amp;date=2030-01-15"' in week
+    # The agenda is what is coming: from a month gone by it starts today.
+    past = as_alice.get("/w/ws-a/calendar/?date=2020-01-15").content.decode()
+    assert f'href="?view=agenda&amp;date={timezone.now().date().isoformat()}"' in past

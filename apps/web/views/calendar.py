@@ -62,7 +62,8 @@ def calendar(request: WorkspaceRequest) -> HttpResponse:
     today = now.date()
     view = request.GET.get("view")
     view = view if view in VIEWS else MONTH
-    page = page_range(view, _anchor(request.GET.get("date"), today))
+    anchor = _anchor(request.GET.get("date"), today)
+    page = page_range(view, anchor)
     start, end = page.bounds(zone)
     can_edit = permits(request, request.workspace, Action.EDIT)
     cards = cards_between(
@@ -87,7 +88,8 @@ def calendar(request: WorkspaceRequest) -> HttpResponse:
         "agenda_days": [day for day in days if day.items],
         "hour_rows": build_week(days, now=now) if view == WEEK else [],
         "weekdays": WEEKDAYS,
-        "anchor": page.first if view != AGENDA else page.start,
+        "anchor": anchor,  # switching views stays around the same date
+        "agenda_from": anchor if view == AGENDA else max(anchor, today),
         "today": today,
         "zone": request.user.display_timezone,
         "can_edit": can_edit,
