@@ -224,8 +224,12 @@ def test_a_card_shows_platforms_a_thumbnail_a_series_marker_and_its_status(as_al
 
     page = as_alice.get("/w/ws-a/calendar/?date=2030-01-07").content.decode()
     card = page[page.index(f'id="cal-{publication.pk}"') : page.index(f'id="cal-{plain.pk}"')]
-    assert '<span class="pf pf-mastodon" title="Mastodon" aria-hidden="true">M</span>' in card
-    assert '<span class="pf pf-sandbox"' in card
+    mark = re.search(
+        r'<span class="pf pf-mastodon has-icon" title="Mastodon"[^>]*><img[^>]*>', card
+    )
+    assert mark and "img/platforms/mastodon" in mark.group(0)
+    assert '<span class="pf pf-sandbox has-icon"' in card
+    assert "Sandbox, Mastodon" in card  # what a screen reader hears
     assert f'src="/w/ws-a/media/{image.pk}/" alt="a red door"' in card
     assert "From a series" in card
     assert '<span class="badge status-scheduled">Scheduled</span>' in card

@@ -17,9 +17,13 @@ from django.test import Client
 
 from apps.publishing.services import publication_create, publication_reschedule
 from apps.sandbox.services import sandbox_account_create
+from apps.series.models import Series, SeriesOccurrence
 from tests.factories import (
     OrganizationFactory,
     OrganizationMembershipFactory,
+    RenditionFactory,
+    SegmentMediaFactory,
+    SocialAccountFactory,
     UserFactory,
     WorkspaceFactory,
     WorkspaceMembershipFactory,
@@ -227,6 +231,8 @@ def test_screenshots_of_month_week_and_agenda_on_desktop_and_phone(page, planner
         for view in ("month", "week", "agenda"):
             page.goto(f"/w/plan/calendar/?view={view}&date={DAY}")
             expect(page.locator(".cal-item").first).to_be_visible()
+            if view != "week":  # the week opens at 07:00, below the fold on a phone
+                expect(page.locator(".cal-thumb")).to_be_visible()
             page.screenshot(path=str(SCREENSHOTS / f"{view}-{width}.png"), full_page=True)
             sideways = page.evaluate(
                 "document.documentElement.scrollWidth - document.documentElement.clientWidth"
@@ -247,6 +253,24 @@ def _a_busy_week(planner) -> None:
         "Webinar tomorrow at 16:00",
         "Friday recap thread",
     ]
-    for i, text in enumerate(texts):
+    posts = [
         schedule(planner, text, datetime(2030, 1, 14 + i, 9 + i * 2, 15 * (i % 4), tzinfo=WARSAW))
+        for i, text in enumerate(texts)
+    ]
     schedule(planner, "Second post of Tuesday", datetime(2030, 1, 15, 17, 45, tzinfo=WARSAW))
+    # A picture, a second network and a series, so every part of a card shows.
+    workspace = planner[1]
+    SegmentMediaFactory(segment=posts[1].segments.get(), alt_text="a newsroom at work")
+    mastodon = SocialAccountFactory(workspace=workspace, platform="mastodon", handle="toots")
+    RenditionFactory(publication=posts[1], social_account=mastodon, status="scheduled")
+    series = Series.objects.create(
+        workspace=workspace, name="Fridays", rrule="FREQ=WEEKLY", timezone=ZONE
+    )
+    SeriesOccurrence.objects.create(
+        series=series,
+        workspace=workspace,
+        local_start="2030-01-18T17:00:00",
+        scheduled_at=posts[4].scheduled_at,
+        publication=posts[4],
+        status=SeriesOccurrence.Status.MATERIALIZED,
+    )
