@@ -101,6 +101,7 @@ INSTALLED_APPS = [
     "apps.api",
     "apps.web",
     "apps.ops",
+    "apps.security",
 ]
 
 MIDDLEWARE = [
@@ -113,6 +114,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "apps.security.ratelimit.WebRateLimitMiddleware",
     "apps.ops.middleware.MaintenanceModeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -174,6 +176,21 @@ MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 # Largest media upload accepted, in bytes (platforms have their own, smaller limits).
 MEDIA_MAX_UPLOAD_BYTES = env.int("MEDIA_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
+
+# Every file in a request is counted while it streams in and dropped once past this limit
+# (before it is written whole to disk); the media service then checks the real size again.
+FILE_UPLOAD_HANDLERS = [
+    "apps.publications.uploads.SizeLimitUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Media bytes an organization may store across its workspaces, for new organizations (each
+# organization's own figure is set in the admin).
+ORGANIZATION_STORAGE_QUOTA_BYTES = env.int(
+    "ORGANIZATION_STORAGE_QUOTA_BYTES", default=10 * 1024 * 1024 * 1024
+)
+if ORGANIZATION_STORAGE_QUOTA_BYTES < 0:
+    raise ImproperlyConfigured("ORGANIZATION_STORAGE_QUOTA_BYTES must not be negative.")
 
 # Lifetime of signed media URLs handed to platforms that fetch media themselves.
 MEDIA_URL_EXPIRE_S = env.int("MEDIA_URL_EXPIRE_S", default=3600)
@@ -255,6 +272,40 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# Abuse limits of the sign-in pages (apps/security), over a sliding window of
+# AUTH_LOCKOUT_MINUTES: failed logins or two-factor codes per account and per IP address;
+# password reset and signup requests per address and per IP address.
+AUTH_LOCKOUT_MINUTES = env.int("AUTH_LOCKOUT_MINUTES", default=15)
+AUTH_LOCKOUT_ATTEMPTS = env.int("AUTH_LOCKOUT_ATTEMPTS", default=5)
+AUTH_LOCKOUT_IP_ATTEMPTS = env.int("AUTH_LOCKOUT_IP_ATTEMPTS", default=30)
+AUTH_EMAIL_REQUESTS = env.int("AUTH_EMAIL_REQUESTS", default=3)
+AUTH_EMAIL_IP_REQUESTS = env.int("AUTH_EMAIL_IP_REQUESTS", default=10)
+if (
+    min(
+        AUTH_LOCKOUT_MINUTES,
+        AUTH_LOCKOUT_ATTEMPTS,
+        AUTH_LOCKOUT_IP_ATTEMPTS,
+        AUTH_EMAIL_REQUESTS,
+        AUTH_EMAIL_IP_REQUESTS,
+    )
+    < 1
+):
+    raise ImproperlyConfigured("AUTH_LOCKOUT_* and AUTH_EMAIL_* must be at least 1.")
+# Web app writes (POST and the like, not /api/ or /sandbox/) per signed-in person, or per IP
+# address when anonymous, "N/s|min|hour" (empty: no limit). Counted in the database.
+WEB_RATE_LIMIT = env.str("WEB_RATE_LIMIT", default="600/min")
+if WEB_RATE_LIMIT and not re.fullmatch(r"\d+/(s|sec|m|min|h|hour)", WEB_RATE_LIMIT):
+    raise ImproperlyConfigured("WEB_RATE_LIMIT looks like 600/min (or N/s, N/hour).")
+# Proxies in front of the web processes that append to X-Forwarded-For (0: none; the
+# client address is then REMOTE_ADDR). Per-IP limits count the address this many hops back.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must not be negative.")
+# Largest JSON-RPC body accepted at /mcp, in bytes; bigger ones are refused with 413.
+MCP_MAX_BODY_BYTES = env.int("MCP_MAX_BODY_BYTES", default=1024 * 1024)
+if MCP_MAX_BODY_BYTES < 1024:
+    raise ImproperlyConfigured("MCP_MAX_BODY_BYTES must be at least 1024.")
 
 # Worker and provider timing (read where used, so tests and operators can turn them).
 WORKER_POLL_S = env.float("WORKER_POLL_S", default=1.0)

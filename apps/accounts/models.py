@@ -7,6 +7,7 @@ import secrets
 import uuid
 import zoneinfo
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -62,6 +63,11 @@ class User(AbstractBaseUser, PermissionsMixin):
         return self.email
 
 
+def default_storage_quota_bytes() -> int:
+    """ORGANIZATION_STORAGE_QUOTA_BYTES, the storage quota new organizations start with."""
+    return settings.ORGANIZATION_STORAGE_QUOTA_BYTES
+
+
 class Organization(models.Model):
     """The paying tenant (an agency or a company). Quotas and the in-flight cap apply here.
 
@@ -91,6 +97,10 @@ class Organization(models.Model):
         "(a budget of their own: slow receivers never hold back publishing).",
     )
     seats = models.PositiveIntegerField(default=10, help_text="Members allowed.")
+    storage_quota_bytes = models.PositiveBigIntegerField(
+        default=default_storage_quota_bytes,
+        help_text="Media bytes its workspaces may store together (0: no limit).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

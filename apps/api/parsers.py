@@ -3,7 +3,8 @@
 DRF reads JSON straight from the request stream, which skips Django's
 DATA_UPLOAD_MAX_MEMORY_SIZE check: the JSON parser applies it itself (413). Uploads are
 refused from their Content-Length before anything is read when they cannot fit under
-MEDIA_MAX_UPLOAD_BYTES; the media service checks the real size again.
+MEDIA_MAX_UPLOAD_BYTES, and a file is dropped as soon as it streams past that limit (413
+either way); the media service checks the real size again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rest_framework.settings import api_settings
 from rest_framework.utils import json
 
 from apps.api.errors import PayloadTooLarge
+from apps.publications.uploads import refused_uploads
 
 # Room for the multipart boundaries and the small form fields beside the file.
 MULTIPART_OVERHEAD_BYTES = 64 * 1024
@@ -67,6 +69,13 @@ class MultiPartParser(parsers.MultiPartParser):
                 code="MEDIA_TOO_LARGE",
             )
         try:
-            return super().parse(stream, media_type, parser_context)
+            parsed = super().parse(stream, media_type, parser_context)
         except exceptions.ParseError as exc:
             raise exceptions.ParseError(str(exc.detail), code="MALFORMED_MULTIPART") from None
+        # A file past the limit was dropped while it streamed in (SizeLimitUploadHandler).
+        if refused_uploads(parser_context["request"]):
+            raise PayloadTooLarge(
+                f"Uploads are limited to {settings.MEDIA_MAX_UPLOAD_BYTES} bytes.",
+                code="MEDIA_TOO_LARGE",
+            )
+        return parsed

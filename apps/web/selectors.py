@@ -9,6 +9,7 @@ from django.db.models import Count
 
 from apps.accounts.models import Organization
 from apps.publications.models import Publication
+from apps.publications.services import organization_storage_used
 from apps.publishing.quotas import month_bounds
 
 
@@ -23,6 +24,8 @@ class Usage:
     inflight_cap: int
     period_start: datetime
     resets_at: datetime
+    storage_used: int = 0
+    storage_quota: int = 0  # 0: no limit
 
     @property
     def quota_left(self) -> int:
@@ -35,7 +38,7 @@ class Usage:
 
 def organization_usage(*, organization: Organization, now: datetime) -> Usage:
     """Publications created this UTC month against monthly_post_quota (the count the
-    quota check uses), and members against seats."""
+    quota check uses), members against seats, and media bytes against the storage quota."""
     start, end = month_bounds(now)
     publications = Publication.objects.filter(
         workspace__organization=organization, created_at__gte=start, created_at__lt=end
@@ -48,6 +51,8 @@ def organization_usage(*, organization: Organization, now: datetime) -> Usage:
         inflight_cap=organization.inflight_cap,
         period_start=start,
         resets_at=end,
+        storage_used=organization_storage_used(organization),
+        storage_quota=organization.storage_quota_bytes,
     )
 
 

@@ -1,6 +1,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from apps.security.decorators import throttle_signup
+from apps.security.views import login as security_login
 from apps.web import connect
 from apps.web.views import (
     accounts,
@@ -19,10 +21,10 @@ from apps.web.views import series as series_views  # webhooks and series (issue 
 from apps.web.views import webhooks as webhook_views  # webhooks and series (issue 10)
 
 auth_patterns = [
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", security_login.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
-    path("signup/", people.signup, name="signup"),
-    path("password-reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("signup/", throttle_signup(people.signup), name="signup"),
+    path("password-reset/", security_login.PasswordResetView.as_view(), name="password_reset"),
     path(
         "password-reset/sent/",
         auth_views.PasswordResetDoneView.as_view(),

@@ -31,5 +31,6 @@ def test_the_command_runs_every_registered_hook_and_reports_its_count(hooks):
 
     assert ran == ["widgets"]
     assert out.getvalue().startswith(
-        "re-encrypted 0 account(s) and 0 webhook secret(s) and 3 widget key(s) under key '"
+        "re-encrypted 0 account(s) and 0 webhook secret(s) and 0 two-factor secret(s) and "
+        "3 widget key(s) under key '"
     )

@@ -12,6 +12,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from apps.api.mcp.auth import TokenAuthMiddleware
+from apps.api.mcp.body_limit import BodyLimitMiddleware
 from apps.api.mcp.tools import server
 
 MCP_PATH = "/mcp"
@@ -26,7 +27,8 @@ def mcp_application() -> ASGIApp:
         # The Host and Origin checks are TokenAuthMiddleware's, against ALLOWED_HOSTS.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return TokenAuthMiddleware(app)
+    # The body is read (up to its cap) only once the token is accepted.
+    return TokenAuthMiddleware(BodyLimitMiddleware(app))
 
 
 def with_mcp(django_app: ASGIApp) -> ASGIApp:

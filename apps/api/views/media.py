@@ -39,7 +39,8 @@ class MediaViewSet(WorkspaceViewSet):
         summary="Upload a media file",
         description="multipart/form-data with `file` (and optional `alt_text`). The type is "
         "read from the bytes: JPEG, PNG, WebP, GIF, MP4, MOV, WebM. Too large is 413 "
-        "MEDIA_TOO_LARGE; any other type is 415 MEDIA_TYPE_UNSUPPORTED.",
+        "MEDIA_TOO_LARGE; any other type is 415 MEDIA_TYPE_UNSUPPORTED; a file that would "
+        "take the organization past its storage quota is 409 STORAGE_QUOTA_EXCEEDED.",
         request={"multipart/form-data": MediaUploadSerializer},
         parameters=[IDEMPOTENCY_KEY],
         responses={
@@ -48,6 +49,7 @@ class MediaViewSet(WorkspaceViewSet):
             **post_errors(
                 codes={
                     400: ["MALFORMED_MULTIPART"],
+                    409: ["STORAGE_QUOTA_EXCEEDED"],
                     413: ["MEDIA_TOO_LARGE"],
                     415: ["MEDIA_TYPE_UNSUPPORTED"],
                 }

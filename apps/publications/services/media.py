@@ -7,15 +7,43 @@ import os
 
 from django.conf import settings
 from django.core.files import File
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Sum
 
-from apps.accounts.models import User, Workspace
-from apps.common.errors import ValidationFailed
+from apps.accounts.models import Organization, User, Workspace
+from apps.common.errors import QuotaExceeded, ValidationFailed
 from apps.publications import constants
 from apps.publications.media_probe import probe
 from apps.publications.models import MediaAsset
 
 CHUNK = 1024 * 1024
+# First key of the advisory lock that serializes one organization's quota checks.
+_STORAGE_LOCK = 7301
+
+
+def organization_storage_used(organization: Organization) -> int:
+    """Bytes of media stored by the organization's workspaces (what its quota counts)."""
+    used = MediaAsset.objects.filter(workspace__organization=organization).aggregate(
+        total=Sum("size_bytes")
+    )["total"]
+    return used or 0
+
+
+def _check_storage_quota(organization: Organization, *, adding: int) -> None:
+    """QuotaExceeded STORAGE_QUOTA_EXCEEDED when `adding` more bytes would pass the
+    organization's storage quota (0: no limit)."""
+    quota = organization.storage_quota_bytes
+    if not quota:
+        return
+    used = organization_storage_used(organization)
+    if used + adding > quota:
+        raise QuotaExceeded(
+            f"Your organization's media storage is full: {used} of {quota} bytes are in use "
+            f"and this file needs {adding}. Delete media you no longer need, or ask for a "
+            "larger quota.",
+            code="STORAGE_QUOTA_EXCEEDED",
+            details={"used_bytes": used, "quota_bytes": quota, "file_bytes": adding},
+        )
 
 
 def _size(file: File) -> int:
@@ -39,8 +67,10 @@ def media_asset_create(
     """Store an uploaded file as a media asset of the workspace.
 
     The type is sniffed from the content (MEDIA_TYPE_UNSUPPORTED otherwise); files over
-    MEDIA_MAX_UPLOAD_BYTES are refused (MEDIA_TOO_LARGE). The bytes go to the default
-    storage under a random name; if the row cannot be written, the stored file is removed.
+    MEDIA_MAX_UPLOAD_BYTES are refused (MEDIA_TOO_LARGE), and so are files that would take
+    the organization past its storage quota (QuotaExceeded STORAGE_QUOTA_EXCEEDED). The
+    bytes go to the default storage under a random name; if the row cannot be written, the
+    stored file is removed.
     """
     limit = settings.MEDIA_MAX_UPLOAD_BYTES
     size = _size(file)
@@ -57,6 +87,10 @@ def media_asset_create(
             "The alt text is too long.",
             details={"alt_text": [f"At most {constants.MAX_ALT_TEXT_LENGTH} characters."]},
         )
+    organization = workspace.organization
+    # Checked before storing (the common refusal costs no upload to storage), and again
+    # below under a lock, against what concurrent uploads committed meanwhile.
+    _check_storage_quota(organization, adding=size)
     found = probe(file)
     digest = hashlib.sha256()
     file.seek(0)
@@ -82,6 +116,14 @@ def media_asset_create(
     try:
         asset.full_clean(exclude=["workspace", "created_by"])
         asset.save()
+        if organization.storage_quota_bytes:
+            # Held to the commit, only by the uploads of this organization: of two uploads
+            # that each fit alone but not together, the second sees the first and is refused.
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_xact_lock(%s, %s)", [_STORAGE_LOCK, organization.pk % 2**31]
+                )
+            _check_storage_quota(organization, adding=0)
     except Exception:
         asset.file.storage.delete(asset.file.name)
         raise

@@ -16,9 +16,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.accounts.permissions import Action
-from apps.common.errors import Conflict, DomainError, NotFound, ValidationFailed
+from apps.common.errors import Conflict, DomainError, NotFound, QuotaExceeded, ValidationFailed
 from apps.publications.models import MediaAsset, Publication
 from apps.publications.services import media_asset_create
+from apps.publications.uploads import refused_uploads
 from apps.renditions.models import Rendition
 from apps.web.access import WorkspaceRequest, is_htmx, require, workspace_view
 from apps.web.composer.checks import Message, check_draft, problems_from_details
@@ -93,6 +94,8 @@ def _upload(request: WorkspaceRequest, draft: Draft) -> dict[int, list[str]]:
     """Store the files chosen in each part and attach them; returns errors by part."""
     errors: dict[int, list[str]] = {}
     for i in range(len(draft.segments)):
+        for refused in refused_uploads(request, field_name=f"segment-{i}-file"):
+            errors.setdefault(i, []).append(f"{refused.file_name}: {refused.message}")
         for upload in request.FILES.getlist(f"segment-{i}-file"):
             try:
                 asset = media_asset_create(
@@ -101,7 +104,7 @@ def _upload(request: WorkspaceRequest, draft: Draft) -> dict[int, list[str]]:
                     created_by=request.user,
                     original_name=upload.name,
                 )
-            except ValidationFailed as exc:
+            except (ValidationFailed, QuotaExceeded) as exc:
                 errors.setdefault(i, []).append(f"{upload.name}: {exc.message}")
             else:
                 draft.attach(i, asset)
