@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "apps.publications",
     "apps.renditions",
     "apps.publishing",
+    "apps.approvals",
     "apps.providers",
     "apps.sandbox",
     "apps.jobs",

@@ -10,6 +10,7 @@ from apps.api.views.me import MeView
 from apps.api.views.media import MediaViewSet
 from apps.api.views.publications import PublicationViewSet
 from apps.api.views.renditions import RenditionViewSet
+from apps.api.views.reviews import ApprovalRuleView, ReviewViewSet
 from apps.api.views.series import SeriesViewSet
 from apps.api.views.tokens import TokenViewSet
 from apps.api.views.webhooks import WebhookViewSet
@@ -38,6 +39,7 @@ router.register("media", MediaViewSet, basename="media")
 router.register("publications/bulk", PublicationBulkViewSet, basename="publication-bulk")
 router.register("publications", PublicationViewSet, basename="publication")
 router.register("renditions", RenditionViewSet, basename="rendition")
+router.register("reviews", ReviewViewSet, basename="review")
 router.register("tokens", TokenViewSet, basename="token")
 router.register("webhooks", WebhookViewSet, basename="webhook")
 router.register("series", SeriesViewSet, basename="series")
@@ -61,6 +63,7 @@ v1 = [
         PublicationQueueViewSet.as_view({"post": "queue"}),
         name="publication-queue",
     ),
+    re_path(r"^approval-rule/?$", ApprovalRuleView.as_view(), name="approval-rule"),
     path("", include(router.urls)),
 ]
 

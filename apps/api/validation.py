@@ -77,6 +77,7 @@ def publication_validate(*, token: ApiToken, data: dict) -> list[Problem]:
                 publication_update(
                     publication=publication,
                     expected_revision=publication.revision,
+                    actor=token.created_by,
                     status=Publication.Status.SCHEDULED,
                 )
             raise _DryRun

@@ -55,12 +55,17 @@ PUBLICATION_STATUS_CHANGED = "publication.status_changed"
 # A connected account's token expired or was revoked: a person must reconnect it (emitted
 # when the account changes, not for every rendition that finds it so). Payload: account.
 ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
+# A publication's review moved: submitted for review, approved (and so scheduled) or sent
+# back with changes requested. Payload: publication, review (its state now), actor (the
+# person), note (what they wrote, maybe empty).
+PUBLICATION_REVIEW_CHANGED = "publication.review_changed"
 
 PAYLOADS: dict[str, frozenset[str]] = {
     RENDITION_PUBLISHED: frozenset({"rendition"}),
     RENDITION_FAILED: frozenset({"rendition"}),
     PUBLICATION_STATUS_CHANGED: frozenset({"publication", "previous", "status"}),
     ACCOUNT_NEEDS_RECONNECT: frozenset({"account"}),
+    PUBLICATION_REVIEW_CHANGED: frozenset({"publication", "review", "actor", "note"}),
 }
 
 Handler = Callable[..., Any]

@@ -22,6 +22,7 @@ WORKSPACE_NAV: list[NavItem] = [
     NavItem("Calendar", "calendar", Action.VIEW, "calendar"),
     NavItem("Queue", "queue", Action.VIEW, "queue"),  # issue 20
     NavItem("Posts", "publication-list", Action.VIEW, "posts"),
+    NavItem("Reviews", "reviews", Action.VIEW, "reviews"),
     NavItem("Accounts", "workspace-accounts", Action.VIEW, "accounts"),
     NavItem("Team", "workspace-team", Action.VIEW, "team"),
     NavItem("Series", "series", Action.VIEW, "series"),  # issue 10

@@ -13,6 +13,7 @@ from apps.web.views import (
     organizations,
     people,
     publications,
+    reviews,
     team,
     tokens,
 )
@@ -126,6 +127,12 @@ workspace_patterns = [
         name="rendition-resolve",
     ),
     # Team and tokens.
+    path("reviews/", reviews.review_queue, name="reviews"),
+    path("reviews/rule/", reviews.review_rule_set, name="review-rule"),
+    path("posts/<int:pk>/review/submit/", reviews.review_submit_view, name="review-submit"),
+    path("posts/<int:pk>/review/approve/", reviews.review_approve_view, name="review-approve"),
+    path("posts/<int:pk>/review/changes/", reviews.review_changes_view, name="review-changes"),
+    path("posts/<int:pk>/review/comment/", reviews.review_comment_view, name="review-comment"),
     path("team/", team.workspace_team, name="workspace-team"),
     path("team/invite/", team.workspace_invite, name="workspace-invite"),
     path("team/<int:user_id>/role/", team.workspace_member_role, name="workspace-member-role"),

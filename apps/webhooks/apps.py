@@ -23,6 +23,11 @@ class WebhooksConfig(AppConfig):
                 webhook_events.emit_publication_status_changes,
             ),
             (events.ACCOUNT_NEEDS_RECONNECT, webhook_events.emit_account_needs_reconnect, None),
+            (
+                events.PUBLICATION_REVIEW_CHANGED,
+                webhook_events.emit_publication_review_change,
+                None,
+            ),
         ]
         for name, handler, many in subscriptions:
             events.subscribe(name, handler, in_transaction=True, many=many)

@@ -8,6 +8,15 @@ RENDITION_PUBLISHED = "rendition.published"
 RENDITION_FAILED = "rendition.failed"
 RENDITION_AMBIGUOUS = "rendition.ambiguous"
 ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
+PUBLICATION_REVIEW_REQUESTED = "publication.review_requested"
+PUBLICATION_APPROVED = "publication.approved"
+PUBLICATION_CHANGES_REQUESTED = "publication.changes_requested"
+# The webhook event of each review state a publication enters.
+REVIEW_EVENTS = {
+    "in_review": PUBLICATION_REVIEW_REQUESTED,
+    "approved": PUBLICATION_APPROVED,
+    "changes_requested": PUBLICATION_CHANGES_REQUESTED,
+}
 
 EVENT_TYPES = (
     PUBLICATION_SCHEDULED,
@@ -16,6 +25,9 @@ EVENT_TYPES = (
     RENDITION_FAILED,
     RENDITION_AMBIGUOUS,
     ACCOUNT_NEEDS_RECONNECT,
+    PUBLICATION_REVIEW_REQUESTED,
+    PUBLICATION_APPROVED,
+    PUBLICATION_CHANGES_REQUESTED,
 )
 
 DELIVER_JOB = "webhooks.deliver"

@@ -161,6 +161,21 @@ def emit_account_needs_reconnect(account: SocialAccount) -> None:
     )
 
 
+def emit_publication_review_change(publication: Publication, *, review: str, actor, note: str):
+    """``publication.review_requested``, ``publication.approved`` or
+    ``publication.changes_requested``: the publication, who acted and what they wrote."""
+    actor_data = {"id": actor.pk, "name": actor.name, "email": actor.email} if actor else None
+
+    def build() -> dict:
+        data = publication_data(publication.pk)
+        data["review"] = {"state": review, "actor": actor_data, "note": note}
+        return data
+
+    emit_lazy(
+        workspace_id=publication.workspace_id, event=constants.REVIEW_EVENTS[review], build=build
+    )
+
+
 def emit_publication_status_change(publication: Publication, *, previous: str, status: str) -> None:
     """``publication.scheduled`` when the aggregate becomes scheduled (from a draft, or a
     failure retried by a person), and ``publication.completed`` when it becomes terminal;

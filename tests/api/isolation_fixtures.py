@@ -38,6 +38,7 @@ OBJECT_BY_COLLECTION = {
     "media": "media",
     "publications": "publication",
     "renditions": "rendition",
+    "reviews": "review",
     "series": "series",
     "tokens": "token",
     "webhooks": "webhook_endpoint",
@@ -127,6 +128,7 @@ def workspace_objects(workspace: Workspace) -> dict[str, Model]:
     ).token
     return {
         "account": account,
+        "review": _in_review(workspace, account, tomorrow),
         "media": MediaAssetFactory(workspace=workspace),
         "publication": publication,
         "rendition": rendition,
@@ -135,6 +137,31 @@ def workspace_objects(workspace: Workspace) -> dict[str, Model]:
         "webhook_endpoint": endpoint,
         "webhook_delivery": delivery,
     }
+
+
+def _in_review(workspace: Workspace, account, when) -> Model:
+    """A draft waiting for approval (the publication a /reviews/{id} path names)."""
+    from apps.approvals.models import Review
+    from apps.publishing.services import publication_create
+
+    draft = publication_create(
+        workspace=workspace,
+        author=None,
+        segments=[{"text": "For review"}],
+        destinations=[{"account": account.pk}],
+        scheduled_at=when,
+    )
+    Review.objects.create(
+        publication=draft, workspace=workspace, state="in_review", requested_at=timezone.now()
+    )
+    return draft
+
+
+def prepare_resubmittable(objects: dict[str, Model]) -> None:
+    """The review sent back with changes requested, so that submitting again can succeed."""
+    from apps.approvals.models import Review
+
+    Review.objects.filter(publication=objects["review"]).update(state="changes_requested")
 
 
 def prepare_queueable(objects: dict[str, Model]) -> None:

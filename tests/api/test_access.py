@@ -19,6 +19,7 @@ from tests.api.isolation_fixtures import (
     Operation,
     api_operations,
     prepare_queueable,
+    prepare_resubmittable,
     workspace_objects,
     workspace_snapshot,
 )
@@ -58,6 +59,14 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "accounts_queue_slots_destroy": ("write",),
     "renditions_retrieve": ("read",),
     "renditions_resolve_create": ("publish",),
+    "approval_rule_retrieve": ("read",),
+    "approval_rule_update": ("admin",),
+    "reviews_list": ("read",),
+    "reviews_retrieve": ("read",),
+    "reviews_submit_create": ("write",),
+    "reviews_approve_create": ("publish",),
+    "reviews_request_changes_create": ("publish",),
+    "reviews_comments_create": ("write",),
     "series_list": ("read",),
     "series_create": SERIES_CHANGE,
     "series_preview_create": ("read",),
@@ -104,6 +113,14 @@ BODIES: dict[str, Any] = {
     "publications_bulk_create": {"items": [{"text": "Hi"}]},
     "publications_partial_update": {"revision": 1, "text": "Edited"},
     "renditions_resolve_create": {"outcome": "failed"},
+    "approval_rule_update": {"required": False},
+    "reviews_submit_create": lambda objects: {"revision": objects["review"].revision},
+    "reviews_approve_create": lambda objects: {"revision": objects["review"].revision},
+    "reviews_request_changes_create": lambda objects: {
+        "revision": objects["review"].revision,
+        "note": "Shorter",
+    },
+    "reviews_comments_create": {"body": "Looks good"},
     "publications_queue_create": {"revision": 1},
     "queue_slots_update": {"slots": [{"weekday": "mon", "time": "09:00"}]},
     "accounts_queue_slots_update": {"slots": [{"weekday": "tue", "time": "18:30"}]},
@@ -128,6 +145,7 @@ NAMES_IN_BODY = {"publications_create", "series_create"}
 PREPARE: dict[str, Callable[[Objects], Any]] = {
     "series_resume_create": lambda objects: series_pause(series=objects["series"]),
     "publications_queue_create": prepare_queueable,
+    "reviews_submit_create": prepare_resubmittable,
 }
 
 

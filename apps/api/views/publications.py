@@ -173,7 +173,10 @@ class PublicationViewSet(WorkspaceViewSet):
         data = self.parse(PublicationUpdateSerializer)
         revision = data.pop("revision")
         publication = publication_update(
-            publication=publication, expected_revision=revision, **data
+            publication=publication,
+            expected_revision=revision,
+            actor=self.token.created_by,
+            **data,
         )
         return self.render(self._fresh(publication))
 

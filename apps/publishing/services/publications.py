@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone as django_timezone
 
 from apps.accounts.models import User, Workspace
+from apps.approvals.rule import check_may_schedule
 from apps.common.errors import Conflict, ValidationFailed
 from apps.publications import inputs
 from apps.publications.inputs import DestinationInput, SegmentInput
@@ -89,7 +90,8 @@ def publication_create(
     "destinations.1.segments.0.text"...; code SCHEDULE_IN_PAST / INVALID_TIMEZONE /
     MISSING_UTC_OFFSET when that is the only problem), NotFound for accounts or media not
     in the workspace, Conflict REFERENCE_KEY_EXISTS, QuotaExceeded MONTHLY_QUOTA_EXCEEDED
-    or DAILY_CAP_EXCEEDED.
+    or DAILY_CAP_EXCEEDED, ApprovalRequired APPROVAL_REQUIRED when the author's posts need
+    approval first (`apps.approvals.rule`).
     """
     now = django_timezone.now()
     errors = FieldErrors()
@@ -112,6 +114,8 @@ def publication_create(
     )
     errors.raise_if_any()
     assert zone is not None, "resolve_time leaves the zone out only with an error, raised above"
+    if target == P.SCHEDULED:
+        check_may_schedule(workspace, author)
 
     accounts, media = _content.resolve_references(
         workspace=workspace, segments=seg_inputs, destinations=dest_inputs
@@ -190,7 +194,11 @@ def _bump(publication: Publication) -> None:
 
 @transaction.atomic
 def publication_update(
-    *, publication: Publication, expected_revision: int, **changes: Any
+    *,
+    publication: Publication,
+    expected_revision: int,
+    actor: User | None = None,
+    **changes: Any,
 ) -> Publication:
     """Edit a publication made at expected_revision; returns it at the next revision.
 
@@ -201,8 +209,12 @@ def publication_update(
     local_time / timezone (as in publication_reschedule), status ("scheduled" schedules the
     drafts, "draft" unschedules, refused once anything started), reference_key.
 
+    actor: the person making the edit; scheduling is refused (APPROVAL_REQUIRED) when their
+    posts need approval first (``apps.approvals.rule``). None for work without a person.
+
     Errors: as publication_create, plus Conflict REVISION_CONFLICT (details with
-    current_revision), PUBLICATION_CANCELLED, RENDITION_LOCKED, PUBLICATION_STARTED.
+    current_revision), PUBLICATION_CANCELLED, RENDITION_LOCKED, PUBLICATION_STARTED,
+    ApprovalRequired APPROVAL_REQUIRED.
     """
     unknown = sorted(set(changes) - UPDATABLE)
     if unknown:
@@ -214,6 +226,8 @@ def publication_update(
     now = django_timezone.now()
     errors = FieldErrors()
     target = parse_status(changes["status"], errors) if "status" in changes else None
+    if target == P.SCHEDULED and publication.status == P.DRAFT:
+        check_may_schedule(publication.workspace, actor)
     seg_inputs: list[SegmentInput] | None = None
     if "segments" in changes:
         seg_inputs = inputs.parse_segments(

@@ -69,6 +69,7 @@ def draft_submit(
     return publication_update(
         publication=publication,
         expected_revision=draft.revision if draft.revision is not None else -1,
+        actor=user,
         segments=draft.segments_payload(),
         destinations=draft.destinations_payload(),
         status=status,
