@@ -13,21 +13,26 @@ A file has a header row naming at least ``text``, ``scheduled_at`` and ``destina
 
 An import is stored (default storage, ``imports/<workspace id>/<import id>/``) as its items,
 written once at upload, and one result file per batch of BATCH_SIZE rows, written when
-the batch has run. A batch whose result exists is never run again.
+the batch has run. A batch whose result exists is never run again. Imports untouched for
+a day (finished or abandoned) are removed when the next import is uploaded
+(``imports_prune``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import os
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
+from django.utils import timezone
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.publishing.services.bulk import MAX_BULK_ITEMS
@@ -36,6 +41,7 @@ MAX_ROWS = 40_000
 MAX_FILE_BYTES = 50 * 1024 * 1024
 BATCH_SIZE = MAX_BULK_ITEMS
 REQUIRED_COLUMNS = ("text", "scheduled_at", "destinations")
+IMPORTS_ROOT = "imports"
 
 
 class ImportFileError(Exception):
@@ -198,7 +204,7 @@ def new_import_id() -> str:
 
 
 def _folder(workspace_id: int, import_id: str) -> str:
-    return f"imports/{workspace_id}/{import_id}"
+    return f"{IMPORTS_ROOT}/{workspace_id}/{import_id}"
 
 
 def _write_json(path: str, data: object) -> None:
@@ -260,3 +266,52 @@ def batches_done(state: ImportState) -> int:
     while done < state.batches and default_storage.exists(_result_path(state, done)):
         done += 1
     return done
+
+
+# An import untouched this long (finished, or abandoned half-way) has its files removed.
+STATE_MAX_AGE = timedelta(days=1)
+
+
+def _files(folder: str) -> list[str]:
+    try:
+        _dirs, files = default_storage.listdir(folder)
+    except FileNotFoundError:
+        return []
+    return [f"{folder}/{name}" for name in files]
+
+
+def _remove_folder(folder: str) -> None:
+    """The now empty folder itself, on storages that have folders (a bucket has none)."""
+    try:
+        path = default_storage.path(folder)
+    except NotImplementedError:
+        return
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
+
+
+def imports_prune(*, now: datetime | None = None) -> int:
+    """Delete the files of every import whose last file was written more than
+    STATE_MAX_AGE ago: finished ones, and ones abandoned before their last batch (a batch
+    writes its result file, so an import that is running is never that old). Returns how
+    many imports went."""
+    cutoff = (now or timezone.now()) - STATE_MAX_AGE
+    pruned = 0
+    try:
+        workspaces, _files_at_top = default_storage.listdir(IMPORTS_ROOT)
+    except FileNotFoundError:
+        return 0
+    for workspace_dir in workspaces:
+        imports, _ = default_storage.listdir(f"{IMPORTS_ROOT}/{workspace_dir}")
+        for import_dir in imports:
+            folder = f"{IMPORTS_ROOT}/{workspace_dir}/{import_dir}"
+            files = _files(folder)
+            if files and max(default_storage.get_modified_time(f) for f in files) >= cutoff:
+                continue
+            for path in files:
+                default_storage.delete(path)
+            _remove_folder(folder)
+            pruned += 1
+        if not default_storage.listdir(f"{IMPORTS_ROOT}/{workspace_dir}")[0]:
+            _remove_folder(f"{IMPORTS_ROOT}/{workspace_dir}")
+    return pruned

@@ -126,6 +126,8 @@ def import_upload(request: WorkspaceRequest) -> HttpResponse:
                     ),
                 )
                 csv_import.save_state(state)
+                # Each upload clears away the imports nobody touched for a day.
+                csv_import.imports_prune()
                 return redirect("post-import-detail", request.workspace.slug, import_id)
     context = {"workspace": request.workspace, "section": "posts", "form": form}
     return render(request, "web/imports/upload.html", context, status=400 if form.errors else 200)
