@@ -3,7 +3,10 @@
 It serves the project with gunicorn on a free local port, creates a workspace with a token
 and sandbox accounts, then runs two phases from a pool of client threads: publication
 creates (each to N destinations, scheduled a day ahead so nothing publishes meanwhile) and
-publication detail reads. Each phase reports requests per second and latency percentiles.
+publication detail reads. Creates run twice: one at a time (``serial_creates``, the
+latency of one create: ``create_c1_latency_p50_ms``), then from ``concurrency`` threads
+(``create_requests_per_s``). Each phase reports requests per second and latency
+percentiles.
 
 With ``bulk`` it runs one phase instead: ``bulk_items`` publications (one destination each,
 spread over ``bulk_accounts`` sandbox accounts, scheduled a day ahead, each with its own
@@ -38,6 +41,8 @@ from loadtest.progress import ProgressBar
 @dataclass
 class ApiBenchConfig:
     creates: int = 1000
+    # Creates sent one at a time first: the latency of a create on an otherwise idle server.
+    serial_creates: int = 200
     reads: int = 3000
     destinations: int = 3
     concurrency: int = 8
@@ -100,7 +105,10 @@ class ApiBench:
                         created.append(response.json()["id"])
                     return took
 
-                creates = self._phase("create", self.config.creates, create)
+                serial = self._phase(
+                    "create, one at a time", self.config.serial_creates, create, concurrency=1
+                )
+                creates = self._phase("create", self.config.creates, create, offset=len(created))
 
                 def read(i: int) -> float:
                     started = time.perf_counter()
@@ -116,6 +124,7 @@ class ApiBench:
                 "concurrency": self.config.concurrency,
                 "web_workers": self.config.web_workers,
                 "web_threads": self.config.web_threads,
+                **{f"create_c1_{k}": v for k, v in serial.items()},
                 **{f"create_{k}": v for k, v in creates.items()},
                 **{f"read_{k}": v for k, v in reads.items()},
             }
@@ -191,12 +200,19 @@ class ApiBench:
             "bulk_request_p99_ms": round(_pct(latencies, 99) * 1000, 1),
         }
 
-    def _phase(self, label: str, count: int, call) -> dict:
+    def _phase(
+        self, label: str, count: int, call, *, concurrency: int | None = None, offset: int = 0
+    ) -> dict:
+        """call(i) for i in offset..offset+count from `concurrency` threads (default: the
+        configured one); requests/s and latency percentiles."""
+        if count <= 0:
+            return {"requests": 0}
         bar = ProgressBar(self.progress, label, count)
         latencies: list[float] = []
         started = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            for done, took in enumerate(pool.map(call, range(count)), start=1):
+        with ThreadPoolExecutor(max_workers=concurrency or self.config.concurrency) as pool:
+            calls = pool.map(call, range(offset, offset + count))
+            for done, took in enumerate(calls, start=1):
                 latencies.append(took)
                 bar.update(done)
         elapsed = time.perf_counter() - started

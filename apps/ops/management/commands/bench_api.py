@@ -22,6 +22,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         defaults = ApiBenchConfig()
         parser.add_argument("--creates", type=int, default=defaults.creates)
+        parser.add_argument(
+            "--serial-creates",
+            type=int,
+            default=defaults.serial_creates,
+            help="Creates sent one at a time before the concurrent ones (create_c1_*).",
+        )
         parser.add_argument("--reads", type=int, default=defaults.reads)
         parser.add_argument("--destinations", type=int, default=defaults.destinations)
         parser.add_argument(
@@ -59,6 +65,7 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         config = ApiBenchConfig(
             creates=opts["creates"],
+            serial_creates=opts["serial_creates"],
             reads=opts["reads"],
             destinations=opts["destinations"],
             concurrency=opts["concurrency"],
