@@ -237,6 +237,11 @@ if API_THROTTLE_RATE and not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", API
 API_TOKENS_PER_WORKSPACE = env.int("API_TOKENS_PER_WORKSPACE", default=50)
 if API_TOKENS_PER_WORKSPACE < 1:
     raise ImproperlyConfigured("API_TOKENS_PER_WORKSPACE must be at least 1.")
+# Characters one publication may hold in all (every segment's text, with every
+# destination's own text); more is refused with PUBLICATION_TOO_LARGE and nothing stored.
+PUBLICATION_MAX_CONTENT_CHARS = env.int("PUBLICATION_MAX_CONTENT_CHARS", default=200_000)
+if PUBLICATION_MAX_CONTENT_CHARS < 1:
+    raise ImproperlyConfigured("PUBLICATION_MAX_CONTENT_CHARS must be at least 1.")
 # How long a POST's Idempotency-Key and its stored response are kept.
 IDEMPOTENCY_RETENTION_HOURS = env.float("IDEMPOTENCY_RETENTION_HOURS", default=24.0)
 if IDEMPOTENCY_RETENTION_HOURS <= 0:

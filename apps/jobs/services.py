@@ -131,25 +131,30 @@ def job_enqueue_many(specs: Iterable[JobSpec], *, chunk_size: int = 1000) -> int
             chunk = []
     if chunk:
         created += _insert_chunk(chunk)
-    if created:
-        queue.notify()
     return created
 
 
 def _insert_chunk(rows: list[tuple]) -> int:
+    """Insert the rows; the statement also sends the NOTIFY that wakes workers when it
+    added any (delivered at commit), as job_enqueue's does."""
     columns = [list(values) for values in zip(*rows, strict=True)]
     sql = f"""
-        INSERT INTO jobs_job ({_INSERT_COLUMNS})
-        SELECT v.org, v.ws, v.type, v.seat, v.payload, 'pending', coalesce(v.run_at, now()), 0,
-               v.max_attempts, '', v.key, 0, 0, 0, statement_timestamp(), statement_timestamp()
-          FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::jsonb[],
-                      %s::timestamptz[], %s::int[], %s::text[])
-               AS v(org, ws, type, seat, payload, run_at, max_attempts, key)
-        {_ON_DEDUPE_CONFLICT}
+        WITH ins AS (
+            INSERT INTO jobs_job ({_INSERT_COLUMNS})
+            SELECT v.org, v.ws, v.type, v.seat, v.payload, 'pending', coalesce(v.run_at, now()),
+                   0, v.max_attempts, '', v.key, 0, 0, 0, statement_timestamp(),
+                   statement_timestamp()
+              FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::jsonb[],
+                          %s::timestamptz[], %s::int[], %s::text[])
+                   AS v(org, ws, type, seat, payload, run_at, max_attempts, key)
+            {_ON_DEDUPE_CONFLICT}
+            RETURNING 1
+        ), added AS (SELECT count(*) AS n FROM ins)
+        SELECT n, CASE WHEN n > 0 THEN (SELECT 1 FROM pg_notify(%s, '')) END FROM added
     """  # noqa: S608 - only constants are spliced in
     with connection.cursor() as cursor:
-        cursor.execute(sql, columns)
-        return cursor.rowcount
+        cursor.execute(sql, [*columns, queue.NOTIFY_CHANNEL])
+        return cursor.fetchone()[0]
 
 
 def _validated_type(name: str) -> JobType:

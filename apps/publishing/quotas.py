@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, time, timedelta
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from apps.accounts.models import Organization, Workspace
 from apps.common.errors import QuotaExceeded
@@ -51,13 +51,23 @@ def day_bounds(instant: datetime) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
-def check_monthly_quota(*, organization: Organization, now: datetime) -> None:
-    """Refuse one more publication when the organization has used its monthly quota
-    (QuotaExceeded, code MONTHLY_QUOTA_EXCEEDED)."""
+def month_usage(organization: Organization, now: datetime) -> QuerySet:
+    """The organization's publications created this UTC month (count it under the lock)."""
     start, end = month_bounds(now)
-    used = Publication.objects.filter(
+    return Publication.objects.filter(
         workspace__organization=organization, created_at__gte=start, created_at__lt=end
-    ).count()
+    )
+
+
+def check_monthly_quota(
+    *, organization: Organization, now: datetime, used: int | None = None
+) -> None:
+    """Refuse one more publication when the organization has used its monthly quota
+    (QuotaExceeded, code MONTHLY_QUOTA_EXCEEDED). ``used``: the count of ``month_usage``
+    when the caller already has it."""
+    start, end = month_bounds(now)
+    if used is None:
+        used = month_usage(organization, now).count()
     limit = organization.monthly_post_quota
     if used >= limit:
         raise QuotaExceeded(

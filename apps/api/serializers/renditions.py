@@ -83,6 +83,9 @@ class RenditionMediaSerializer(serializers.ModelSerializer):
 
 
 class RenditionSegmentSerializer(serializers.ModelSerializer):
+    text = serializers.CharField(
+        help_text="The text this destination gets: its own, else the publication's segment's."
+    )
     media = RenditionMediaSerializer(many=True)
 
     class Meta:

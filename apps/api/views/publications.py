@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -19,15 +19,15 @@ from apps.api.serializers.publications import (
     PublicationUpdateSerializer,
     ValidationReportSerializer,
 )
+from apps.api.shown import with_shown_relations
 from apps.api.validation import publication_validate
-from apps.publications.models import Publication, SegmentMedia
+from apps.publications.models import Publication
 from apps.publishing.services import (
     publication_cancel,
     publication_create,
     publication_retry,
     publication_update,
 )
-from apps.renditions.models import Rendition
 
 P = Publication.Status
 
@@ -39,6 +39,7 @@ CREATE_CODES = {
         "INVALID_DATETIME",
         "SCHEDULE_CONFLICT",
         "LOCAL_TIME_HAS_OFFSET",
+        "PUBLICATION_TOO_LARGE",
     ],
     409: ["REFERENCE_KEY_EXISTS", "MONTHLY_QUOTA_EXCEEDED", "DAILY_CAP_EXCEEDED"],
 }
@@ -72,18 +73,6 @@ def _change_scopes(request: ApiRequest, publication: Publication) -> Scopes:
     if _body(request).get("status") == P.SCHEDULED or publication.status != P.DRAFT:
         return ("write", "publish")
     return "write"
-
-
-def with_shown_relations(queryset: QuerySet) -> QuerySet:
-    """Publications with what their representation shows (segments' media, renditions with
-    their account, segments and attempts), fetched in one query per relation."""
-    renditions = Rendition.objects.select_related("social_account").prefetch_related(
-        "segments__media", "delivery_attempts"
-    )
-    return queryset.prefetch_related(
-        Prefetch("segments__media_links", queryset=SegmentMedia.objects.select_related("media")),
-        Prefetch("renditions", queryset=renditions.order_by("pk")),
-    )
 
 
 class PublicationViewSet(WorkspaceViewSet):
@@ -151,7 +140,8 @@ class PublicationViewSet(WorkspaceViewSet):
         publication = publication_create(
             workspace=self.workspace, author=self.token.created_by, **data
         )
-        return self.render(self._fresh(publication), status=201)
+        # Shown from the rows just written (their relations are cached), not read back.
+        return self.render(publication, status=201)
 
     @extend_schema(
         summary="A publication and what happened per destination",

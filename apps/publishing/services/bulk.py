@@ -49,7 +49,9 @@ from apps.publishing import quotas
 from apps.publishing.delivery.enqueue import PUBLISH_JOB, publish_dedupe_key
 from apps.publishing.services.checks import (
     FieldErrors,
+    check_content_size,
     destination_times,
+    input_texts,
     parse_status,
     resolve_time,
 )
@@ -243,6 +245,7 @@ def _parse(raw: Any, *, index: int, workspace: Workspace, now: datetime) -> _Ite
         dest_inputs, default_zone=zone or workspace.default_timezone, now=now, errors=errors
     )
     errors.raise_if_any()
+    check_content_size(input_texts(seg_inputs, dest_inputs))
     assert target is not None and zone is not None, (
         "parse_status and resolve_time leave a value out only with an error, raised above"
     )
@@ -586,7 +589,8 @@ def _write(items: list[_Item], *, workspace: Workspace, author: User | None) -> 
                     rendition=rendition,
                     source_segment=own[i] if i < len(own) else None,
                     position=i,
-                    text=text,
+                    # Following the source: its text is read from there, not copied.
+                    own_text=None if not rendition.overrides_content and i < len(own) else text,
                 )
                 for i, (text, _media) in enumerate(content)
             ]

@@ -3,15 +3,17 @@ reference keys, and the scheduling gate every rendition passes before it becomes
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import prefetch_related_objects
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import Conflict, ValidationFailed
-from apps.publications.inputs import DestinationInput, Errors
+from apps.publications.inputs import DestinationInput, Errors, SegmentInput
 from apps.publications.models import Publication
 from apps.publications.scheduling import ScheduleError, check_not_in_past, get_zone
 from apps.publications.scheduling import resolve_schedule as _resolve_schedule
@@ -49,6 +51,31 @@ class FieldErrors:
         if len(self._codes) == 1 and set(self.details) <= self._coded_paths:
             code = next(iter(self._codes))
         raise ValidationFailed(message, code=code, details=self.details)
+
+
+def input_texts(
+    segments: list[SegmentInput], destinations: list[DestinationInput]
+) -> Iterator[str]:
+    """Every text an input holds: its segments' and each destination's own."""
+    yield from (seg.text for seg in segments)
+    for dest in destinations:
+        yield from (seg.text for seg in dest.segments or [])
+
+
+def check_content_size(texts: Iterable[str]) -> None:
+    """Refuse a publication whose texts (every segment's, with every destination's own)
+    add up to more than PUBLICATION_MAX_CONTENT_CHARS characters (ValidationFailed
+    PUBLICATION_TOO_LARGE): one request cannot make the database store megabytes."""
+    limit = settings.PUBLICATION_MAX_CONTENT_CHARS
+    total = sum(len(text) for text in texts)
+    if total > limit:
+        message = (
+            f"The publication holds {total:,} characters of text (its segments and every "
+            f"destination's own text together); at most {limit:,} are allowed."
+        )
+        raise ValidationFailed(
+            message, code="PUBLICATION_TOO_LARGE", details={"segments": [message]}
+        )
 
 
 def parse_status(value: Any, errors: FieldErrors) -> str | None:
@@ -175,6 +202,22 @@ def schedule_renditions(
     at once (ValidationFailed); then daily caps (QuotaExceeded); only then is anything
     marked scheduled.
     """
+    check_schedulable(renditions, now=now, changing=newly | moved)
+    due = [r for r, _path in renditions if r.pk in newly | moved]
+    for rendition in due:
+        if rendition.pk in newly:
+            rendition.mark_scheduled()
+        enqueue.rendition_schedule_delivery(rendition)
+
+
+def check_schedulable(
+    renditions: list[tuple[Rendition, str]], *, now: datetime, changing: set[int]
+) -> None:
+    """The scheduling gate alone: every problem of every rendition against its platform
+    and account (ValidationFailed, all at once), times in the past for those in
+    ``changing`` (ids becoming due or moving), then the daily caps of those
+    (QuotaExceeded). Renditions not written yet (ids allocated, content in their
+    prefetch caches) are checked without a query but the caps' counts."""
     errors = FieldErrors()
     # Their content in one query per table, read after any edit rewrote it.
     prefetch_related_objects([r for r, _path in renditions], "segments__media__media")
@@ -184,8 +227,7 @@ def schedule_renditions(
         if rendition.social_account.status == SocialAccount.Status.DISABLED:
             errors.details.setdefault(f"{path}.account", []).append("This account is disabled.")
         # No time yet means "now" (delivery runs it at once), never in the past.
-        changing = rendition.pk in newly | moved
-        if changing and (instant := rendition.effective_scheduled_at) is not None:
+        if rendition.pk in changing and (instant := rendition.effective_scheduled_at) is not None:
             try:
                 check_not_in_past(
                     instant,
@@ -195,10 +237,5 @@ def schedule_renditions(
             except ScheduleError as exc:
                 errors.absorb(exc)
     errors.raise_if_any("The publication cannot be scheduled as it is.")
-
-    due = [r for r, _path in renditions if r.pk in newly | moved]
+    due = [r for r, _path in renditions if r.pk in changing]
     quotas.check_daily_caps(renditions=due, paths={r.pk: path for r, path in renditions})
-    for rendition in due:
-        if rendition.pk in newly:
-            rendition.mark_scheduled()
-        enqueue.rendition_schedule_delivery(rendition)

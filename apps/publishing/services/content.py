@@ -7,13 +7,17 @@ to the workspace.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
+
+from django.db.models import QuerySet
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import NotFound
 from apps.publications.inputs import DestinationInput, SegmentInput
 from apps.publications.models import MediaAsset, Publication, PublicationSegment, SegmentMedia
+from apps.publishing.services import rows
 from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
 
 # (text, ((media id, alt text), ...)) per segment: what a rendition says, for comparisons.
@@ -133,16 +137,32 @@ def write_rendition_content(
 def _segment_rows(
     rendition: Rendition, content: Content, sources: list[PublicationSegment]
 ) -> list[RenditionSegment]:
-    """Unsaved segment rows of content; segment i links to source i."""
+    """Unsaved segment rows of content; segment i links to source i. A rendition that
+    follows the source stores no text of its own (``RenditionSegment.text`` reads the
+    source's)."""
+    inherits = not rendition.overrides_content
     return [
         RenditionSegment(
             rendition=rendition,
             source_segment=sources[i] if i < len(sources) else None,
             position=i,
-            text=text,
+            own_text=None if inherits and i < len(sources) else text,
         )
         for i, (text, _media) in enumerate(content)
     ]
+
+
+def freeze_inherited_text(renditions: list[Rendition]) -> None:
+    """Give renditions that follow the source but can no longer change (they went out,
+    or are in flight) their text as their own, before the source changes under them:
+    what a platform holds stays what the rendition says it sent."""
+    for rendition in renditions:
+        if rendition.overrides_content or rendition.is_content_editable:
+            continue
+        for segment in rendition.segments.all():
+            if segment.is_inherited:
+                segment.own_text = segment.text
+                segment.save(update_fields=["own_text", "updated_at"])
 
 
 def _media_rows(
@@ -263,3 +283,100 @@ def create_renditions(
     contents = [segment for item in wanted for segment in item.content]
     RenditionMedia.objects.bulk_create(_media_rows(segments, contents))
     return renditions
+
+
+@dataclass
+class NewRows:
+    """Every row of a new publication, built in memory with their ids (see ``rows``):
+    ``insert()`` writes them in one statement. Each object's relations are cached, so the
+    scheduling gate and the response read them without a query."""
+
+    publication: Publication
+    segments: list[PublicationSegment] = field(default_factory=list)
+    links: list[SegmentMedia] = field(default_factory=list)
+    renditions: list[Rendition] = field(default_factory=list)
+    rendition_segments: list[RenditionSegment] = field(default_factory=list)
+    rendition_media: list[RenditionMedia] = field(default_factory=list)
+    # The rows of the ``counting`` queryset given to new_publication_rows.
+    counted: int | None = None
+
+    def insert(self) -> None:
+        rows.insert_rows(
+            [self.publication],
+            self.segments,
+            self.links,
+            self.renditions,
+            self.rendition_segments,
+            self.rendition_media,
+        )
+
+
+def new_publication_rows(
+    publication: Publication,
+    segments: list[SegmentInput],
+    media: dict[int, MediaAsset],
+    wanted: list[NewRendition],
+    *,
+    counting: QuerySet | None = None,
+) -> NewRows:
+    """The unsaved rows of a new publication (checked like their ``full_clean``), with
+    their ids allocated in one query, which also counts ``counting`` (``counted``)."""
+    built = NewRows(publication)
+    for position, seg in enumerate(segments):
+        row = PublicationSegment(publication=publication, position=position, text=seg.text)
+        row.full_clean(exclude=["publication"], validate_unique=False, validate_constraints=False)
+        built.segments.append(row)
+    link_rows = [
+        [
+            SegmentMedia(segment=row, media=media[ref.media_id], position=j, alt_text=ref.alt_text)
+            for j, ref in enumerate(seg.media)
+        ]
+        for row, seg in zip(built.segments, segments, strict=True)
+    ]
+    built.links = [link for links in link_rows for link in links]
+    built.renditions = [
+        _new_rendition(
+            publication=publication,
+            account=item.account,
+            destination=item.destination,
+            scheduled_at=item.scheduled_at,
+        )
+        for item in wanted
+    ]
+    contents = [segment for item in wanted for segment in item.content]
+    ids, built.counted = rows.allocate_ids(
+        [
+            (Publication, 1),
+            (PublicationSegment, len(built.segments)),
+            (SegmentMedia, len(built.links)),
+            (Rendition, len(built.renditions)),
+            (RenditionSegment, len(contents)),
+            (RenditionMedia, sum(len(items) for _text, items in contents)),
+        ],
+        counting=counting,
+    )
+    rows.assign_ids([publication], ids[0])
+    rows.assign_ids(built.segments, ids[1])
+    rows.assign_ids(built.links, ids[2])
+    rows.assign_ids(built.renditions, ids[3])
+    # Assigned before the children are built: each child reads its parent's id.
+    for rendition, item in zip(built.renditions, wanted, strict=True):
+        own = _segment_rows(rendition, item.content, built.segments)
+        built.rendition_segments += own
+        rows.cache_related(rendition, "segments", own)
+        rows.cache_related(rendition, "delivery_attempts", [])
+    rows.assign_ids(built.rendition_segments, ids[4])
+    built.rendition_media = _media_rows(built.rendition_segments, contents)
+    rows.assign_ids(built.rendition_media, ids[5])
+    for media_row in built.rendition_media:
+        media_row.media = media[media_row.media_id]
+    by_segment: dict[int, list[RenditionMedia]] = {s.pk: [] for s in built.rendition_segments}
+    for media_row in built.rendition_media:
+        by_segment[media_row.rendition_segment_id].append(media_row)
+    for segment in built.rendition_segments:
+        rows.cache_related(segment, "media", by_segment[segment.pk])
+    for row, links in zip(built.segments, link_rows, strict=True):
+        rows.cache_related(row, "media_links", links)
+    rows.cache_related(publication, "segments", built.segments)
+    rows.cache_related(publication, "renditions", built.renditions)
+    return built

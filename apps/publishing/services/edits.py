@@ -128,6 +128,7 @@ def apply_segments(
 ) -> list[PublicationSegment]:
     """Replace the source segments and rewrite the renditions that follow the source and
     may still change; returns the new source segment rows."""
+    _content.freeze_inherited_text(renditions)
     sources = _content.write_source_segments(publication, segments, media)
     source = _content.source_content(publication)
     for rendition in renditions:

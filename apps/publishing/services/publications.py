@@ -16,27 +16,35 @@ account's daily cap. Drafts may be saved with problems (the composer shows them 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone as django_timezone
 
 from apps.accounts.models import User, Workspace
 from apps.approvals.rule import check_may_schedule
+from apps.common import events
 from apps.common.errors import Conflict, ValidationFailed
+from apps.jobs.services import JobSpec, job_enqueue_many
 from apps.publications import inputs
 from apps.publications.inputs import DestinationInput, SegmentInput
 from apps.publications.models import Publication
 from apps.publications.scheduling import resolve_schedule as _resolve_schedule
 from apps.publishing import quotas
 from apps.publishing.delivery import enqueue
+from apps.publishing.delivery.enqueue import PUBLISH_JOB, publish_dedupe_key
 from apps.publishing.services import content as _content
 from apps.publishing.services.checks import (
     FieldErrors,
+    check_content_size,
     check_reference_key,
+    check_schedulable,
     destination_times,
+    input_texts,
     parse_status,
+    reference_key_exists,
     resolve_time,
     save_publication,
     schedule_renditions,
@@ -47,7 +55,8 @@ from apps.publishing.services.edits import (
     apply_segments,
 )
 from apps.publishing.services.status import publication_refresh_status
-from apps.renditions.models import Rendition
+from apps.publishing.status import RenditionState, aggregate_status
+from apps.renditions.models import Rendition, RenditionSegment
 
 R = Rendition.Status
 P = Publication.Status
@@ -116,6 +125,7 @@ def publication_create(
     assert zone is not None, "resolve_time leaves the zone out only with an error, raised above"
     if target == P.SCHEDULED:
         check_may_schedule(workspace, author)
+    check_content_size(input_texts(seg_inputs, dest_inputs))
 
     accounts, media = _content.resolve_references(
         workspace=workspace, segments=seg_inputs, destinations=dest_inputs
@@ -124,7 +134,6 @@ def publication_create(
     # Delivery reads the organization through the workspace: hand it the row just locked.
     workspace.organization = organization
     check_reference_key(workspace, key)
-    quotas.check_monthly_quota(organization=organization, now=now)
 
     if target == P.SCHEDULED and pub_time is None:
         pub_time = now  # scheduled without a time: publish now
@@ -136,11 +145,14 @@ def publication_create(
         timezone=zone,
         reference_key=key,
     )
-    save_publication(publication)
-    sources = _content.create_source_segments(publication, seg_inputs, media)
+    # The zone was checked by resolve_time; the field's own validator lists every zone on
+    # disk (milliseconds per create).
+    publication.full_clean(exclude=["workspace", "author", "timezone"], validate_constraints=False)
     source = _content.input_content(seg_inputs, media)
-    created = _content.create_renditions(
-        publication=publication,
+    new = _content.new_publication_rows(
+        publication,
+        seg_inputs,
+        media,
         wanted=[
             _content.NewRendition(
                 account=accounts[dest.account_id],
@@ -150,13 +162,54 @@ def publication_create(
             )
             for dest in dest_inputs
         ],
-        sources=sources,
+        # Counted under the organization's lock, in the query that allocates the ids.
+        counting=quotas.month_usage(organization, now),
     )
-    renditions = [(r, dest.path) for r, dest in zip(created, dest_inputs, strict=True)]
-
+    quotas.check_monthly_quota(organization=organization, now=now, used=new.counted)
     if target == P.SCHEDULED:
-        schedule_renditions(renditions, now=now, newly={r.pk for r, _ in renditions}, moved=set())
-    return publication_refresh_status(publication)
+        # The gate reads the rows built in memory; they are written scheduled, so there is
+        # no earlier status to move them from.
+        check_schedulable(
+            [(r, dest.path) for r, dest in zip(new.renditions, dest_inputs, strict=True)],
+            now=now,
+            changing={r.pk for r in new.renditions},
+        )
+        for rendition in new.renditions:
+            rendition.status = R.SCHEDULED
+    publication.status = aggregate_status(
+        [RenditionState(status=r.status) for r in new.renditions], current=P.DRAFT
+    )
+    try:
+        new.insert()
+    except IntegrityError as exc:
+        # Only a writer that skipped the organization lock can take the key meanwhile.
+        if "publication_reference_key_unique" not in str(exc):
+            raise
+        raise reference_key_exists(key or "", None) from None
+    _enqueue_publishes([r for r in new.renditions if r.status == R.SCHEDULED])
+    if publication.status != P.DRAFT:
+        # emit_many: the outbox takes it in one savepoint (emit nests two).
+        events.emit_many(
+            events.PUBLICATION_STATUS_CHANGED,
+            [{"publication": publication, "previous": P.DRAFT, "status": publication.status}],
+        )
+    return publication
+
+
+def _enqueue_publishes(renditions: list[Rendition]) -> None:
+    """The publish jobs of new scheduled renditions, in one insert (their dedupe keys are
+    new, so none can be taken)."""
+    job_enqueue_many(
+        JobSpec(
+            type=PUBLISH_JOB,
+            payload={"rendition_id": r.pk},
+            organization_id=r.workspace.organization_id,
+            workspace_id=r.workspace_id,
+            run_at=r.effective_scheduled_at,
+            dedupe_key=publish_dedupe_key(r.pk),
+        )
+        for r in renditions
+    )
 
 
 def _lock_for_edit(publication: Publication, expected_revision: Any) -> Publication:
@@ -185,6 +238,28 @@ def _lock_for_edit(publication: Publication, expected_revision: Any) -> Publicat
 
 def _renditions(publication: Publication) -> list[Rendition]:
     return list(publication.renditions.select_related("social_account").order_by("pk"))
+
+
+def _texts_after_edit(
+    publication: Publication,
+    renditions: list[Rendition],
+    segments: list[SegmentInput] | None,
+    destinations: list[DestinationInput] | None,
+) -> Iterator[str]:
+    """Every text the publication will hold once the edit applies: the new segments (else
+    the current ones) and the destinations' own texts (the new list's, else the current
+    overriding renditions')."""
+    if segments is not None:
+        yield from (seg.text for seg in segments)
+    else:
+        yield from publication.segments.values_list("text", flat=True)
+    if destinations is not None:
+        yield from input_texts([], destinations)
+    else:
+        overriding = [r.pk for r in renditions if r.overrides_content]
+        if overriding:
+            own = RenditionSegment.objects.filter(rendition_id__in=overriding)
+            yield from (text or "" for text in own.values_list("own_text", flat=True))
 
 
 def _bump(publication: Publication) -> None:
@@ -254,6 +329,7 @@ def publication_update(
     errors.raise_if_any()
 
     renditions = _renditions(publication)
+    check_content_size(_texts_after_edit(publication, renditions, seg_inputs, dest_inputs))
     started = [r for r in renditions if r.status not in Rendition.NOT_STARTED | {R.CANCELLED}]
     if target == P.DRAFT and started:
         raise Conflict(

@@ -15,12 +15,21 @@ class RenditionSegmentQuerySet(WorkspaceQuerySet):
     workspace_path = "rendition__workspace"
 
 
+class RenditionSegmentManager(models.Manager.from_queryset(RenditionSegmentQuerySet)):
+    def get_queryset(self) -> RenditionSegmentQuerySet:
+        # The source segment comes along (one join): an inherited segment's text is its.
+        return super().get_queryset().select_related("source_segment")
+
+
 class RenditionSegment(models.Model):
     """One post of a rendition, in thread order, with the text this destination gets.
 
     ``source_segment`` links back to the publication's segment at the same position (null
-    once that source segment is gone). The provider id is set as soon as this segment is
-    live, so a retry of a half-published thread skips it.
+    once that source segment is gone). The text is stored only where this destination
+    overrides the source (``own_text``); otherwise it is the source segment's, read
+    through ``text``, so fifty destinations of a long thread store its text once. The
+    provider id is set as soon as this segment is live, so a retry of a half-published
+    thread skips it.
     """
 
     rendition = models.ForeignKey(
@@ -34,14 +43,19 @@ class RenditionSegment(models.Model):
         related_name="rendition_segments",
     )
     position = models.PositiveSmallIntegerField()
-    text = models.TextField(blank=True)
+    own_text = models.TextField(
+        null=True,
+        blank=True,
+        db_column="text",
+        help_text="This destination's own text; null: the source segment's.",
+    )
     provider_post_id = models.CharField(max_length=255, blank=True)
     provider_url = models.URLField(max_length=1000, blank=True)
     published_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = RenditionSegmentQuerySet.as_manager()
+    objects = RenditionSegmentManager()
 
     class Meta:
         ordering = ["rendition_id", "position"]
@@ -53,6 +67,22 @@ class RenditionSegment(models.Model):
 
     def __str__(self) -> str:
         return f"Segment {self.position} of rendition {self.rendition_id}"
+
+    @property
+    def text(self) -> str:
+        """The text this destination gets: its own, else the source segment's."""
+        if self.own_text is not None:
+            return self.own_text
+        return self.source_segment.text if self.source_segment is not None else ""
+
+    @text.setter
+    def text(self, value: str) -> None:
+        """Setting a text makes it this destination's own (an override)."""
+        self.own_text = value
+
+    @property
+    def is_inherited(self) -> bool:
+        return self.own_text is None
 
     @property
     def is_published(self) -> bool:
