@@ -4,8 +4,10 @@ from unittest import mock
 import pytest
 
 from apps.common.errors import Conflict, NotFound, ValidationFailed
+from apps.jobs.models import Job
 from apps.publications.models import Publication, SegmentMedia
 from apps.publishing import services
+from apps.publishing.delivery.enqueue import PUBLISH_JOB, publish_dedupe_key
 from apps.renditions.models import Rendition
 from tests.factories import MediaAssetFactory, SocialAccountFactory
 from tests.publications.conftest import NOW
@@ -85,23 +87,27 @@ def test_a_destination_override_gets_its_own_segments_linked_to_the_source(
     assert publication.renditions.get(social_account=sandbox_a).overrides_content is False
 
 
-def test_scheduling_with_an_instant_schedules_every_rendition_and_calls_the_hook(
+def test_scheduling_with_an_instant_schedules_every_rendition_and_enqueues_its_publish(
     workspace_a, sandbox_a, mastodon_a
 ):
-    with mock.patch("apps.publishing.delivery.enqueue.rendition_schedule_delivery") as hook:
-        publication = create(
-            workspace_a,
-            destinations=[sandbox_a.pk, mastodon_a.pk],
-            scheduled_at="2027-03-11T09:00:00+01:00",
-            status="scheduled",
-        )
+    publication = create(
+        workspace_a,
+        destinations=[sandbox_a.pk, mastodon_a.pk],
+        scheduled_at="2027-03-11T09:00:00+01:00",
+        status="scheduled",
+    )
 
     assert publication.status == Publication.Status.SCHEDULED
     assert publication.scheduled_at == datetime(2027, 3, 11, 8, 0, tzinfo=UTC)
     assert set(publication.renditions.values_list("status", flat=True)) == {"scheduled"}
-    assert sorted(call.args[0].pk for call in hook.call_args_list) == sorted(
+    jobs = Job.objects.filter(type=PUBLISH_JOB, status=Job.Status.PENDING)
+    assert sorted(job.payload["rendition_id"] for job in jobs) == sorted(
         publication.renditions.values_list("pk", flat=True)
     )
+    assert {job.run_at for job in jobs} == {publication.scheduled_at}
+    assert {job.dedupe_key for job in jobs} == {
+        publish_dedupe_key(pk) for pk in publication.renditions.values_list("pk", flat=True)
+    }
 
 
 def test_a_local_time_is_stored_in_utc_with_its_zone(workspace_a, sandbox_a):

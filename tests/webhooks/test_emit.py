@@ -76,6 +76,7 @@ class TestEmit:
             raise RuntimeError("disk full")
 
         monkeypatch.setattr(WebhookEvent.objects, "create", broken)
+        monkeypatch.setattr(WebhookEvent.objects, "bulk_create", broken)
         publication = publication_create(
             workspace=workspace_a,
             author=None,

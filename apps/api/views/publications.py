@@ -138,7 +138,7 @@ class PublicationViewSet(WorkspaceViewSet):
     def create(self, request: ApiRequest) -> Response:
         data = self.parse(PublicationCreateSerializer)
         publication = publication_create(
-            workspace=self.workspace, author=self.token.created_by, **data
+            workspace=self.workspace, author=self.token.created_by, keep_rows=True, **data
         )
         # Shown from the rows just written (their relations are cached), not read back.
         return self.render(publication, status=201)

@@ -86,6 +86,7 @@ def publication_create(
     timezone: str | None = None,
     status: str = P.DRAFT,
     reference_key: str | None = None,
+    keep_rows: bool = False,
 ) -> Publication:
     """Create a publication and one rendition per destination account.
 
@@ -99,8 +100,12 @@ def publication_create(
     "destinations.1.segments.0.text"...; code SCHEDULE_IN_PAST / INVALID_TIMEZONE /
     MISSING_UTC_OFFSET when that is the only problem), NotFound for accounts or media not
     in the workspace, Conflict REFERENCE_KEY_EXISTS, QuotaExceeded MONTHLY_QUOTA_EXCEEDED
-    or DAILY_CAP_EXCEEDED, ApprovalRequired APPROVAL_REQUIRED when the author's posts need
-    approval first (`apps.approvals.rule`).
+    or DAILY_CAP_EXCEEDED, ValidationFailed PUBLICATION_TOO_LARGE, ApprovalRequired
+    APPROVAL_REQUIRED when the author's posts need approval first (`apps.approvals.rule`).
+
+    keep_rows: the publication comes back with its segments and renditions (and theirs)
+    cached as written, to show them without reading them back; only for a caller that
+    shows it at once (a later ``.all()`` on it would not see later changes).
     """
     now = django_timezone.now()
     errors = FieldErrors()
@@ -193,6 +198,8 @@ def publication_create(
             events.PUBLICATION_STATUS_CHANGED,
             [{"publication": publication, "previous": P.DRAFT, "status": publication.status}],
         )
+    if not keep_rows:
+        publication.__dict__.pop("_prefetched_objects_cache", None)
     return publication
 
 
