@@ -23,6 +23,7 @@ WORKSPACE_NAV: list[NavItem] = [
     NavItem("Queue", "queue", Action.VIEW, "queue"),  # issue 20
     NavItem("Posts", "publication-list", Action.VIEW, "posts"),
     NavItem("Reviews", "reviews", Action.VIEW, "reviews"),
+    NavItem("Media", "media-library", Action.VIEW, "media"),  # issue 20
     NavItem("Accounts", "workspace-accounts", Action.VIEW, "accounts"),
     NavItem("Team", "workspace-team", Action.VIEW, "team"),
     NavItem("Series", "series", Action.VIEW, "series"),  # issue 10

@@ -17,6 +17,7 @@ from apps.web.views import (
     team,
     tokens,
 )
+from apps.web.views import media_library as media_views  # the media library (issue 20)
 from apps.web.views import queue as queue_views  # queue and posting slots (issue 20)
 from apps.web.views import series as series_views  # webhooks and series (issue 10)
 from apps.web.views import webhooks as webhook_views  # webhooks and series (issue 10)
@@ -95,6 +96,11 @@ workspace_patterns = [
     path("compose/", composer.compose, name="composer"),
     path("compose/check/", composer.composer_check, name="composer-check"),
     path("media/<int:pk>/", composer.media_file, name="media-file"),
+    # The media library (issue 20).
+    path("media/", media_views.media_library, name="media-library"),
+    path("media/upload/", media_views.media_upload, name="media-upload"),
+    path("media/<int:pk>/alt-text/", media_views.media_alt_text, name="media-alt-text"),
+    path("media/<int:pk>/delete/", media_views.media_delete, name="media-delete"),
     # Calendar and posts.
     path("calendar/", calendar.calendar, name="calendar"),
     path("calendar/move/<int:pk>/", calendar.calendar_move, name="calendar-move"),

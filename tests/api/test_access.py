@@ -43,6 +43,8 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "media_list": ("read",),
     "media_create": ("write",),
     "media_retrieve": ("read",),
+    "media_partial_update": ("write",),
+    "media_destroy": ("write",),
     "publications_list": ("read",),
     "publications_create": ("write",),
     "publications_bulk_create": ("write",),
@@ -105,6 +107,7 @@ def _template(objects: Objects) -> dict:
 BODIES: dict[str, Any] = {
     "accounts_create": {"platform": "sandbox", "handle": "walker"},
     "media_create": _upload,
+    "media_partial_update": {"alt_text": "A red square"},
     "publications_create": lambda objects: {
         "segments": [{"text": "Hi", "media": [{"id": objects["media"].pk}]}],
         "destinations": [{"account": objects["account"].pk}],

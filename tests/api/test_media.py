@@ -3,6 +3,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.publications.models import MediaAsset
 from tests.api.helpers import error, png_bytes
+from tests.factories import MediaAssetFactory, SegmentMediaFactory
 
 URL = "/api/v1/media"
 
@@ -91,3 +92,92 @@ def test_an_upload_replayed_with_its_key_is_stored_once(api_a):
     assert again.json()["replayed"] is True
     assert again.json()["id"] == first.json()["id"]
     assert MediaAsset.objects.count() == 1
+
+
+# --- the library: search, alt text, delete ------------------------------------------------
+
+
+def test_the_list_searches_names_and_alt_text_and_filters_by_kind(api_a, workspace_a):
+    beach = MediaAssetFactory(workspace=workspace_a, original_name="beach.png")
+    sunny = MediaAssetFactory(workspace=workspace_a, original_name="x.png", alt_text="Sunny Beach")
+    MediaAssetFactory(workspace=workspace_a, original_name="office.png")
+    gif = MediaAssetFactory(
+        workspace=workspace_a, original_name="beach.gif", kind="gif", mime_type="image/gif"
+    )
+    MediaAssetFactory(original_name="beach-elsewhere.png")
+
+    found = [m["id"] for m in api_a.get(URL, {"q": "BEACH"}).json()["results"]]
+    assert found == [gif.pk, sunny.pk, beach.pk]
+    assert [m["id"] for m in api_a.get(URL, {"q": "beach", "kind": "gif"}).json()["results"]] == [
+        gif.pk
+    ]
+
+
+def test_an_unknown_kind_or_parameter_is_a_400(api_a):
+    response = api_a.get(URL, {"kind": "audio"})
+    assert response.status_code == 400
+    assert "kind" in error(response)["details"]
+    assert api_a.get(URL, {"search": "x"}).status_code == 400
+
+
+def test_patch_sets_the_default_alt_text(api_a, workspace_a):
+    link = SegmentMediaFactory(segment__publication__workspace=workspace_a)
+
+    response = api_a.patch(f"{URL}/{link.media.pk}", {"alt_text": "A chart"}, format="json")
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["alt_text"] == "A chart"
+    link.refresh_from_db()
+    assert link.effective_alt_text == "A chart"
+    cleared = api_a.patch(f"{URL}/{link.media.pk}", {"alt_text": ""}, format="json")
+    assert cleared.json()["alt_text"] == ""
+    assert MediaAsset.objects.get(pk=link.media.pk).alt_text == ""
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [({"alt_text": "x" * 5001}, "alt_text"), ({}, "alt_text"), ({"kind": "gif"}, "kind")],
+)
+def test_patch_refuses_bad_bodies(api_a, workspace_a, body, field):
+    asset = MediaAssetFactory(workspace=workspace_a, alt_text="Kept")
+
+    response = api_a.patch(f"{URL}/{asset.pk}", body, format="json")
+
+    assert response.status_code == 400
+    assert field in error(response)["details"]
+    asset.refresh_from_db()
+    assert asset.alt_text == "Kept"
+
+
+def test_delete_removes_an_unused_file(api_a, workspace_a, django_capture_on_commit_callbacks):
+    asset = MediaAssetFactory(workspace=workspace_a)
+    storage, name = asset.file.storage, asset.file.name
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_a.delete(f"{URL}/{asset.pk}")
+
+    assert response.status_code == 204
+    assert not MediaAsset.objects.filter(pk=asset.pk).exists()
+    assert not storage.exists(name)
+    assert api_a.get(f"{URL}/{asset.pk}").status_code == 404
+
+
+def test_delete_refuses_a_file_in_use(api_a, workspace_a):
+    link = SegmentMediaFactory(segment__publication__workspace=workspace_a)
+
+    response = api_a.delete(f"{URL}/{link.media.pk}")
+
+    assert response.status_code == 409
+    body = error(response)
+    assert body["code"] == "MEDIA_IN_USE"
+    assert body["details"]["publications"] == [link.segment.publication.pk]
+    assert MediaAsset.objects.filter(pk=link.media.pk).exists()
+
+
+def test_another_workspaces_file_cannot_be_changed_or_deleted(api_b, workspace_a):
+    asset = MediaAssetFactory(workspace=workspace_a, alt_text="Mine")
+
+    assert api_b.patch(f"{URL}/{asset.pk}", {"alt_text": "x"}, format="json").status_code == 404
+    assert api_b.delete(f"{URL}/{asset.pk}").status_code == 404
+    asset.refresh_from_db()
+    assert asset.alt_text == "Mine"

@@ -53,3 +53,27 @@ class MediaUploadSerializer(StrictSerializer):
         trim_whitespace=False,
         max_length=constants.MAX_ALT_TEXT_LENGTH,
     )
+
+
+class MediaUpdateSerializer(StrictSerializer):
+    """PATCH /media/{id}: the file's default alt text."""
+
+    alt_text = serializers.CharField(
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=constants.MAX_ALT_TEXT_LENGTH,
+        help_text="Used by every attachment of this file that has no alt text of its own, "
+        "and offered when the file is attached again. Blank clears it.",
+    )
+
+
+class MediaFilterSerializer(serializers.Serializer):
+    """Query parameters of GET /media."""
+
+    q = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="Text found in the file name or the alt text (case-insensitive).",
+    )
+    kind = serializers.ChoiceField(required=False, choices=MediaAsset.Kind.choices)

@@ -6,11 +6,21 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from apps.api.base import ApiRequest, WorkspaceViewSet
-from apps.api.parsers import MultiPartParser
+from apps.api.parsers import JSONParser, MultiPartParser
 from apps.api.schema import IDEMPOTENCY_KEY, errors, post_errors, replayed
-from apps.api.serializers.media import MediaAssetSerializer, MediaUploadSerializer
+from apps.api.serializers.media import (
+    MediaAssetSerializer,
+    MediaFilterSerializer,
+    MediaUpdateSerializer,
+    MediaUploadSerializer,
+)
 from apps.publications.models import MediaAsset
 from apps.publications.services import media_asset_create
+from apps.publications.services.media_library import (
+    media_asset_delete,
+    media_asset_set_alt_text,
+    media_search,
+)
 
 
 class MediaViewSet(WorkspaceViewSet):
@@ -18,18 +28,38 @@ class MediaViewSet(WorkspaceViewSet):
 
     queryset = MediaAsset.objects.all()
     serializer_class = MediaAssetSerializer
-    parser_classes = [MultiPartParser]
-    required_scopes = {"list": "read", "retrieve": "read", "create": "write"}
+    filter_serializer = MediaFilterSerializer
+    required_scopes = {
+        "list": "read",
+        "retrieve": "read",
+        "create": "write",
+        "partial_update": "write",
+        "destroy": "write",
+    }
+
+    def get_parsers(self) -> list:
+        # Uploads are multipart; the alt text edit is JSON.
+        if self.request is not None and self.request.method == "PATCH":
+            return [JSONParser()]
+        return [MultiPartParser()]
 
     @extend_schema(
         summary="List media",
+        description="Newest first. `q` finds text in the file name or alt text; `kind` "
+        "keeps one kind (image, gif, video).",
+        parameters=[MediaFilterSerializer],
         responses={
             200: MediaAssetSerializer(many=True),
             **errors(400, codes={400: ["INVALID_CURSOR"]}),
         },
     )
     def list(self, request: ApiRequest) -> Response:
-        return self.render_page(self.get_queryset())
+        filters = self.parse(MediaFilterSerializer, request.query_params.dict())
+        return self.render_page(
+            media_search(
+                self.get_queryset(), q=filters.get("q", "").strip(), kind=filters.get("kind", "")
+            )
+        )
 
     @extend_schema(summary="One media file", responses={200: MediaAssetSerializer, **errors(404)})
     def retrieve(self, request: ApiRequest, pk: str) -> Response:
@@ -67,3 +97,26 @@ class MediaViewSet(WorkspaceViewSet):
             original_name=getattr(upload, "name", "") or "",
         )
         return self.render(asset, status=201)
+
+    @extend_schema(
+        summary="Set a media file's alt text",
+        description="The default alt text: used by every attachment of the file that has no "
+        "alt text of its own, and offered when the file is attached again. Posts already "
+        "scheduled keep the alt text they were given.",
+        request=MediaUpdateSerializer,
+        responses={200: MediaAssetSerializer, **errors(400, 404)},
+    )
+    def partial_update(self, request: ApiRequest, pk: str) -> Response:
+        asset = self.get_object()
+        data = self.parse(MediaUpdateSerializer)
+        return self.render(media_asset_set_alt_text(asset=asset, alt_text=data["alt_text"]))
+
+    @extend_schema(
+        summary="Delete an unused media file",
+        description="A file a publication uses is 409 MEDIA_IN_USE (its `details` list the "
+        "publications); remove it from them first.",
+        responses={204: None, **errors(404, 409, codes={409: ["MEDIA_IN_USE"]})},
+    )
+    def destroy(self, request: ApiRequest, pk: str) -> Response:
+        media_asset_delete(asset=self.get_object())
+        return Response(status=204)

@@ -160,6 +160,7 @@ def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> 
         draft = Draft.from_publication(publication, zone=zone)
     else:
         draft = Draft.empty(zone=zone, at=request.GET.get("at"))
+        _attach_from_library(request, draft)
 
     context = composer_context(
         workspace=workspace,
@@ -179,6 +180,17 @@ def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> 
     )
     template = "web/composer/_form.html" if is_htmx(request) else "web/composer/page.html"
     return render(request, template, context, status=status)
+
+
+def _attach_from_library(request: WorkspaceRequest, draft: Draft) -> None:
+    """?media=<id> (the library's "Use in a new post"): start with that file attached, with
+    its alt text; an id of another workspace is ignored."""
+    media_id = request.GET.get("media", "")
+    if not media_id.isdigit() or len(media_id) > 18:
+        return
+    asset = MediaAsset.objects.for_workspace(request.workspace).filter(pk=media_id).first()
+    if asset is not None:
+        draft.attach(0, asset)
 
 
 def _errors(draft: Draft, exc: DomainError) -> list[Message]:
