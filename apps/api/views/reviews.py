@@ -175,7 +175,10 @@ class ApprovalRuleView(WorkspaceAPIView):
             workspace=workspace, required=False, updated_at=timezone.now()
         )
 
-    @extend_schema(summary="The workspace's approval rule", responses={200: ApprovalRuleSerializer})
+    @extend_schema(
+        summary="The workspace's approval rule",
+        responses={200: ApprovalRuleSerializer, **errors()},
+    )
     def get(self, request: Request) -> Response:
         return Response(ApprovalRuleSerializer(self._rule(request)).data)
 
