@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from apps.accounts import crypto
 from apps.accounts.models import User, Workspace
+from apps.common import events
 from apps.common.errors import Conflict, ValidationFailed
 from apps.jobs.services import job_cancel
 from apps.webhooks import network, signing
@@ -109,6 +110,7 @@ def webhook_endpoint_create(
     endpoint.save()
     secret = signing.new_secret()
     _store_secret(endpoint, secret)
+    events.emit(events.WEBHOOK_CREATED, endpoint=endpoint)
     return endpoint, secret
 
 
@@ -145,6 +147,17 @@ def webhook_endpoint_update(
         endpoint.is_active = is_active
     _full_clean(endpoint)
     endpoint.save()
+    given = {
+        "url": url,
+        "event_types": event_types,
+        "description": description,
+        "is_active": is_active,
+    }
+    events.emit(
+        events.WEBHOOK_UPDATED,
+        endpoint=endpoint,
+        changes=sorted(k for k, v in given.items() if v is not _UNSET),
+    )
     return endpoint
 
 
@@ -154,6 +167,7 @@ def webhook_endpoint_rotate_secret(*, endpoint: WebhookEndpoint) -> str:
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
     secret = signing.new_secret()
     _store_secret(endpoint, secret)
+    events.emit(events.WEBHOOK_SECRET_ROTATED, endpoint=endpoint)
     return secret
 
 
@@ -166,6 +180,7 @@ def webhook_endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
     pending = locked.deliveries.filter(status=WebhookDelivery.Status.PENDING)
     for delivery in pending.only("pk"):
         job_cancel(dedupe_key=delivery.dedupe_key, reason="The webhook endpoint was deleted.")
+    events.emit(events.WEBHOOK_DELETED, endpoint=locked)
     locked.delete()
 
 
