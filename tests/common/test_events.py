@@ -60,6 +60,7 @@ DELIVERY_EVENTS = {
     "rendition.failed",
     "publication.status_changed",
     "account.needs_reconnect",
+    "publication.review_changed",
 }
 SECURITY_EVENTS = {
     "member.invited",
