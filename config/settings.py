@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "apps.sandbox",
     "apps.jobs",
     "apps.webhooks",
+    "apps.audit",
     "apps.series",
     "apps.planning",
     "apps.api",
@@ -116,6 +117,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "apps.security.ratelimit.WebRateLimitMiddleware",
+    "apps.common.acting.CurrentActorMiddleware",  # who acts: audit log, per-person caps
     "apps.ops.middleware.MaintenanceModeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -378,6 +380,25 @@ if not 0 < WEBHOOK_TIMEOUT_S <= 60 or WEBHOOK_DISABLE_AFTER_FAILURES < 1:
 if WEBHOOK_DISABLE_AFTER_HOURS < 0 or WEBHOOK_RETENTION_DAYS <= 0:
     raise ImproperlyConfigured(
         "WEBHOOK_DISABLE_AFTER_HOURS must not be negative, WEBHOOK_RETENTION_DAYS positive."
+    )
+
+# Days security audit events (sign-ins, members, tokens, accounts, webhooks) are kept.
+AUDIT_RETENTION_DAYS = env.float("AUDIT_RETENTION_DAYS", default=400.0)
+if AUDIT_RETENTION_DAYS <= 0:
+    raise ImproperlyConfigured("AUDIT_RETENTION_DAYS must be positive.")
+
+# Mastodon: this site registers its app on each server a person names, at most this many
+# new servers per person per day, and in all.
+MASTODON_APP_REGISTRATIONS_PER_USER_DAY = env.int(
+    "MASTODON_APP_REGISTRATIONS_PER_USER_DAY", default=5
+)
+MASTODON_APP_REGISTRATIONS_PER_USER_TOTAL = env.int(
+    "MASTODON_APP_REGISTRATIONS_PER_USER_TOTAL", default=30
+)
+if not 1 <= MASTODON_APP_REGISTRATIONS_PER_USER_DAY <= MASTODON_APP_REGISTRATIONS_PER_USER_TOTAL:
+    raise ImproperlyConfigured(
+        "MASTODON_APP_REGISTRATIONS_PER_USER_DAY must be at least 1 and at most "
+        "MASTODON_APP_REGISTRATIONS_PER_USER_TOTAL."
     )
 
 # Platform apps for X and LinkedIn (Mastodon registers itself per instance; Bluesky uses

@@ -26,6 +26,7 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
+from apps.common import events
 from apps.common.errors import Conflict, PermissionDenied, QuotaExceeded
 
 OWNER = OrganizationMembership.Role.OWNER
@@ -86,16 +87,33 @@ def workspace_member_set(*, workspace: Workspace, user: User, role: str) -> Work
     membership = WorkspaceMembership.objects.filter(
         workspace=workspace, user=user
     ).first() or WorkspaceMembership(workspace=workspace, user=user)
+    previous = membership.role if membership.pk else None
     membership.role = role
     membership.full_clean()
     membership.save()
+    if previous is not None and previous != role:
+        events.emit(
+            events.MEMBER_ROLE_CHANGED,
+            organization=organization,
+            workspace=workspace,
+            user=user,
+            previous=previous,
+            role=role,
+        )
     return membership
 
 
 def workspace_member_remove(*, workspace: Workspace, user: User) -> None:
     """Take the person out of one workspace. Organization owners and admins keep their
     access through the organization (remove them there); the seat stays taken."""
-    WorkspaceMembership.objects.filter(workspace=workspace, user=user).delete()
+    deleted, _ = WorkspaceMembership.objects.filter(workspace=workspace, user=user).delete()
+    if deleted:
+        events.emit(
+            events.MEMBER_REMOVED,
+            organization=workspace.organization,
+            workspace=workspace,
+            user=user,
+        )
 
 
 @transaction.atomic
@@ -138,6 +156,14 @@ def member_invite(
         )
     if workspace is not None and workspace_role:
         workspace_member_set(workspace=workspace, user=user, role=workspace_role)
+    role = (workspace_role if workspace is not None else None) or organization_role or "member"
+    events.emit(
+        events.MEMBER_INVITED,
+        organization=organization,
+        workspace=workspace,
+        email=email,
+        role=role,
+    )
     where = workspace.name if workspace is not None else organization.name
     transaction.on_commit(
         lambda: _send_invitation(
@@ -196,9 +222,18 @@ def organization_role_set(
         _require_owner(organization, changed_by)
     if membership.role == OWNER and role != OWNER:
         _guard_last_owner(organization, user)
-    membership.role = role
+    previous, membership.role = membership.role, role
     membership.full_clean()
     membership.save(update_fields=["role", "updated_at"])
+    if previous != role:
+        events.emit(
+            events.MEMBER_ROLE_CHANGED,
+            organization=organization,
+            workspace=None,
+            user=user,
+            previous=previous,
+            role=role,
+        )
     return membership
 
 
@@ -214,6 +249,7 @@ def organization_member_remove(*, organization: Organization, user: User, remove
     WorkspaceMembership.objects.filter(user=user, workspace__organization=organization).delete()
     if membership is not None:
         membership.delete()
+        events.emit(events.MEMBER_REMOVED, organization=organization, workspace=None, user=user)
 
 
 def is_workspace_member(user: User, workspace: Workspace) -> bool:

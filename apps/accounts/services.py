@@ -20,6 +20,7 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
+from apps.common import events
 from apps.common.errors import Conflict, DomainError
 
 # last_used_at is written at most this often per token, to keep writes off every request.
@@ -133,19 +134,23 @@ def api_token_create(
         created_by=created_by,
         parent=parent,
     )
+    events.emit(events.TOKEN_CREATED, token=token)
     return IssuedToken(token=token, clear=clear)
 
 
 @transaction.atomic
 def api_token_revoke(*, token: ApiToken) -> ApiToken:
     """Revoke the token and every token minted from it, down the line, at once."""
-    _lock_token(token)  # a concurrent mint from this token waits, then sees it revoked
+    # A concurrent mint from this token waits, then sees it revoked.
+    was_revoked = _lock_token(token).is_revoked
     now = timezone.now()
     ids = [token.pk, *ApiToken.objects.descendants_of(token)]
     ApiToken.objects.filter(pk__in=ids, revoked_at__isnull=True).update(
         revoked_at=now, updated_at=now
     )
     token.refresh_from_db(fields=["revoked_at", "updated_at"])
+    if not was_revoked:
+        events.emit(events.TOKEN_REVOKED, token=token)
     return token
 
 
@@ -200,6 +205,7 @@ def social_account_connect(
     account.full_clean(exclude=["credentials_ciphertext"])
     social_account_store_credentials(account=account, credentials=credentials, save=False)
     account.save()
+    events.emit(events.ACCOUNT_CONNECTED, account=account)
     return account
 
 
@@ -240,6 +246,7 @@ def social_account_disconnect(*, account: SocialAccount) -> SocialAccount | None
     # Locked against a concurrent reconnect; a rendition created meanwhile cannot be
     # orphaned: its foreign key check fails at commit once the row is gone.
     account = SocialAccount.objects.select_for_update().get(pk=account.pk)
+    events.emit(events.ACCOUNT_DISCONNECTED, account=account)
     if not account.renditions.exists():
         account.delete()
         return None

@@ -60,12 +60,63 @@ ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
 # person), note (what they wrote, maybe empty).
 PUBLICATION_REVIEW_CHANGED = "publication.review_changed"
 
+
+# Security events: what a person (or a token) changed about who may do what. The audit log
+# records each one; who acted, from which address, comes from the request (apps.audit),
+# so payloads name only the objects. Emit once, in the service that makes the change.
+# An invitation was sent (or the person added at once). Payload: organization, workspace
+# (None for an organization-wide invite), email, role (the role it grants).
+MEMBER_INVITED = "member.invited"
+# An invitation was accepted: the person holds the role now. Payload: organization,
+# workspace (or None), user, role.
+MEMBER_JOINED = "member.joined"
+# A member's role changed. Payload: organization, workspace (None: the organization role),
+# user, previous, role.
+MEMBER_ROLE_CHANGED = "member.role_changed"
+# A member was removed. Payload: organization, workspace (None: the whole organization), user.
+MEMBER_REMOVED = "member.removed"
+# An API token was minted or revoked (revoking also revokes its descendants). Payload: token.
+TOKEN_CREATED = "token.created"
+TOKEN_REVOKED = "token.revoked"
+# A social account was connected (or reconnected), or disconnected (emitted before a
+# deletion, so the row is still readable). Payload: account.
+ACCOUNT_CONNECTED = "account.connected"
+ACCOUNT_DISCONNECTED = "account.disconnected"
+# A webhook endpoint was registered, changed (changes: the names of the changed fields),
+# had its secret rotated, or was deleted (emitted before the deletion). Payload: endpoint
+# (and changes).
+WEBHOOK_CREATED = "webhook.created"
+WEBHOOK_UPDATED = "webhook.updated"
+WEBHOOK_SECRET_ROTATED = "webhook.secret_rotated"
+WEBHOOK_DELETED = "webhook.deleted"
+# A person settled an ambiguous delivery: outcome is published, failed or retry.
+# Payload: rendition, outcome.
+RENDITION_RESOLVED = "rendition.resolved"
+# A user switched two-factor authentication on or off. Payload: user.
+TWO_FACTOR_ENABLED = "user.two_factor_enabled"
+TWO_FACTOR_DISABLED = "user.two_factor_disabled"
+
 PAYLOADS: dict[str, frozenset[str]] = {
     RENDITION_PUBLISHED: frozenset({"rendition"}),
     RENDITION_FAILED: frozenset({"rendition"}),
     PUBLICATION_STATUS_CHANGED: frozenset({"publication", "previous", "status"}),
     ACCOUNT_NEEDS_RECONNECT: frozenset({"account"}),
     PUBLICATION_REVIEW_CHANGED: frozenset({"publication", "review", "actor", "note"}),
+    MEMBER_INVITED: frozenset({"organization", "workspace", "email", "role"}),
+    MEMBER_JOINED: frozenset({"organization", "workspace", "user", "role"}),
+    MEMBER_ROLE_CHANGED: frozenset({"organization", "workspace", "user", "previous", "role"}),
+    MEMBER_REMOVED: frozenset({"organization", "workspace", "user"}),
+    TOKEN_CREATED: frozenset({"token"}),
+    TOKEN_REVOKED: frozenset({"token"}),
+    ACCOUNT_CONNECTED: frozenset({"account"}),
+    ACCOUNT_DISCONNECTED: frozenset({"account"}),
+    WEBHOOK_CREATED: frozenset({"endpoint"}),
+    WEBHOOK_UPDATED: frozenset({"endpoint", "changes"}),
+    WEBHOOK_SECRET_ROTATED: frozenset({"endpoint"}),
+    WEBHOOK_DELETED: frozenset({"endpoint"}),
+    RENDITION_RESOLVED: frozenset({"rendition", "outcome"}),
+    TWO_FACTOR_ENABLED: frozenset({"user"}),
+    TWO_FACTOR_DISABLED: frozenset({"user"}),
 }
 
 Handler = Callable[..., Any]

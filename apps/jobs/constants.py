@@ -18,6 +18,10 @@ class Seat(models.TextChoices):
 # The Organization column that caps each budget's jobs in flight (every Seat but NONE).
 SEAT_CAP_COLUMNS = {Seat.PUBLISH: "inflight_cap", Seat.WEBHOOK: "webhook_inflight_cap"}
 
+# Wall-clock seconds a handler may run before the worker gives up on it, unless its job
+# type declares its own `time_limit_s` (see apps.jobs.timelimits).
+DEFAULT_TIME_LIMIT_S = 600.0
+
 # Dead rows in jobs_job after which it is vacuumed (autovacuum's threshold, set by migration
 # 0005, and the jobs.vacuum housekeeping job's, for servers where autovacuum is off).
 VACUUM_DEAD_ROWS = 5000

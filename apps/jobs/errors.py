@@ -19,6 +19,7 @@ Until = datetime | timedelta | float | int
 # Job-level error kinds (handlers bring their own, e.g. the providers' ErrorKind values).
 ERRORED = "errored"  # an unexpected exception: a bug, not a refusal
 STALE = "stale"  # the worker stopped heart-beating (crashed, killed, partitioned)
+TIMED_OUT = "timed_out"  # the handler ran past its type's time_limit_s
 SNOOZE_BUDGET_EXHAUSTED = "snooze_budget_exhausted"
 WAIT_BUDGET_EXHAUSTED = "wait_budget_exhausted"
 CANCELLED = "cancelled"
@@ -100,6 +101,12 @@ class Waiting(JobOutcome):  # noqa: N818
         self.until = until
         self.reason = reason
         self.state = state or {}
+
+
+class TimeLimitExceeded(BaseException):  # noqa: N818 - raised into a handler, like SystemExit
+    """Raised inside a handler that ran past its type's `time_limit_s` (a BaseException,
+    so a handler's `except Exception` does not swallow it). The job has already been
+    settled by its type's stale policy; whatever the handler does next is discarded."""
 
 
 class LeaseLost(Exception):  # noqa: N818

@@ -10,6 +10,11 @@
     )
     def publish(job: Job) -> None: ...
 
+`time_limit_s` is the wall-clock time one run of the handler may take (default
+DEFAULT_TIME_LIMIT_S, 10 minutes). Past it the worker settles the job as if its worker had
+died, by the type's `stale_policy`, with kind "timed_out", and runs the next jobs on a
+fresh thread (see apps.jobs.timelimits).
+
 `seat` names the organization budget the type's running jobs count against: "publish"
 (the default: Organization.inflight_cap), "webhook" (Organization.webhook_inflight_cap),
 or None for jobs that hold no seat (status polls, lookups: claimed without a cap, still
@@ -30,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
 
-from apps.jobs.constants import Seat
+from apps.jobs.constants import DEFAULT_TIME_LIMIT_S, Seat
 from apps.jobs.errors import ERRORED
 
 if TYPE_CHECKING:
@@ -95,6 +100,7 @@ class JobType:
     snooze_budget_s: float = 6 * 3600.0
     wait_budget_s: float = 24 * 3600.0
     seat: Seat = Seat.PUBLISH
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
 
     @property
     def is_periodic(self) -> bool:
@@ -124,6 +130,7 @@ def job_type(
     snooze_budget_s: float = 6 * 3600.0,
     wait_budget_s: float = 24 * 3600.0,
     seat: str | None = Seat.PUBLISH,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated function as the handler of job type `name`.
 
@@ -139,6 +146,8 @@ def job_type(
         raise ImproperlyConfigured(f"Job type {name!r}: max_attempts must be >= 1.")
     if periodic_every is not None and periodic_every <= timedelta(0):
         raise ImproperlyConfigured(f"Job type {name!r}: periodic_every must be positive.")
+    if not time_limit_s > 0:
+        raise ImproperlyConfigured(f"Job type {name!r}: time_limit_s must be positive.")
     if seat is None:
         seat = Seat.NONE
     if seat not in Seat.values:
@@ -164,6 +173,7 @@ def job_type(
             snooze_budget_s=snooze_budget_s,
             wait_budget_s=wait_budget_s,
             seat=Seat(seat),
+            time_limit_s=float(time_limit_s),
         )
         return handler
 

@@ -20,7 +20,7 @@ from apps.accounts.models import Organization, Workspace
 from apps.common.errors import ValidationFailed
 from apps.jobs import queue
 from apps.jobs.constants import VACUUM_DEAD_ROWS
-from apps.jobs.errors import CANCELLED, STALE, LeaseLost
+from apps.jobs.errors import CANCELLED, STALE, TIMED_OUT, LeaseLost
 from apps.jobs.models import Job
 from apps.jobs.registry import JobType, StalePolicy, get_job_type, job_types
 
@@ -247,10 +247,12 @@ def job_recover_stale(
     job_ids: list[int] | None = None,
     leases: list | None = None,
     limit: int = 200,
+    timed_out_after_s: float | None = None,
 ) -> int:
     """Recover processing jobs whose heartbeat is older than `stale_s` (or exactly the
     given `job_ids`, whatever their heartbeat, and only while still under one of `leases`
-    when given) by their type's StalePolicy.
+    when given) by their type's StalePolicy. With `timed_out_after_s`, the jobs are ones
+    whose handler ran past its time limit: the error's kind is "timed_out".
 
     Each job is recovered in its own savepoint, and an `on_stale` callback runs in the
     transaction that closes the job. A callback that raises leaves its job processing,
@@ -280,7 +282,7 @@ def job_recover_stale(
         for job in jobs:
             try:
                 with transaction.atomic():
-                    _recover_one(job)
+                    _recover_one(job, timed_out_after_s=timed_out_after_s)
                 recovered += 1
             except Exception:
                 logger.exception(
@@ -298,7 +300,7 @@ def job_recover_stale(
     return recovered
 
 
-def _recover_one(job: Job) -> None:
+def _recover_one(job: Job, *, timed_out_after_s: float | None = None) -> None:
     job_type: JobType | None
     try:
         job_type = get_job_type(job.type)
@@ -306,12 +308,16 @@ def _recover_one(job: Job) -> None:
     except LookupError:
         job_type, policy = None, StalePolicy.FAIL
     worker = job.locked_by or "unknown worker"
-    error = {"kind": STALE, "worker": worker, "attempt": job.attempts}
+    error: dict[str, Any] = {"kind": STALE, "worker": worker, "attempt": job.attempts}
+    what = f"{worker} stopped heart-beating"
+    if timed_out_after_s is not None:
+        error.update(kind=TIMED_OUT, time_limit_s=timed_out_after_s)
+        what = f"The handler ran past its {timed_out_after_s:g}s time limit on {worker}"
     if policy == StalePolicy.REQUEUE and job.recoveries + 1 > job.max_attempts:
         policy = StalePolicy.FAIL
-        error["message"] = f"{worker} stopped heart-beating {job.recoveries + 1} times; gave up."
+        error["message"] = f"{what} {job.recoveries + 1} times; gave up."
     if policy == StalePolicy.REQUEUE:
-        error["message"] = f"{worker} stopped heart-beating; requeued (attempt not spent)."
+        error["message"] = f"{what}; requeued (attempt not spent)."
         sql = """
             UPDATE jobs_job SET status = 'pending', run_at = now(), updated_at = now(),
                    attempts = greatest(attempts - 1, 0), recoveries = recoveries + 1,
@@ -324,8 +330,7 @@ def _recover_one(job: Job) -> None:
         new_status = Job.Status.CANCELLED if policy == StalePolicy.CLOSE else Job.Status.FAILED
         error.setdefault(
             "message",
-            f"{worker} stopped heart-beating; "
-            + ("closed as superseded." if policy == StalePolicy.CLOSE else "failed."),
+            f"{what}; " + ("closed as superseded." if policy == StalePolicy.CLOSE else "failed."),
         )
         sql = f"""
             UPDATE jobs_job SET status = '{new_status}', finished_at = now(), updated_at = now(),
@@ -336,7 +341,8 @@ def _recover_one(job: Job) -> None:
         cursor.execute(sql, [json.dumps(error), job.pk])
     job.status, job.last_error, job.recoveries = new_status, error, job.recoveries + 1
     logger.warning(
-        "Recovered stale job %s (%s) from %s: %s.",
+        "Recovered %s job %s (%s) from %s: %s.",
+        error["kind"],
         job.pk,
         job.type,
         worker,

@@ -2,11 +2,12 @@
 and writes their outcomes under each claim's lease.
 
 The unit-of-work methods (`claim_batch`, `run_one`, `heartbeat`, `recover_stale`,
-`promote_waiting`) are what tests drive; `run()` drains them in a loop. The loop's thread
-is the only one that writes job state (outcomes, heartbeats, releases), batching "done"
-writes; pool threads only run handlers. It waits on the LISTEN socket and a self-pipe
-(results and signals), so it wakes at once for new work, finished jobs and SIGTERM, and
-otherwise sleeps until the next job falls due, a timer fires, or the poll interval ends.
+`promote_waiting`, `expire_overdue`) are what tests drive; `run()` drains them in a
+loop. The loop's thread is the only one that writes job state (outcomes, heartbeats,
+releases), batching "done" writes; pool threads only run handlers. It waits on the LISTEN
+socket and a self-pipe (results and signals), so it wakes at once for new work, finished
+jobs and SIGTERM, and otherwise sleeps until the next job falls due, a timer fires, a
+handler's time limit passes, or the poll interval ends.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ DB_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg
 _FLUSH_MAX_DELAY_S = 0.01  # "done" writes wait at most this long to be batched
 _PERIODIC_CHECK_S = 60.0
 _RECONNECT_MAX_S = 5.0
+_OVERDUE_RETRY_S = 1.0  # a job past its time limit whose row is locked is retried this late
 
 WAITING = Job.Status.WAITING
 
@@ -155,6 +157,40 @@ class Worker:
     def recover_stale(self) -> int:
         """Recover jobs whose worker stopped heart-beating, by their type's policy."""
         return services.job_recover_stale(stale_s=self.stale_after_s)
+
+    def expire_overdue(self, now: float | None = None) -> list[int]:
+        """Settle the jobs whose handler ran past its type's time limit, by the type's
+        stale policy under this claim's lease (kind "timed_out"), and retire their threads
+        (apps.jobs.timelimits). Returns the ids settled. A job whose row is locked right
+        now (its handler is writing under the lease) is tried again on the next pass."""
+        now = time.monotonic() if now is None else now
+        settled = []
+        for running in self._pool.overdue(now):
+            job = running.job
+            if job.pk in self._lost:
+                # Its lease is gone already (settled elsewhere): only free the thread.
+                self._pool.retire(running)
+                self._forget(job.pk)
+                continue
+            recovered = services.job_recover_stale(
+                job_ids=[job.pk],
+                leases=[lease_of(job)],
+                timed_out_after_s=running.time_limit_s,
+            )
+            if not recovered:
+                running.deadline = now + _OVERDUE_RETRY_S  # row locked: look again soon
+                continue
+            self._pool.retire(running)
+            self._forget(job.pk)
+            settled.append(job.pk)
+            logger.warning(
+                "Job %s (%s) ran past its %gs time limit; settled by its stale policy.",
+                job.pk,
+                job.type,
+                running.time_limit_s,
+                extra={"job_id": job.pk},
+            )
+        return settled
 
     def promote_waiting(self) -> int:
         """Move waiting jobs whose time has come back to pending."""
@@ -303,6 +339,9 @@ class Worker:
         self._collect_results()
         self._flush_done(force=False)
         now = time.monotonic()
+        deadline = self._pool.next_deadline()
+        if deadline is not None and deadline <= now:
+            state.maybe_work |= bool(self.expire_overdue(now))
         if now >= state.next_heartbeat:
             self.heartbeat()
             state.next_heartbeat = now + self.heartbeat_s
@@ -356,6 +395,9 @@ class Worker:
             timeout = min(timeout, self._done_since + _FLUSH_MAX_DELAY_S - now)
         deadlines = (state.next_heartbeat, state.next_recover, state.next_periodic)
         timeout = min(timeout, *(d - now for d in deadlines), state.next_promote - now)
+        overdue_at = self._pool.next_deadline()
+        if overdue_at is not None:
+            timeout = min(timeout, overdue_at - now + 0.001)
         return max(timeout, 0.0)
 
     def _collect_results(self) -> None:

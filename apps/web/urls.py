@@ -17,6 +17,7 @@ from apps.web.views import (
     team,
     tokens,
 )
+from apps.web.views import audit as audit_views  # the security log (issue 19)
 from apps.web.views import media_library as media_views  # the media library (issue 20)
 from apps.web.views import queue as queue_views  # queue and posting slots (issue 20)
 from apps.web.views import series as series_views  # webhooks and series (issue 10)
@@ -59,6 +60,9 @@ organization_patterns = [
     path("new/", organizations.organization_create_view, name="organization-create"),
     path("<slug:org_slug>/", organizations.organization_detail, name="organization-detail"),
     path("<slug:org_slug>/invite/", organizations.organization_invite, name="organization-invite"),
+    path(
+        "<slug:org_slug>/security-log/", audit_views.security_log, name="organization-security-log"
+    ),
     path(
         "<slug:org_slug>/members/<int:user_id>/role/",
         organizations.organization_member_role,

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from apps.accounts import crypto
 from apps.accounts.models import User, Workspace
+from apps.common import events
 from apps.common.errors import Conflict, ValidationFailed
 from apps.jobs.services import job_cancel
 from apps.webhooks import network, signing
@@ -109,6 +110,7 @@ def webhook_endpoint_create(
     endpoint.save()
     secret = signing.new_secret()
     _store_secret(endpoint, secret)
+    events.emit(events.WEBHOOK_CREATED, endpoint=endpoint)
     return endpoint, secret
 
 
@@ -123,9 +125,17 @@ def webhook_endpoint_update(
 ) -> WebhookEndpoint:
     """Change the URL (checked again), the subscribed types, the description, or switch it
     off and on. Switching it on again clears the disabling and starts a new failure streak."""
+    # Checking a URL resolves its host, which may take seconds: done before the row lock,
+    # so deliveries to this endpoint never wait on a DNS answer.
+    new_url = _clean_url(url) if url is not _UNSET else None
+    checked = new_url
+    if is_active is True and checked is None:
+        now = WebhookEndpoint.objects.values("url", "is_active").get(pk=endpoint.pk)
+        if not now["is_active"]:  # switching it on checks where it points
+            checked = network.check_url(now["url"])
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
-    if url is not _UNSET:
-        endpoint.url = _clean_url(url)
+    if new_url is not None:
+        endpoint.url = new_url
     if event_types is not _UNSET:
         endpoint.event_types = _clean_event_types(event_types)
     if description is not _UNSET:
@@ -134,7 +144,8 @@ def webhook_endpoint_update(
         if not isinstance(is_active, bool):
             raise ValidationFailed("is_active must be true or false.")
         if is_active and not endpoint.is_active:
-            network.check_url(endpoint.url)
+            if endpoint.url != checked:  # changed since the check (rare): check it again
+                network.check_url(endpoint.url)
             endpoint.consecutive_failures = 0
             endpoint.failing_since = None
             endpoint.disabled_at = None
@@ -145,6 +156,17 @@ def webhook_endpoint_update(
         endpoint.is_active = is_active
     _full_clean(endpoint)
     endpoint.save()
+    given = {
+        "url": url,
+        "event_types": event_types,
+        "description": description,
+        "is_active": is_active,
+    }
+    events.emit(
+        events.WEBHOOK_UPDATED,
+        endpoint=endpoint,
+        changes=sorted(k for k, v in given.items() if v is not _UNSET),
+    )
     return endpoint
 
 
@@ -154,6 +176,7 @@ def webhook_endpoint_rotate_secret(*, endpoint: WebhookEndpoint) -> str:
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
     secret = signing.new_secret()
     _store_secret(endpoint, secret)
+    events.emit(events.WEBHOOK_SECRET_ROTATED, endpoint=endpoint)
     return secret
 
 
@@ -166,6 +189,7 @@ def webhook_endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
     pending = locked.deliveries.filter(status=WebhookDelivery.Status.PENDING)
     for delivery in pending.only("pk"):
         job_cancel(dedupe_key=delivery.dedupe_key, reason="The webhook endpoint was deleted.")
+    events.emit(events.WEBHOOK_DELETED, endpoint=locked)
     locked.delete()
 
 

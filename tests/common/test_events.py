@@ -55,19 +55,47 @@ def test_a_payload_with_other_keys_raises():
         events.emit(events.PUBLICATION_STATUS_CHANGED, publication=None, status="failed")
 
 
+DELIVERY_EVENTS = {
+    "rendition.published",
+    "rendition.failed",
+    "publication.status_changed",
+    "account.needs_reconnect",
+    "publication.review_changed",
+}
+SECURITY_EVENTS = {
+    "member.invited",
+    "member.joined",
+    "member.role_changed",
+    "member.removed",
+    "token.created",
+    "token.revoked",
+    "account.connected",
+    "account.disconnected",
+    "webhook.created",
+    "webhook.updated",
+    "webhook.secret_rotated",
+    "webhook.deleted",
+    "rendition.resolved",
+    "user.two_factor_enabled",
+    "user.two_factor_disabled",
+}
+
+
 def test_every_event_has_its_payload_listed(subscribers):
-    assert set(events.PAYLOADS) == {
-        "rendition.published",
-        "rendition.failed",
-        "publication.status_changed",
-        "account.needs_reconnect",
-    }
+    assert set(events.PAYLOADS) == DELIVERY_EVENTS | SECURITY_EVENTS
     assert set(subscribers) == set(events.PAYLOADS)
 
 
-def test_the_webhooks_app_subscribes_to_every_event_in_transaction(subscribers):
-    for name, subs in subscribers.items():
+def test_the_webhooks_app_subscribes_to_every_delivery_event_in_transaction(subscribers):
+    for name in DELIVERY_EVENTS:
+        subs = subscribers[name]
         assert any(s.in_transaction and "webhooks" in s.handler.__module__ for s in subs), name
+
+
+def test_the_audit_log_records_every_security_event_in_transaction(subscribers):
+    for name in SECURITY_EVENTS:
+        subs = subscribers[name]
+        assert any(s.in_transaction and "audit" in s.handler.__module__ for s in subs), name
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,5 +1,6 @@
 """The OAuth app this site registered on each Mastodon instance."""
 
+from django.conf import settings
 from django.db import models
 
 from apps.accounts import crypto
@@ -38,3 +39,27 @@ class MastodonApp(models.Model):
         sealed = crypto.seal({"client_secret": secret}, aad=self._aad())
         self.client_secret_key_id = sealed.key_id
         self.client_secret_ciphertext = sealed.ciphertext
+
+
+class MastodonAppRegistration(models.Model):
+    """One request this site made to register its app on an instance, and who asked for
+    it. Anyone can type any server into the connect form, so registrations are capped per
+    person (MASTODON_APP_REGISTRATIONS_PER_USER_DAY and _TOTAL): this site never becomes a
+    tool for registering apps on thousands of servers. Logged before the call, so failed
+    attempts count too (they reached the server all the same)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    instance_url = models.URLField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        app_label = "providers"
+        indexes = [
+            # The cap's count: one person's registrations, the last day's first.
+            models.Index(fields=["user", "-created_at"], name="mastodon_app_reg_user_recent")
+        ]
+
+    def __str__(self) -> str:
+        return f"app registration on {self.instance_url} for user {self.user_id}"

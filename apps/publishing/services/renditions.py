@@ -159,6 +159,7 @@ def rendition_resolve(
         note=f"Resolved as {outcome} by {who}.",
         finished_at=timezone.now(),
     )
+    events.emit(events.RENDITION_RESOLVED, rendition=current, outcome=outcome)
     if outcome != Resolution.PUBLISHED:
         forget_accepted_work(current)  # the person found nothing on the platform
     if outcome == Resolution.PUBLISHED:

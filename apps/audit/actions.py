@@ -1,0 +1,47 @@
+"""Every action the audit log records, with the label the security log shows.
+
+Most are the security events of `apps.common.events` under the same name; the sign-in
+actions come from Django's auth signals.
+"""
+
+from apps.common import events
+
+LOGIN = "user.login"
+LOGOUT = "user.logout"
+LOGIN_FAILED = "user.login_failed"
+TWO_FACTOR_ENABLED = events.TWO_FACTOR_ENABLED
+TWO_FACTOR_DISABLED = events.TWO_FACTOR_DISABLED
+MEMBER_INVITED = events.MEMBER_INVITED
+MEMBER_JOINED = events.MEMBER_JOINED
+MEMBER_ROLE_CHANGED = events.MEMBER_ROLE_CHANGED
+MEMBER_REMOVED = events.MEMBER_REMOVED
+TOKEN_CREATED = events.TOKEN_CREATED
+TOKEN_REVOKED = events.TOKEN_REVOKED
+ACCOUNT_CONNECTED = events.ACCOUNT_CONNECTED
+ACCOUNT_DISCONNECTED = events.ACCOUNT_DISCONNECTED
+WEBHOOK_CREATED = events.WEBHOOK_CREATED
+WEBHOOK_UPDATED = events.WEBHOOK_UPDATED
+WEBHOOK_SECRET_ROTATED = events.WEBHOOK_SECRET_ROTATED
+WEBHOOK_DELETED = events.WEBHOOK_DELETED
+RENDITION_RESOLVED = events.RENDITION_RESOLVED
+
+LABELS: dict[str, str] = {
+    LOGIN: "Signed in",
+    LOGOUT: "Signed out",
+    LOGIN_FAILED: "Failed sign-in",
+    TWO_FACTOR_ENABLED: "Two-factor on",
+    TWO_FACTOR_DISABLED: "Two-factor off",
+    MEMBER_INVITED: "Invited",
+    MEMBER_JOINED: "Joined",
+    MEMBER_ROLE_CHANGED: "Role changed",
+    MEMBER_REMOVED: "Removed",
+    TOKEN_CREATED: "Token created",
+    TOKEN_REVOKED: "Token revoked",
+    ACCOUNT_CONNECTED: "Account connected",
+    ACCOUNT_DISCONNECTED: "Account disconnected",
+    WEBHOOK_CREATED: "Webhook added",
+    WEBHOOK_UPDATED: "Webhook changed",
+    WEBHOOK_SECRET_ROTATED: "Webhook secret rotated",
+    WEBHOOK_DELETED: "Webhook deleted",
+    RENDITION_RESOLVED: "Delivery resolved",
+}

@@ -1,0 +1,29 @@
+"""Who acted, as the audit log records it: `apps.common.acting`'s answer and its label."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from apps.accounts.models import ApiToken, User
+from apps.common import acting
+
+
+@dataclass(frozen=True)
+class Actor:
+    user: User | None = None
+    token: ApiToken | None = None
+    ip: str | None = None
+    user_agent: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.token is not None:
+            return f"API token {self.token.name} ({self.token.prefix}…)"
+        return self.user.email if self.user is not None else ""
+
+
+def current_actor() -> Actor:
+    now = acting.current()
+    token = now.token if isinstance(now.token, ApiToken) else None
+    user = now.user if isinstance(now.user, User) else None
+    return Actor(user=user, token=token, ip=now.ip, user_agent=now.user_agent)

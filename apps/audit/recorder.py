@@ -1,0 +1,249 @@
+"""The subscribers that turn domain events and sign-ins into audit events.
+
+Domain events are recorded inside the emitter's transaction, so an action that is rolled
+back leaves no trace and one that commits always does. Each handler reads only the
+payload; `actions.py` lists what each action means.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
+from django.http import HttpRequest
+
+from apps.accounts.models import ApiToken, Organization, SocialAccount, User, Workspace
+from apps.audit import actions
+from apps.audit.context import Actor, current_actor
+from apps.audit.models import AuditEvent
+from apps.audit.services import audit_record
+from apps.common import events
+from apps.common.acting import client_of
+
+Target = AuditEvent.Target
+
+
+def _scope(workspace: Workspace | None) -> dict[str, Any]:
+    return {"workspace": workspace} if workspace is not None else {}
+
+
+def member_invited(
+    *, organization: Organization, workspace: Workspace | None, email: str, role: str
+) -> None:
+    audit_record(
+        action=actions.MEMBER_INVITED,
+        organization=organization,
+        **_scope(workspace),
+        target_type=Target.INVITATION,
+        target_label=email,
+        metadata={"role": role, "workspace": workspace.name if workspace else None},
+    )
+
+
+def member_joined(
+    *, organization: Organization, workspace: Workspace | None, user: User, role: str
+) -> None:
+    audit_record(
+        action=actions.MEMBER_JOINED,
+        organization=organization,
+        **_scope(workspace),
+        target_type=Target.USER,
+        target_id=user.pk,
+        target_label=user.email,
+        metadata={"role": role},
+    )
+
+
+def member_role_changed(
+    *,
+    organization: Organization,
+    workspace: Workspace | None,
+    user: User,
+    previous: str,
+    role: str,
+) -> None:
+    audit_record(
+        action=actions.MEMBER_ROLE_CHANGED,
+        organization=organization,
+        **_scope(workspace),
+        target_type=Target.USER,
+        target_id=user.pk,
+        target_label=user.email,
+        metadata={"previous": previous, "role": role},
+    )
+
+
+def member_removed(*, organization: Organization, workspace: Workspace | None, user: User) -> None:
+    audit_record(
+        action=actions.MEMBER_REMOVED,
+        organization=organization,
+        **_scope(workspace),
+        target_type=Target.USER,
+        target_id=user.pk,
+        target_label=user.email,
+    )
+
+
+def _token(action: str, token: ApiToken) -> None:
+    audit_record(
+        action=action,
+        workspace=token.workspace,
+        target_type=Target.TOKEN,
+        target_id=token.pk,
+        target_label=str(token),
+        metadata={"scopes": list(token.scopes), "parent": token.parent_id},
+    )
+
+
+def token_created(*, token: ApiToken) -> None:
+    _token(actions.TOKEN_CREATED, token)
+
+
+def token_revoked(*, token: ApiToken) -> None:
+    _token(actions.TOKEN_REVOKED, token)
+
+
+def _account(action: str, account: SocialAccount) -> None:
+    audit_record(
+        action=action,
+        workspace=account.workspace,
+        target_type=Target.ACCOUNT,
+        target_id=account.pk,
+        target_label=str(account),
+        metadata={"platform": account.platform},
+    )
+
+
+def account_connected(*, account: SocialAccount) -> None:
+    _account(actions.ACCOUNT_CONNECTED, account)
+
+
+def account_disconnected(*, account: SocialAccount) -> None:
+    _account(actions.ACCOUNT_DISCONNECTED, account)
+
+
+def _webhook(action: str, endpoint: Any, metadata: dict | None = None) -> None:
+    audit_record(
+        action=action,
+        workspace=endpoint.workspace,
+        target_type=Target.WEBHOOK,
+        target_id=endpoint.pk,
+        target_label=endpoint.url,
+        metadata=metadata,
+    )
+
+
+def webhook_created(*, endpoint: Any) -> None:
+    _webhook(actions.WEBHOOK_CREATED, endpoint, {"event_types": list(endpoint.event_types)})
+
+
+def webhook_updated(*, endpoint: Any, changes: list[str]) -> None:
+    _webhook(
+        actions.WEBHOOK_UPDATED, endpoint, {"changes": changes, "is_active": endpoint.is_active}
+    )
+
+
+def webhook_secret_rotated(*, endpoint: Any) -> None:
+    _webhook(actions.WEBHOOK_SECRET_ROTATED, endpoint)
+
+
+def webhook_deleted(*, endpoint: Any) -> None:
+    _webhook(actions.WEBHOOK_DELETED, endpoint)
+
+
+def rendition_resolved(*, rendition: Any, outcome: str) -> None:
+    audit_record(
+        action=actions.RENDITION_RESOLVED,
+        workspace=rendition.workspace,
+        target_type=Target.RENDITION,
+        target_id=rendition.pk,
+        target_label=f"{rendition.social_account} (publication {rendition.publication_id})",
+        metadata={"outcome": outcome, "publication": rendition.publication_id},
+    )
+
+
+def _personal(action: str, user: User) -> None:
+    audit_record(action=action, target_type=Target.USER, target_id=user.pk, target_label=user.email)
+
+
+def two_factor_enabled(*, user: User) -> None:
+    _personal(actions.TWO_FACTOR_ENABLED, user)
+
+
+def two_factor_disabled(*, user: User) -> None:
+    _personal(actions.TWO_FACTOR_DISABLED, user)
+
+
+# -- sign-ins (Django's auth signals: the web app, the admin, any login view) -----------
+
+
+def _request_actor(request: HttpRequest | None, user: User | None) -> Actor:
+    ip, agent = client_of(request)
+    if request is None:
+        fallback = current_actor()
+        ip, agent = fallback.ip, fallback.user_agent
+    return Actor(user=user, ip=ip, user_agent=agent)
+
+
+def logged_in(sender: Any, request: HttpRequest | None, user: User, **kwargs: Any) -> None:
+    audit_record(
+        action=actions.LOGIN,
+        target_type=Target.USER,
+        target_id=user.pk,
+        target_label=user.email,
+        actor=_request_actor(request, user),
+    )
+
+
+def logged_out(sender: Any, request: HttpRequest | None, user: User | None, **kwargs: Any) -> None:
+    if user is None:
+        return  # nobody was signed in
+    audit_record(
+        action=actions.LOGOUT,
+        target_type=Target.USER,
+        target_id=user.pk,
+        target_label=user.email,
+        actor=_request_actor(request, user),
+    )
+
+
+def login_failed(
+    sender: Any, credentials: dict, request: HttpRequest | None = None, **kwargs: Any
+) -> None:
+    """The person whose account was tried is the target (never the actor: whoever typed
+    the password is unknown). An address with no account is kept for the operator only."""
+    identifier = str(credentials.get(User.USERNAME_FIELD) or credentials.get("username") or "")
+    user = User.objects.filter(email__iexact=identifier).first() if identifier else None
+    audit_record(
+        action=actions.LOGIN_FAILED,
+        target_type=Target.USER if user else "",
+        target_id=user.pk if user else "",
+        target_label=user.email if user else identifier[:255],
+        actor=_request_actor(request, None),
+    )
+
+
+def connect() -> None:
+    """Subscribe every recorder (called once, from AppConfig.ready)."""
+    subscriptions = {
+        events.MEMBER_INVITED: member_invited,
+        events.MEMBER_JOINED: member_joined,
+        events.MEMBER_ROLE_CHANGED: member_role_changed,
+        events.MEMBER_REMOVED: member_removed,
+        events.TOKEN_CREATED: token_created,
+        events.TOKEN_REVOKED: token_revoked,
+        events.ACCOUNT_CONNECTED: account_connected,
+        events.ACCOUNT_DISCONNECTED: account_disconnected,
+        events.WEBHOOK_CREATED: webhook_created,
+        events.WEBHOOK_UPDATED: webhook_updated,
+        events.WEBHOOK_SECRET_ROTATED: webhook_secret_rotated,
+        events.WEBHOOK_DELETED: webhook_deleted,
+        events.RENDITION_RESOLVED: rendition_resolved,
+        events.TWO_FACTOR_ENABLED: two_factor_enabled,
+        events.TWO_FACTOR_DISABLED: two_factor_disabled,
+    }
+    for name, handler in subscriptions.items():
+        events.subscribe(name, handler, in_transaction=True)
+    user_logged_in.connect(logged_in, dispatch_uid="audit.logged_in")
+    user_logged_out.connect(logged_out, dispatch_uid="audit.logged_out")
+    user_login_failed.connect(login_failed, dispatch_uid="audit.login_failed")
