@@ -60,12 +60,43 @@ ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
 # person), note (what they wrote, maybe empty).
 PUBLICATION_REVIEW_CHANGED = "publication.review_changed"
 
+# Who belongs where (apps/accounts). ``actor`` is the user who did it, or None for an
+# operator (the admin, a command). An organization-wide change has ``workspace`` None.
+# An invitation was created or resent (``resent``): a link was emailed. Payload: invitation,
+# actor, resent.
+MEMBER_INVITED = "member.invited"
+# The invited person accepted: they hold the invitation's role now. Payload: invitation, user.
+MEMBER_INVITE_ACCEPTED = "member.invite_accepted"
+# An invitation was revoked before it was accepted. Payload: invitation, actor.
+MEMBER_INVITE_REVOKED = "member.invite_revoked"
+# Someone was given a role where they had none (accepting an invitation, an owner adding an
+# organization member to a workspace, an operator). Payload: organization, workspace, user,
+# role, actor.
+MEMBER_ADDED = "member.added"
+# A member's role changed. Payload: organization, workspace, user, previous, role, actor.
+MEMBER_ROLE_CHANGED = "member.role_changed"
+# A member was removed from one workspace, or from the organization and all its workspaces
+# (workspace None). Payload: organization, workspace, user, actor.
+MEMBER_REMOVED = "member.removed"
+# A person proved they receive mail at their address. Payload: user, method
+# ("link", "password_reset", "invitation", "operator").
+USER_EMAIL_VERIFIED = "user.email_verified"
+
 PAYLOADS: dict[str, frozenset[str]] = {
     RENDITION_PUBLISHED: frozenset({"rendition"}),
     RENDITION_FAILED: frozenset({"rendition"}),
     PUBLICATION_STATUS_CHANGED: frozenset({"publication", "previous", "status"}),
     ACCOUNT_NEEDS_RECONNECT: frozenset({"account"}),
     PUBLICATION_REVIEW_CHANGED: frozenset({"publication", "review", "actor", "note"}),
+    MEMBER_INVITED: frozenset({"invitation", "actor", "resent"}),
+    MEMBER_INVITE_ACCEPTED: frozenset({"invitation", "user"}),
+    MEMBER_INVITE_REVOKED: frozenset({"invitation", "actor"}),
+    MEMBER_ADDED: frozenset({"organization", "workspace", "user", "role", "actor"}),
+    MEMBER_ROLE_CHANGED: frozenset(
+        {"organization", "workspace", "user", "previous", "role", "actor"}
+    ),
+    MEMBER_REMOVED: frozenset({"organization", "workspace", "user", "actor"}),
+    USER_EMAIL_VERIFIED: frozenset({"user", "method"}),
 }
 
 Handler = Callable[..., Any]
