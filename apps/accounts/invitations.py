@@ -20,7 +20,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -331,15 +331,23 @@ def invitation_sign_up(
     problem = refusal(invitation, None)
     if problem is not None:
         raise problem
-    if User.objects.filter(email__iexact=invitation.email).exists():
-        raise Conflict(
-            f"An account with {invitation.email} exists already. Log in to accept, or reset "
-            "its password if you never set one or forgot it.",
-            code="ACCOUNT_EXISTS",
-        )
-    user = User.objects.create_user(
-        email=invitation.email, password=password, name=name, display_timezone=display_timezone
+    exists = Conflict(
+        f"An account with {invitation.email} exists already. Log in to accept, or reset its "
+        "password if you never set one or forgot it.",
+        code="ACCOUNT_EXISTS",
     )
+    if User.objects.filter(email__iexact=invitation.email).exists():
+        raise exists
+    try:
+        with transaction.atomic():
+            user = User.objects.create_user(
+                email=invitation.email,
+                password=password,
+                name=name,
+                display_timezone=display_timezone,
+            )
+    except IntegrityError:  # the same address signed up a moment ago
+        raise exists from None
     user_mark_email_verified(user=user, method="invitation")
     invitation_accept(invitation=invitation, user=user)
     return user

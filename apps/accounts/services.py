@@ -63,8 +63,8 @@ def user_sign_up(
 
 @transaction.atomic
 def organization_create(*, name: str, owner: User, slug: str | None = None) -> Organization:
-    """A new organization owned by ``owner``. The web app asks for a verified owner first
-    (``require_verified``); operators' commands vouch for theirs."""
+    """A new organization owned by ``owner``. The web app lets only verified people create
+    one (``verified_user_view``); operators' commands vouch for their owners."""
     org = Organization(name=name, slug=slug or _unique_slug(Organization, name))
     org.full_clean()
     org.save()
