@@ -111,7 +111,7 @@ def test_existing_users_count_as_verified_after_the_migration():
     from django.apps import apps as django_apps
 
     user = UserFactory(email="old@example.com", email_verified_at=None)
-    fill = import_module("apps.accounts.migrations.0008_fill_email_verified").fill
+    fill = import_module("apps.accounts.migrations.0009_fill_email_verified").fill
     fill(django_apps, None)
 
     user.refresh_from_db()

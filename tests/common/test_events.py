@@ -60,6 +60,7 @@ DELIVERY_EVENTS = {
     "rendition.published",
     "rendition.failed",
     "publication.status_changed",
+    "publication.review_changed",
     "account.needs_reconnect",
 }
 MEMBERSHIP_EVENTS = {

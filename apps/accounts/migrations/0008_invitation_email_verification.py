@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0006_apitoken_admin_scope'),
+        ('accounts', '0007_organization_storage_quota'),
     ]
 
     operations = [

@@ -11,6 +11,6 @@ def fill(apps, schema_editor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("accounts", "0007_invitation_email_verification")]
+    dependencies = [("accounts", "0008_invitation_email_verification")]
 
     operations = [migrations.RunPython(fill, migrations.RunPython.noop)]
