@@ -28,6 +28,9 @@ class UserFactory(DjangoModelFactory):
     email = factory.Sequence(lambda n: f"user{n}@example.com")
     name = factory.Faker("name")
     password = factory.django.Password("correct horse battery")
+    # Most tests are about people who confirmed their address; the verification tests set
+    # it to None.
+    email_verified_at = factory.LazyFunction(timezone.now)
 
 
 class OrganizationFactory(DjangoModelFactory):

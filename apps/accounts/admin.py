@@ -1,9 +1,10 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
-from apps.accounts import services
+from apps.accounts import invitations, services, verification
 from apps.accounts.models import (
     ApiToken,
+    Invitation,
     Organization,
     OrganizationMembership,
     SocialAccount,
@@ -16,17 +17,25 @@ from apps.accounts.models import (
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     ordering = ["email"]
-    list_display = ["email", "name", "is_staff", "is_active", "created_at"]
-    list_filter = ["is_staff", "is_superuser", "is_active"]
+    list_display = ["email", "name", "email_verified_at", "is_staff", "is_active", "created_at"]
+    list_filter = ["is_staff", "is_superuser", "is_active", "email_verified_at"]
     search_fields = ["email", "name"]
-    readonly_fields = ["last_login", "created_at", "updated_at"]
+    readonly_fields = ["last_login", "email_verified_at", "created_at", "updated_at"]
     fieldsets = [
         (None, {"fields": ["email", "password"]}),
         ("Profile", {"fields": ["name", "display_timezone"]}),
         ("Permissions", {"fields": ["is_active", "is_staff", "is_superuser", "groups"]}),
-        ("Dates", {"fields": ["last_login", "created_at", "updated_at"]}),
+        ("Dates", {"fields": ["last_login", "email_verified_at", "created_at", "updated_at"]}),
     ]
     add_fieldsets = [(None, {"classes": ["wide"], "fields": ["email", "password1", "password2"]})]
+    actions = ["mark_email_verified"]
+
+    @admin.action(description="Mark the email address verified (you checked it yourself)")
+    def mark_email_verified(self, request, queryset) -> None:
+        n = sum(
+            verification.user_mark_email_verified(user=user, method="operator") for user in queryset
+        )
+        self.message_user(request, f"Marked {n} address(es) verified.", messages.SUCCESS)
 
 
 class WorkspaceInline(admin.TabularInline):
@@ -103,6 +112,45 @@ class WorkspaceMembershipAdmin(admin.ModelAdmin):
     search_fields = ["user__email", "workspace__name", "workspace__slug"]
     list_select_related = ["user", "workspace"]
     raw_id_fields = ["user", "workspace"]
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ["email", "organization", "workspace", "role", "expires_at", "status_label"]
+    list_filter = ["role"]
+    search_fields = ["email", "organization__slug", "workspace__slug"]
+    list_select_related = ["organization", "workspace"]
+    # The token's hash is never shown; invitations are made from the organization and team
+    # pages, where the link is emailed.
+    fields = [
+        "email",
+        "organization",
+        "workspace",
+        "role",
+        "invited_by",
+        "expires_at",
+        "accepted_at",
+        "accepted_by",
+        "revoked_at",
+        "created_at",
+    ]
+    readonly_fields = fields
+    actions = ["revoke"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.display(description="Status")
+    def status_label(self, invitation: Invitation) -> str:
+        return invitation.status
+
+    @admin.action(description="Revoke (the link stops working)")
+    def revoke(self, request, queryset) -> None:
+        n = 0
+        for invitation in queryset.open():
+            invitations.invitation_revoke(invitation=invitation, by=None)
+            n += 1
+        self.message_user(request, f"Revoked {n} invitation(s).", messages.SUCCESS)
 
 
 @admin.register(ApiToken)

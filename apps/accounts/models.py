@@ -33,12 +33,18 @@ class UserManager(BaseUserManager):
         return user
 
     def create_superuser(self, email: str, password: str | None = None, **extra) -> "User":
+        # The operator vouches for the address of an account made on the command line.
         extra.update(is_staff=True, is_superuser=True)
+        extra.setdefault("email_verified_at", timezone.now())
         return self.create_user(email, password, **extra)
 
 
 class User(AbstractBaseUser, PermissionsMixin):
-    """A person who signs in with an email address. May belong to many organizations."""
+    """A person who signs in with an email address. May belong to many organizations.
+
+    Until the address is verified (``email_verified_at``) the person can sign in but joins
+    and creates nothing: whoever typed the address at sign-up may not own it.
+    """
 
     email = models.EmailField(unique=True)
     name = models.CharField(max_length=150, blank=True)
@@ -50,6 +56,13 @@ class User(AbstractBaseUser, PermissionsMixin):
     )
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)
+    email_verified_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the person proved they receive mail at this address (a verification "
+        "link, a password reset, an invitation link); empty until then.",
+    )
+    email_verification_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -61,6 +74,10 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def __str__(self) -> str:
         return self.email
+
+    @property
+    def is_email_verified(self) -> bool:
+        return self.email_verified_at is not None
 
 
 def default_storage_quota_bytes() -> int:
@@ -194,6 +211,118 @@ class WorkspaceMembership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} is {self.role} in {self.workspace}"
+
+
+class InvitationQuerySet(models.QuerySet):
+    def open(self) -> "InvitationQuerySet":
+        """Neither accepted nor revoked: pending, or expired and waiting to be resent."""
+        return self.filter(accepted_at__isnull=True, revoked_at__isnull=True)
+
+    def pending(self, now=None) -> "InvitationQuerySet":
+        """Open and not expired: the link works."""
+        return self.open().filter(expires_at__gt=now or timezone.now())
+
+
+class Invitation(models.Model):
+    """An offer, emailed to an address, to join an organization (``workspace`` empty, an
+    organization role) or one of its workspaces (a workspace role, no organization role).
+
+    Nothing is granted until the person accepts through the emailed single-use link, signed
+    in as a verified user with that address. Only a SHA-256 hash of the link's token is
+    stored. States: pending -> accepted | revoked; pending -> expired (time passes) ->
+    pending (resent, with a new token and expiry; the old link stops working).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        ACCEPTED = "accepted"
+        REVOKED = "revoked"
+        EXPIRED = "expired"
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="invitations"
+    )
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="invitations"
+    )
+    email = models.EmailField()
+    role = models.CharField(
+        max_length=16,
+        help_text="An organization role (owner, admin, member) for an organization invitation; "
+        "a workspace role (admin, editor, viewer) for a workspace one.",
+    )
+    invited_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    token_hash = models.CharField(max_length=64, unique=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = InvitationQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            # Inviting an address again renews its open invitation instead of adding one.
+            models.UniqueConstraint(
+                fields=["organization", "workspace", "email"],
+                condition=models.Q(accepted_at__isnull=True, revoked_at__isnull=True),
+                nulls_distinct=False,
+                name="invitation_one_open_per_place",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(accepted_at__isnull=True) | models.Q(revoked_at__isnull=True),
+                name="invitation_accepted_or_revoked",
+            ),
+        ]
+        indexes = [
+            # The invitations waiting for a person: "invitations for my verified address".
+            models.Index(
+                fields=["email"],
+                condition=models.Q(accepted_at__isnull=True, revoked_at__isnull=True),
+                name="invitation_open_by_email",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.workspace or self.organization} as {self.role}"
+
+    def clean(self) -> None:
+        roles = (
+            OrganizationMembership.Role.values
+            if self.workspace_id is None
+            else WorkspaceMembership.Role.values
+        )
+        if self.role not in roles:
+            raise ValidationError({"role": f"Choose one of {', '.join(roles)}."})
+
+    @staticmethod
+    def hash_token(clear: str) -> str:
+        return hashlib.sha256(clear.encode()).hexdigest()
+
+    @property
+    def status(self) -> str:
+        if self.accepted_at is not None:
+            return self.Status.ACCEPTED
+        if self.revoked_at is not None:
+            return self.Status.REVOKED
+        if self.expires_at <= timezone.now():
+            return self.Status.EXPIRED
+        return self.Status.PENDING
+
+    @property
+    def is_open(self) -> bool:
+        return self.accepted_at is None and self.revoked_at is None
+
+    @property
+    def place(self) -> str:
+        """What the invitation opens: the workspace's or the organization's name."""
+        return self.workspace.name if self.workspace_id else self.organization.name
 
 
 class ApiTokenQuerySet(WorkspaceQuerySet):

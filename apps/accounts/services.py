@@ -20,6 +20,7 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
+from apps.accounts.verification import email_verification_send, user_mark_email_verified
 from apps.common import events
 from apps.common.errors import Conflict, DomainError
 
@@ -36,15 +37,35 @@ def _unique_slug(model, base: str) -> str:
     return candidate
 
 
-def user_get_or_create(*, email: str, password: str | None = None, name: str = "") -> User:
+def user_get_or_create(
+    *, email: str, password: str | None = None, name: str = "", verified: bool = False
+) -> User:
+    """The user with this address, created when new. ``verified``: the caller (an operator's
+    command, the demo) vouches for the address, so it counts as verified."""
     user = User.objects.filter(email__iexact=email).first()
     if user is None:
         user = User.objects.create_user(email=email, password=password, name=name)
+    if verified:
+        user_mark_email_verified(user=user, method="operator")
+    return user
+
+
+@transaction.atomic
+def user_sign_up(
+    *, email: str, password: str, name: str = "", display_timezone: str = "UTC"
+) -> User:
+    """Open an account with an unverified address, and email it a verification link."""
+    user = User.objects.create_user(
+        email=email, password=password, name=name, display_timezone=display_timezone
+    )
+    email_verification_send(user=user, force=True)
     return user
 
 
 @transaction.atomic
 def organization_create(*, name: str, owner: User, slug: str | None = None) -> Organization:
+    """A new organization owned by ``owner``. The web app lets only verified people create
+    one (``verified_user_view``); operators' commands vouch for their owners."""
     org = Organization(name=name, slug=slug or _unique_slug(Organization, name))
     org.full_clean()
     org.save()
@@ -72,7 +93,9 @@ def workspace_create(
     ws.full_clean()
     ws.save()
     if admin is not None:
-        workspace_member_set(workspace=ws, user=admin, role=WorkspaceMembership.Role.ADMIN)
+        workspace_member_set(
+            workspace=ws, user=admin, role=WorkspaceMembership.Role.ADMIN, actor=admin
+        )
     return ws
 
 

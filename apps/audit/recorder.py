@@ -27,24 +27,45 @@ def _scope(workspace: Workspace | None) -> dict[str, Any]:
     return {"workspace": workspace} if workspace is not None else {}
 
 
-def member_invited(
-    *, organization: Organization, workspace: Workspace | None, email: str, role: str
-) -> None:
+def _invitation(action: str, invitation, **metadata: Any) -> None:
+    workspace = invitation.workspace
     audit_record(
-        action=actions.MEMBER_INVITED,
-        organization=organization,
+        action=action,
+        organization=invitation.organization,
         **_scope(workspace),
         target_type=Target.INVITATION,
-        target_label=email,
-        metadata={"role": role, "workspace": workspace.name if workspace else None},
+        target_id=invitation.pk,
+        target_label=invitation.email,
+        metadata={
+            "role": invitation.role,
+            "workspace": workspace.name if workspace else None,
+            **metadata,
+        },
     )
 
 
-def member_joined(
-    *, organization: Organization, workspace: Workspace | None, user: User, role: str
+def member_invited(*, invitation, actor: User | None, resent: bool) -> None:
+    _invitation(actions.MEMBER_INVITED, invitation, resent=resent)
+
+
+def member_invite_accepted(*, invitation, user: User) -> None:
+    _invitation(actions.MEMBER_INVITE_ACCEPTED, invitation, user=user.email)
+
+
+def member_invite_revoked(*, invitation, actor: User | None) -> None:
+    _invitation(actions.MEMBER_INVITE_REVOKED, invitation)
+
+
+def member_added(
+    *,
+    organization: Organization,
+    workspace: Workspace | None,
+    user: User,
+    role: str,
+    actor: User | None,
 ) -> None:
     audit_record(
-        action=actions.MEMBER_JOINED,
+        action=actions.MEMBER_ADDED,
         organization=organization,
         **_scope(workspace),
         target_type=Target.USER,
@@ -61,6 +82,7 @@ def member_role_changed(
     user: User,
     previous: str,
     role: str,
+    actor: User | None,
 ) -> None:
     audit_record(
         action=actions.MEMBER_ROLE_CHANGED,
@@ -73,7 +95,13 @@ def member_role_changed(
     )
 
 
-def member_removed(*, organization: Organization, workspace: Workspace | None, user: User) -> None:
+def member_removed(
+    *,
+    organization: Organization,
+    workspace: Workspace | None,
+    user: User,
+    actor: User | None,
+) -> None:
     audit_record(
         action=actions.MEMBER_REMOVED,
         organization=organization,
@@ -81,6 +109,16 @@ def member_removed(*, organization: Organization, workspace: Workspace | None, u
         target_type=Target.USER,
         target_id=user.pk,
         target_label=user.email,
+    )
+
+
+def email_verified(*, user: User, method: str) -> None:
+    audit_record(
+        action=actions.EMAIL_VERIFIED,
+        target_type=Target.USER,
+        target_id=user.pk,
+        target_label=user.email,
+        metadata={"method": method},
     )
 
 
@@ -227,7 +265,10 @@ def connect() -> None:
     """Subscribe every recorder (called once, from AppConfig.ready)."""
     subscriptions = {
         events.MEMBER_INVITED: member_invited,
-        events.MEMBER_JOINED: member_joined,
+        events.MEMBER_INVITE_ACCEPTED: member_invite_accepted,
+        events.MEMBER_INVITE_REVOKED: member_invite_revoked,
+        events.MEMBER_ADDED: member_added,
+        events.USER_EMAIL_VERIFIED: email_verified,
         events.MEMBER_ROLE_CHANGED: member_role_changed,
         events.MEMBER_REMOVED: member_removed,
         events.TOKEN_CREATED: token_created,

@@ -60,21 +60,30 @@ ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
 # person), note (what they wrote, maybe empty).
 PUBLICATION_REVIEW_CHANGED = "publication.review_changed"
 
-
-# Security events: what a person (or a token) changed about who may do what. The audit log
-# records each one; who acted, from which address, comes from the request (apps.audit),
-# so payloads name only the objects. Emit once, in the service that makes the change.
-# An invitation was sent (or the person added at once). Payload: organization, workspace
-# (None for an organization-wide invite), email, role (the role it grants).
+# Who belongs where (apps/accounts). ``actor`` is the user who did it, or None for an
+# operator (the admin, a command). An organization-wide change has ``workspace`` None.
+# An invitation was created or resent (``resent``): a link was emailed. Payload: invitation,
+# actor, resent.
 MEMBER_INVITED = "member.invited"
-# An invitation was accepted: the person holds the role now. Payload: organization,
-# workspace (or None), user, role.
-MEMBER_JOINED = "member.joined"
-# A member's role changed. Payload: organization, workspace (None: the organization role),
-# user, previous, role.
+# The invited person accepted: they hold the invitation's role now. Payload: invitation, user.
+MEMBER_INVITE_ACCEPTED = "member.invite_accepted"
+# An invitation was revoked before it was accepted. Payload: invitation, actor.
+MEMBER_INVITE_REVOKED = "member.invite_revoked"
+# Someone was given a role where they had none (accepting an invitation, an owner adding an
+# organization member to a workspace, an operator). Payload: organization, workspace, user,
+# role, actor.
+MEMBER_ADDED = "member.added"
+# A member's role changed. Payload: organization, workspace, user, previous, role, actor.
 MEMBER_ROLE_CHANGED = "member.role_changed"
-# A member was removed. Payload: organization, workspace (None: the whole organization), user.
+# A member was removed from one workspace, or from the organization and all its workspaces
+# (workspace None). Payload: organization, workspace, user, actor.
 MEMBER_REMOVED = "member.removed"
+# A person proved they receive mail at their address. Payload: user, method
+# ("link", "password_reset", "invitation", "operator").
+USER_EMAIL_VERIFIED = "user.email_verified"
+
+# Security events beside membership: what a person (or a token) changed about who may do
+# what. The audit log records each; who acted comes from the request (apps.audit).
 # An API token was minted or revoked (revoking also revokes its descendants). Payload: token.
 TOKEN_CREATED = "token.created"
 TOKEN_REVOKED = "token.revoked"
@@ -102,10 +111,15 @@ PAYLOADS: dict[str, frozenset[str]] = {
     PUBLICATION_STATUS_CHANGED: frozenset({"publication", "previous", "status"}),
     ACCOUNT_NEEDS_RECONNECT: frozenset({"account"}),
     PUBLICATION_REVIEW_CHANGED: frozenset({"publication", "review", "actor", "note"}),
-    MEMBER_INVITED: frozenset({"organization", "workspace", "email", "role"}),
-    MEMBER_JOINED: frozenset({"organization", "workspace", "user", "role"}),
-    MEMBER_ROLE_CHANGED: frozenset({"organization", "workspace", "user", "previous", "role"}),
-    MEMBER_REMOVED: frozenset({"organization", "workspace", "user"}),
+    MEMBER_INVITED: frozenset({"invitation", "actor", "resent"}),
+    MEMBER_INVITE_ACCEPTED: frozenset({"invitation", "user"}),
+    MEMBER_INVITE_REVOKED: frozenset({"invitation", "actor"}),
+    MEMBER_ADDED: frozenset({"organization", "workspace", "user", "role", "actor"}),
+    MEMBER_ROLE_CHANGED: frozenset(
+        {"organization", "workspace", "user", "previous", "role", "actor"}
+    ),
+    MEMBER_REMOVED: frozenset({"organization", "workspace", "user", "actor"}),
+    USER_EMAIL_VERIFIED: frozenset({"user", "method"}),
     TOKEN_CREATED: frozenset({"token"}),
     TOKEN_REVOKED: frozenset({"token"}),
     ACCOUNT_CONNECTED: frozenset({"account"}),

@@ -2,7 +2,9 @@
 
 A workspace the user cannot see is a 404 (never a 403, so slugs don't leak); a workspace
 the user sees but may not act in is a 403. The decision itself is always
-`apps.accounts.permissions.can`.
+`apps.accounts.permissions.can`. A suspended or deleted organization is read-only: pages
+open, and every write is refused (403) with a page saying why, as the API refuses its
+tokens' writes. Joining or creating anything takes a verified email address.
 """
 
 from __future__ import annotations
@@ -13,13 +15,18 @@ from collections.abc import Callable
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
-from apps.accounts.models import Organization, OrganizationMembership, User, Workspace
+from apps.accounts.membership import MANAGERS, organization_role
+from apps.accounts.models import Organization, User, Workspace
 from apps.accounts.permissions import Action, can, workspace_role, workspaces_for
 
 LAST_WORKSPACE_KEY = "last_workspace"
+# Methods that change nothing: all a read-only (suspended or deleted) organization serves.
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# The header an htmx request's refusal carries, so the page can say why (static/js/app.js).
+REFUSAL_HEADER = "X-Refusal"
 
 
 class WorkspaceRequest(HttpRequest):
@@ -50,16 +57,44 @@ def require(request: WorkspaceRequest, action: Action) -> None:
         raise PermissionDenied(f"Your role in {request.workspace.name} does not allow this.")
 
 
-def workspace_view(action: Action = Action.VIEW) -> Callable:
+def read_only_refusal(
+    request: HttpRequest, organization: Organization, *, writes: bool = False
+) -> HttpResponse | None:
+    """The 403 answering a write to a suspended or deleted organization, or None when the
+    organization is active or the request only reads (its method changes nothing, unless
+    the caller ``writes`` anyway: an OAuth callback is a GET)."""
+    if organization.is_active or (request.method in READ_METHODS and not writes):
+        return None
+    message = (
+        f"{organization.name} is {organization.state}, so everything in it is read-only: you "
+        "can look, but nothing can be changed, scheduled or published. Nothing was saved."
+    )
+    context = {"organization": organization, "message": message}
+    response = render(request, "web/organizations/read_only.html", context, status=403)
+    # Without the organization's name: a header carries Latin-1 only.
+    response[REFUSAL_HEADER] = (
+        f"This organization is {organization.state}: it is read-only, and nothing was saved."
+    )
+    return response
+
+
+def workspace_view(action: Action = Action.VIEW, *, writes: bool | None = None) -> Callable:
     """Decorate a view taking (request, workspace_slug, ...): the user is logged in and
     may `action` in the workspace, which is set on request.workspace. Times render in the
-    user's display zone while the view runs."""
+    user's display zone while the view runs.
+
+    A view that ``writes`` (by default: any action beyond VIEW) refuses its non-GET
+    requests while the organization is suspended or deleted; ``writes=False`` marks a POST
+    that changes nothing (the composer's live check)."""
+    writes = action != Action.VIEW if writes is None else writes
 
     def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @login_required
         @functools.wraps(view)
         def wrapper(request: HttpRequest, workspace_slug: str, *args, **kwargs) -> HttpResponse:
             workspace = workspace_for(request, workspace_slug, action)
+            if writes and (refused := read_only_refusal(request, workspace.organization)):
+                return refused
             request.workspace = workspace
             request.role = workspace_role(request.user, workspace)
             if request.session.get(LAST_WORKSPACE_KEY) != workspace.slug:
@@ -72,29 +107,15 @@ def workspace_view(action: Action = Action.VIEW) -> Callable:
     return decorator
 
 
-def organization_for(request: HttpRequest, slug: str, *, manage: bool = False) -> Organization:
-    """An organization the user belongs to (404 otherwise); with manage, only its owners
-    and admins (403 for plain members)."""
+def organization_for(request: HttpRequest, slug: str) -> Organization:
+    """An organization the user owns or administers: its pages show every workspace, member
+    and figure, so they are for them only. A plain member gets a 403, anyone else a 404."""
     organization = get_object_or_404(
-        Organization.objects.exclude(state=Organization.State.DELETED).filter(
-            memberships__user=request.user
-        ),
-        slug=slug,
+        Organization.objects.filter(memberships__user=request.user), slug=slug
     )
-    if manage and organization_role(request.user, organization) not in MANAGERS:
-        raise PermissionDenied("Only the organization's owners and admins manage it.")
+    if organization_role(request.user, organization) not in MANAGERS:
+        raise PermissionDenied("Only the organization's owners and admins open its pages.")
     return organization
-
-
-MANAGERS = (OrganizationMembership.Role.OWNER, OrganizationMembership.Role.ADMIN)
-
-
-def organization_role(user: User, organization: Organization) -> str | None:
-    return (
-        OrganizationMembership.objects.filter(user=user, organization=organization)
-        .values_list("role", flat=True)
-        .first()
-    )
 
 
 def user_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -105,6 +126,20 @@ def user_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         with timezone.override(request.user.display_timezone):
             return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def verified_user_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A `user_view` that creates or joins something: someone whose email address is not
+    verified yet is sent to the "check your email" page instead (nothing is done)."""
+
+    @user_view
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_email_verified:
+            return redirect("email-verification")
+        return view(request, *args, **kwargs)
 
     return wrapper
 

@@ -38,6 +38,7 @@ from apps.providers.base import (
 )
 from apps.providers.errors import ProviderError
 from apps.web import platform_notes
+from apps.web.access import read_only_refusal
 from apps.web.connect_pending import pending_forget, pending_identity, pending_remember
 from apps.web.templatetags.webapp import platform_name
 
@@ -208,6 +209,8 @@ def connect_start(request: HttpRequest, workspace_slug: str, platform: str) -> H
     }
     if request.method == "GET":
         return render(request, "web/connect_start.html", context)
+    if refused := read_only_refusal(request, workspace.organization):
+        return refused
     instance = request.POST.get("instance", "").strip() or None
     if asks_instance and not instance:
         context["error"] = "Enter your server's domain, for example mastodon.social."
@@ -252,6 +255,8 @@ def connect_callback(request: HttpRequest, platform: str) -> HttpResponse:
     workspace = get_object_or_404(workspaces_for(request.user), pk=flow["workspace_id"])
     if not can(request.user, workspace, Action.ADMIN):
         raise PermissionDenied("Only workspace admins connect accounts.")
+    if refused := read_only_refusal(request, workspace.organization, writes=True):
+        return refused
     error = request.GET.get("error")
     if error:
         # access_denied (OAuth 2), user_cancelled_login / user_cancelled_authorize (LinkedIn)
@@ -287,6 +292,8 @@ def connect_choose(
 ) -> HttpResponse:
     """GET: the accounts the connected person may publish as. POST: store the chosen one."""
     workspace = _admin_workspace(request, workspace_slug)
+    if refused := read_only_refusal(request, workspace.organization):
+        return refused
     adapter = _adapter(platform)
     identity = None
     if isinstance(adapter, SupportsAccountChoice):
@@ -322,6 +329,8 @@ def connect_choose(
 def connect_password(request: HttpRequest, workspace_slug: str, platform: str) -> HttpResponse:
     """Platforms connected with an app password (Bluesky): a form, then a session login."""
     workspace = _admin_workspace(request, workspace_slug)
+    if refused := read_only_refusal(request, workspace.organization):
+        return refused
     adapter = _adapter(platform)
     if not isinstance(adapter, SupportsPasswordConnect):
         raise Http404("This platform does not connect with an app password.")

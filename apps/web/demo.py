@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from apps.accounts import services
 from apps.accounts.models import Organization, SocialAccount, User, Workspace
+from apps.accounts.verification import user_mark_email_verified
 from apps.publishing.services.publications import publication_create
 from apps.sandbox.services import sandbox_account_create
 
@@ -76,6 +77,7 @@ def demo_setup() -> DemoSetup:
         user = User.objects.create_user(
             email=DEMO_EMAIL, password=DEMO_PASSWORD, name="Demo", display_timezone=DEMO_ZONE
         )
+    user_mark_email_verified(user=user, method="operator")  # the demo's own address
     workspace = Workspace.objects.filter(slug=DEMO_WORKSPACE).first()
     created = workspace is None
     if workspace is None:

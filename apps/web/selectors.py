@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.db.models import Count
 
+from apps.accounts import membership
 from apps.accounts.models import Organization
 from apps.publications.models import Publication
 from apps.publications.services import organization_storage_used
@@ -38,7 +39,8 @@ class Usage:
 
 def organization_usage(*, organization: Organization, now: datetime) -> Usage:
     """Publications created this UTC month against monthly_post_quota (the count the
-    quota check uses), members against seats, and media bytes against the storage quota."""
+    quota check uses), the people holding a seat (an organization or workspace role) against
+    seats, and media bytes against the storage quota."""
     start, end = month_bounds(now)
     publications = Publication.objects.filter(
         workspace__organization=organization, created_at__gte=start, created_at__lt=end
@@ -46,7 +48,7 @@ def organization_usage(*, organization: Organization, now: datetime) -> Usage:
     return Usage(
         publications=publications,
         quota=organization.monthly_post_quota,
-        seats_used=organization.memberships.count(),
+        seats_used=membership.seats(organization).members,
         seats=organization.seats,
         inflight_cap=organization.inflight_cap,
         period_start=start,

@@ -4,12 +4,14 @@ from django.urls import include, path
 from apps.security.decorators import throttle_signup
 from apps.security.views import login as security_login
 from apps.web import connect
+from apps.web.forms.auth import PasswordResetForm, SetPasswordForm
 from apps.web.views import (
     accounts,
     calendar,
     composer,
     home,
     imports,
+    invitations,
     organizations,
     people,
     publications,
@@ -27,7 +29,15 @@ auth_patterns = [
     path("login/", security_login.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
     path("signup/", throttle_signup(people.signup), name="signup"),
-    path("password-reset/", security_login.PasswordResetView.as_view(), name="password_reset"),
+    path("verify-email/", people.email_verification, name="email-verification"),
+    path("verify-email/<str:token>/", people.email_verify, name="email-verify"),
+    path("invitations/join/<int:pk>/", invitations.invitation_join, name="invitation-join"),
+    path("invitations/<str:token>/", invitations.invitation_view, name="invitation"),
+    path(
+        "password-reset/",
+        security_login.PasswordResetView.as_view(form_class=PasswordResetForm),
+        name="password_reset",
+    ),
     path(
         "password-reset/sent/",
         auth_views.PasswordResetDoneView.as_view(),
@@ -35,7 +45,7 @@ auth_patterns = [
     ),
     path(
         "reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(),
+        auth_views.PasswordResetConfirmView.as_view(form_class=SetPasswordForm),
         name="password_reset_confirm",
     ),
     path(
@@ -72,6 +82,16 @@ organization_patterns = [
         "<slug:org_slug>/members/<int:user_id>/remove/",
         organizations.organization_member_remove,
         name="organization-member-remove",
+    ),
+    path(
+        "<slug:org_slug>/invitations/<int:pk>/resend/",
+        organizations.organization_invitation_resend,
+        name="organization-invitation-resend",
+    ),
+    path(
+        "<slug:org_slug>/invitations/<int:pk>/revoke/",
+        organizations.organization_invitation_revoke,
+        name="organization-invitation-revoke",
     ),
     path(
         "<slug:org_slug>/workspaces/new/",
@@ -150,6 +170,16 @@ workspace_patterns = [
         "team/<int:user_id>/remove/",
         team.workspace_member_remove,
         name="workspace-member-remove",
+    ),
+    path(
+        "team/invitations/<int:pk>/resend/",
+        team.workspace_invitation_resend,
+        name="workspace-invitation-resend",
+    ),
+    path(
+        "team/invitations/<int:pk>/revoke/",
+        team.workspace_invitation_revoke,
+        name="workspace-invitation-revoke",
     ),
     path("tokens/", tokens.token_list, name="api-tokens"),
     path("tokens/new/", tokens.token_create, name="api-token-create"),

@@ -117,7 +117,9 @@
   document.addEventListener("htmx:load", function (event) { init(event.target); });
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr.status;
-    var text = status === 403 ? "Your role does not allow this."
+    var refusal = event.detail.xhr.getResponseHeader("X-Refusal");  // says why, when set
+    var text = refusal ? refusal
+      : status === 403 ? "Your role does not allow this."
       : status === 404 ? "This page no longer exists."
       : status === 503 ? "The service is under maintenance; try again shortly."
       : "Something went wrong (" + status + "). Nothing was lost; try again.";

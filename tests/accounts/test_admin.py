@@ -9,6 +9,7 @@ CHANGELISTS = [
     "accounts_workspace",
     "accounts_organizationmembership",
     "accounts_workspacemembership",
+    "accounts_invitation",
     "accounts_apitoken",
     "accounts_socialaccount",
 ]

@@ -246,13 +246,15 @@ def test_two_factor_events_are_recorded_for_the_person(alice):
     assert (event.target_id, event.organization) == (str(alice.pk), None)
 
 
-def test_a_joined_member_is_recorded(org_a, workspace_a):
+def test_an_added_member_is_recorded(org_a, workspace_a):
     newcomer = UserFactory(email="newcomer@example.com")
-    OrganizationMembership.objects.create(organization=org_a, user=newcomer)
     with acting_as(user=newcomer):
-        events.emit(
-            events.MEMBER_JOINED, organization=org_a, workspace=None, user=newcomer, role="member"
-        )
-    event = only("member.joined")
-    assert (event.actor_user, event.organization) == (newcomer, org_a)
+        membership.workspace_member_set(workspace=workspace_a, user=newcomer, role="editor")
+    event = only("member.added")
+    assert (event.actor_user, event.organization, event.workspace) == (
+        newcomer,
+        org_a,
+        workspace_a,
+    )
+    assert event.metadata == {"role": "editor"}
     assert User.objects.filter(pk=newcomer.pk).exists()

@@ -55,6 +55,7 @@ def test_a_payload_with_other_keys_raises():
         events.emit(events.PUBLICATION_STATUS_CHANGED, publication=None, status="failed")
 
 
+# What a webhook can tell about; the security events are for the audit trail.
 DELIVERY_EVENTS = {
     "rendition.published",
     "rendition.failed",
@@ -64,9 +65,12 @@ DELIVERY_EVENTS = {
 }
 SECURITY_EVENTS = {
     "member.invited",
-    "member.joined",
+    "member.invite_accepted",
+    "member.invite_revoked",
+    "member.added",
     "member.role_changed",
     "member.removed",
+    "user.email_verified",
     "token.created",
     "token.revoked",
     "account.connected",

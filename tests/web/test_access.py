@@ -1,10 +1,12 @@
 """Who may open which page: another workspace's pages are 404 (never 403), a viewer reads
-but cannot schedule or change anything, an editor cannot administer, and anonymous
-visitors are sent to log in."""
+but cannot schedule or change anything, an editor cannot administer, anonymous visitors
+are sent to log in, a suspended or deleted organization is read-only, and the organization
+page is for its owners and admins."""
 
 import pytest
 from django.urls import resolve, reverse
 
+from apps.accounts.models import Organization, OrganizationMembership, WorkspaceMembership
 from apps.accounts.services import api_token_create
 from apps.publications.models import Publication
 from apps.renditions.models import Rendition
@@ -196,3 +198,85 @@ def test_organization_pages_are_404_for_outsiders(as_charlie, as_bob, org_a):
 
 def _name(url: str) -> str:
     return resolve(url).url_name
+
+
+def _inactive_urls(objects: dict) -> list[tuple[str, str]]:
+    """Every workspace page, the write pages beyond workspace_urls, and the organization's."""
+
+    def url(name: str, **kwargs) -> str:
+        return reverse(name, kwargs={"workspace_slug": "ws-a", **kwargs})
+
+    return [
+        *workspace_urls("ws-a", objects),
+        ("post", url("webhook-create")),
+        ("post", url("series-create")),
+        ("post", url("post-import")),
+        ("get", url("queue")),
+        ("post", url("queue-move")),
+        ("post", url("queue-slots")),
+        ("post", url("connect-start", platform="mastodon")),
+        ("post", url("connect-password", platform="bluesky")),
+        ("get", "/o/org-a/"),
+        ("post", "/o/org-a/invite/"),
+        ("post", "/o/org-a/workspaces/new/"),
+        ("post", f"/o/org-a/members/{objects['member']}/role/"),
+        ("post", f"/o/org-a/members/{objects['member']}/remove/"),
+    ]
+
+
+# Views that take POST but change nothing.
+READS_BY_POST = {"composer-check"}
+
+
+@pytest.mark.parametrize("state", [Organization.State.SUSPENDED, Organization.State.DELETED])
+def test_an_inactive_organization_is_read_only_in_the_web_app(as_alice, objects, org_a, state):
+    """Every page still opens; every write is refused with the reason, and nothing changes."""
+    Organization.objects.filter(pk=org_a.pk).update(state=state)
+    memberships = WorkspaceMembership.objects.count()
+    for method, url in _inactive_urls(objects):
+        response = getattr(as_alice, method)(url, HTTP_REFERER=url)
+        if method == "get" or _name(url) in READS_BY_POST:
+            assert response.status_code == 200, (method, url, response.status_code)
+            continue
+        assert response.status_code == 403, (method, url, response.status_code)
+        assert f"Org A is {state}" in response.content.decode(), url
+        assert "read-only" in response["X-Refusal"]
+    assert WorkspaceMembership.objects.count() == memberships
+    page = as_alice.get("/w/ws-a/").content.decode()
+    assert "this workspace is read-only" in page
+
+
+def test_a_suspended_organizations_composer_post_stores_nothing(as_alice, objects, org_a):
+    def compose(op: str):
+        return as_alice.post(
+            reverse("composer", kwargs={"workspace_slug": "ws-a"}),
+            {
+                "segment_count": "1",
+                "segment-0-text": "while suspended",
+                "destinations": [str(objects["account"])],
+                "op": op,
+            },
+            HTTP_HX_REQUEST="true",
+        )
+
+    Organization.objects.filter(pk=org_a.pk).update(state=Organization.State.SUSPENDED)
+    before = Publication.objects.count()
+    for op in ("save_draft", "publish_now"):
+        response = compose(op)
+        assert response.status_code == 403
+        assert "suspended" in response["X-Refusal"]
+    assert Publication.objects.count() == before
+    assert not Publication.objects.filter(segments__text="while suspended").exists()
+
+    Organization.objects.filter(pk=org_a.pk).update(state=Organization.State.ACTIVE)
+    assert compose("save_draft").status_code == 200  # htmx: an HX-Redirect to the post
+    assert Publication.objects.filter(segments__text="while suspended").count() == 1
+
+
+def test_the_organization_page_opens_for_owners_and_admins_only(client, as_alice, bob, org_a):
+    assert as_alice.get("/o/org-a/").status_code == 200
+    OrganizationMembership.objects.create(organization=org_a, user=bob, role="admin")
+    client.force_login(bob)
+    assert client.get("/o/org-a/").status_code == 200
+    OrganizationMembership.objects.filter(user=bob).update(role="member")
+    assert client.get("/o/org-a/").status_code == 403

@@ -1,16 +1,17 @@
 """The web app in a real browser: Debian's chromium, headless, driven by Playwright.
 
-One scenario walks what a new team does: sign up, create a workspace, connect two sandbox
-accounts (one fails its first publish), compose a thread with an image and alt text, see
-the per-destination over-limit warning and fix it with an override, schedule, find the
-post on the calendar, watch it publish while a worker runs, see the failing destination
-with its action, and retry it. Screenshots of every page land in test-output/screenshots/
-for review (desktop, and a phone-width pass).
+One scenario walks what a new team does: sign up, confirm the address, create a workspace,
+connect two sandbox accounts (one fails its first publish), compose a thread with an image
+and alt text, see the per-destination over-limit warning and fix it with an override,
+schedule, find the post on the calendar, watch it publish while a worker runs, see the
+failing destination with its action, and retry it. Screenshots of every page land in
+test-output/screenshots/ for review (desktop, and a phone-width pass).
 
 Without chromium these tests skip, unless REQUIRE_BROWSER=1 (CI), where they fail.
 """
 
 import os
+import re
 import shutil
 import time
 import zoneinfo
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.core import mail
 from PIL import Image
 
 from apps.jobs.worker import Worker
@@ -126,6 +128,12 @@ def test_a_team_composes_schedules_and_watches_a_thread_publish(page, site, tmp_
     page.get_by_label("Your time zone").select_option(ZONE)
     shot(page, "01-signup")
     page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    shot(page, "01b-check-your-email")
+    [message] = mail.outbox
+    page.goto(re.search(r"https?://[^/\s]+(/verify-email/\S+/)", message.body).group(1))
+    expect(page.get_by_text("dana@example.com is confirmed.")).to_be_visible()
+    page.get_by_role("link", name="Create an organization").click()
     expect(page.get_by_role("heading", name="Set up your organization")).to_be_visible()
     page.get_by_label("Organization name").fill("Acme")
     page.get_by_label("First workspace").fill("Launch")

@@ -1,14 +1,17 @@
-"""Signing up, logging in and out, resetting a password, the display zone setting, the
-workspace switcher and overview, and the API tokens page."""
+"""Signing up and confirming the address, logging in and out, resetting a password, the
+display zone setting, the workspace switcher and overview, and the API tokens page."""
 
 import re
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.core import mail
+from django.test import Client
 from django.utils import timezone
 
-from apps.accounts.models import ApiToken, User
+from apps.accounts import invitations
+from apps.accounts.models import ApiToken, Invitation, User, WorkspaceMembership
 from apps.accounts.services import api_token_authenticate
 from apps.publishing.services import publication_create
 from tests.factories import UserFactory, WorkspaceFactory, WorkspaceMembershipFactory
@@ -16,20 +19,136 @@ from tests.factories import UserFactory, WorkspaceFactory, WorkspaceMembershipFa
 pytestmark = pytest.mark.django_db
 
 
-def test_sign_up_logs_in_and_leads_to_creating_an_organization(client):
-    response = client.post(
+def verify_path(message) -> str:
+    return re.search(r"https?://[^/\s]+(/verify-email/[^/\s]+/)", message.body).group(1)
+
+
+def sign_up(client, email="Dana@Example.com", **extra):
+    return client.post(
         "/signup/",
         {
-            "email": "Dana@Example.com",
+            "email": email,
             "name": "Dana",
             "password": "a long and unusual passphrase",
             "display_timezone": "America/Chicago",
+            **extra,
         },
     )
-    assert response["Location"] == "/o/new/"
+
+
+def test_sign_up_logs_in_and_asks_to_confirm_the_address(
+    client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = sign_up(client)
+    assert response["Location"] == "/verify-email/"
     user = User.objects.get(email="dana@example.com")
     assert user.display_timezone == "America/Chicago"
-    assert client.get("/o/new/").status_code == 200  # logged in
+    assert not user.is_email_verified
+    page = client.get("/verify-email/").content.decode()
+    assert "Check your email" in page and "dana@example.com" in page
+    assert client.get("/").url == "/verify-email/"
+    assert client.get("/o/new/").url == "/verify-email/"  # nothing to create yet
+
+    [message] = mail.outbox
+    response = client.get(verify_path(message), follow=True)
+    assert "dana@example.com is confirmed" in response.content.decode()
+    assert response.redirect_chain[-1][0] == "/"
+    assert client.get("/o/new/").status_code == 200
+    user.refresh_from_db()
+    assert user.is_email_verified
+
+
+def test_the_confirmation_link_asks_to_log_in_to_its_account(
+    client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        sign_up(client)
+    link = verify_path(mail.outbox[0])
+    stranger = Client()
+    response = stranger.get(link)
+    assert response["Location"].startswith("/login/?next=/verify-email/")
+    assert not User.objects.get(email="dana@example.com").is_email_verified
+
+
+def test_a_new_confirmation_link_is_sent_on_request(client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        sign_up(client)
+    with django_capture_on_commit_callbacks(execute=True):
+        soon = client.post("/verify-email/", follow=True)
+    assert "A confirmation email went out a moment ago" in soon.content.decode()
+    assert len(mail.outbox) == 1
+    with (
+        time_machine.travel(timezone.now() + timedelta(minutes=2)),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        later = client.post("/verify-email/", follow=True)
+    assert "Sent a new confirmation link to dana@example.com" in later.content.decode()
+    assert len(mail.outbox) == 2
+
+
+def test_a_broken_confirmation_link_is_explained(client):
+    response = client.get("/verify-email/not-a-token/")
+    assert response.status_code == 400
+    assert "This confirmation link is not valid" in response.content.decode()
+
+
+def test_signing_up_with_someone_elses_address_does_not_reach_their_invitations(
+    client, alice, workspace_a, django_capture_on_commit_callbacks
+):
+    """Mallory signs up as victim@example.com, who has an invitation waiting: she sees
+    none of it, cannot accept it, and the confirmation link goes to the victim's inbox."""
+    with django_capture_on_commit_callbacks(execute=True):
+        invitations.invitation_create(
+            organization=workspace_a.organization,
+            email="victim@example.com",
+            role="editor",
+            invited_by=alice,
+            workspace=workspace_a,
+        )
+    invitation = Invitation.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        sign_up(client, email="victim@example.com")
+
+    welcome = client.get("/", follow=True).content.decode()
+    assert "Workspace A" not in welcome
+    assert client.post(f"/invitations/join/{invitation.pk}/")["Location"] == "/verify-email/"
+    assert client.get("/w/ws-a/").status_code == 404
+    assert all(m.to == ["victim@example.com"] for m in mail.outbox)
+    assert not WorkspaceMembership.objects.filter(user__email="victim@example.com").exists()
+
+    # The victim resets the password: the address is theirs again, Mallory is logged out.
+    victim = Client()
+    with django_capture_on_commit_callbacks(execute=True):
+        victim.post("/password-reset/", {"email": "victim@example.com"})
+    link = re.search(r"https?://[^/\s]+(/reset/\S+/)", mail.outbox[-1].body).group(1)
+    form = victim.get(link, follow=True)
+    victim.post(
+        form.redirect_chain[-1][0],
+        {"new_password1": "the victim's own phrase", "new_password2": "the victim's own phrase"},
+    )
+    assert User.objects.get(email="victim@example.com").is_email_verified
+    assert client.get("/")["Location"].startswith("/login/")  # Mallory's session ended
+    assert victim.login(username="victim@example.com", password="the victim's own phrase")
+    page = victim.get("/").content.decode()
+    assert "Workspace A" in page
+    victim.post(f"/invitations/join/{invitation.pk}/")
+    assert WorkspaceMembership.objects.get(user__email="victim@example.com").role == "editor"
+
+
+def test_someone_who_never_set_a_password_can_reset_it(client):
+    User.objects.create_user(email="invitee@example.com", password=None)
+    response = client.post("/password-reset/", {"email": "invitee@example.com"})
+    assert response["Location"] == "/password-reset/sent/"
+    [message] = mail.outbox
+    assert message.to == ["invitee@example.com"]
+    link = re.search(r"https?://[^/\s]+(/reset/\S+/)", message.body).group(1)
+    form = client.get(link, follow=True)
+    client.post(
+        form.redirect_chain[-1][0],
+        {"new_password1": "my first passphrase", "new_password2": "my first passphrase"},
+    )
+    assert client.login(username="invitee@example.com", password="my first passphrase")
 
 
 def test_sign_up_explains_what_is_wrong(client, alice):
@@ -185,3 +304,23 @@ def test_a_user_without_workspaces_is_asked_to_create_one(client):
     response = client.get("/")
     assert response.status_code == 200
     assert 'href="/o/new/"' in response.content.decode()
+
+
+def test_a_verified_user_without_workspaces_sees_the_invitations_waiting(
+    client, alice, workspace_a
+):
+    invitations.invitation_create(
+        organization=workspace_a.organization,
+        email="lonely@example.com",
+        role="viewer",
+        invited_by=alice,
+        workspace=workspace_a,
+    )
+    lonely = UserFactory(email="lonely@example.com")
+    client.force_login(lonely)
+    page = client.get("/").content.decode()
+    assert "Invitations for lonely@example.com" in page
+    invitation = Invitation.objects.get()
+    response = client.post(f"/invitations/join/{invitation.pk}/")
+    assert response["Location"] == "/w/ws-a/"
+    assert WorkspaceMembership.objects.get(user=lonely).role == "viewer"

@@ -1,11 +1,16 @@
-"""Signing up and the user's own settings."""
+"""Signing up (directly or through an invitation), resetting a password, and the user's own
+settings."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from django import forms
+from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import password_validation
 
 from apps.accounts.models import User
+from apps.accounts.verification import user_mark_email_verified
 from apps.web.forms.common import ZoneField
 
 
@@ -50,6 +55,40 @@ class SignupForm(forms.Form):
             except forms.ValidationError as exc:
                 self.add_error("password", exc)
         return cleaned
+
+
+class InvitedSignupForm(SignupForm):
+    """Sign-up from an invitation link: the address is the invitation's, not typed."""
+
+    def __init__(self, *args, email: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        del self.fields["email"]
+        self.email = email
+        self.fields["name"].widget.attrs["autofocus"] = True
+
+    def clean(self) -> dict:
+        self.cleaned_data["email"] = self.email  # the password may not resemble it either
+        return super().clean()
+
+
+class PasswordResetForm(auth_forms.PasswordResetForm):
+    """Also reaches active people who never set a password (invited before invitations
+    waited to be accepted, or made by an operator): a reset is how they choose one."""
+
+    def get_users(self, email: str) -> Iterator[User]:
+        return iter(User.objects.filter(email__iexact=email, is_active=True))
+
+
+class SetPasswordForm(auth_forms.SetPasswordForm):
+    """Choosing a password from a reset link. The link reached the mailbox, so the address
+    counts as verified; the new password replaces whatever a sign-up with this address had
+    chosen, and every other session of the account ends."""
+
+    def save(self, commit: bool = True) -> User:
+        user = super().save(commit=commit)
+        if commit:
+            user_mark_email_verified(user=user, method="password_reset")
+        return user
 
 
 class ProfileForm(forms.ModelForm):

@@ -59,8 +59,8 @@ class OrganizationInviteForm(forms.Form):
         label="Organization role",
         choices=OrganizationMembership.Role.choices,
         initial=OrganizationMembership.Role.MEMBER,
-        help_text="Owners and admins administer every workspace of the organization; members "
-        "see only the workspaces they are added to.",
+        help_text="Owners and admins administer every workspace of the organization and see "
+        "this page; members see only the workspaces they are added to.",
     )
 
 

@@ -113,13 +113,15 @@ def workspace_switcher(context: template.Context) -> dict:
 
 @register.simple_tag(takes_context=True)
 def user_organizations(context: template.Context) -> list:
+    from apps.accounts.membership import MANAGERS
     from apps.accounts.models import Organization
 
     request = context.get("request")
     if request is None or not request.user.is_authenticated:
         return []
+    # The organization page is for its owners and admins only.
     return list(
-        Organization.objects.exclude(state=Organization.State.DELETED)
-        .filter(memberships__user=request.user)
-        .order_by("name")
+        Organization.objects.filter(
+            memberships__user=request.user, memberships__role__in=MANAGERS
+        ).order_by("name")
     )

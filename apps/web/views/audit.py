@@ -36,7 +36,7 @@ class SecurityLogFilterForm(forms.Form):
 @user_view
 @require_http_methods(["GET"])
 def security_log(request: HttpRequest, org_slug: str) -> HttpResponse:
-    organization = organization_for(request, org_slug, manage=True)
+    organization = organization_for(request, org_slug)
     form = SecurityLogFilterForm(request.GET or None, organization=organization)
     action, person = "", None
     if form.is_valid():

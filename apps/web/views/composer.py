@@ -219,7 +219,7 @@ def _detail_url(workspace: Workspace, publication: Publication) -> str:
     )
 
 
-@workspace_view(Action.EDIT)
+@workspace_view(Action.EDIT, writes=False)
 @require_POST
 def composer_check(request: WorkspaceRequest) -> HttpResponse:
     """The live check while typing: fresh counters and problems for every destination,

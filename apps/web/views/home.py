@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from apps.accounts.invitations import pending_for
 from apps.accounts.models import SocialAccount
 from apps.accounts.permissions import Action, can, workspaces_for
 from apps.publications.models import Publication
@@ -22,12 +23,16 @@ P = Publication.Status
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     """Open the workspace used last, else the first one; someone in no workspace yet is
-    welcomed and offered to create an organization (or to wait for an invitation)."""
+    welcomed and offered to create an organization or to accept the invitations waiting
+    for their address (once it is verified: until then, the "check your email" page)."""
     workspaces = workspaces_for(request.user)
     last = request.session.get(LAST_WORKSPACE_KEY)
     workspace = (last and workspaces.filter(slug=last).first()) or workspaces.first()
     if workspace is None:
-        return render(request, "web/home/welcome.html")
+        if not request.user.is_email_verified:
+            return redirect("email-verification")
+        context = {"invitations": pending_for(request.user)}
+        return render(request, "web/home/welcome.html", context)
     return redirect("workspace-home", workspace_slug=workspace.slug)
 
 

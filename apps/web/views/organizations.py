@@ -1,5 +1,6 @@
-"""Organizations: creating one (with its first workspace), its usage against the plan,
-its workspaces and its members."""
+"""Organizations: creating one (with its first workspace), and for its owners and admins
+its usage against the plan, its workspaces, its members, people with workspace access
+only, and open invitations."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.accounts import membership
-from apps.accounts.models import Organization, User
+from apps.accounts import invitations, membership
+from apps.accounts.models import Invitation, Organization, User, WorkspaceMembership
 from apps.accounts.services import organization_create, workspace_create
 from apps.common.errors import DomainError
-from apps.web.access import MANAGERS, organization_for, organization_role, user_view
+from apps.web.access import organization_for, read_only_refusal, verified_user_view
 from apps.web.forms.tenants import (
     OrganizationCreateForm,
     OrganizationInviteForm,
@@ -23,9 +24,10 @@ from apps.web.forms.tenants import (
     WorkspaceCreateForm,
 )
 from apps.web.selectors import organization_usage, workspaces_with_counts
+from apps.web.views.team import invite_message
 
 
-@user_view
+@verified_user_view
 @require_http_methods(["GET", "POST"])
 def organization_create_view(request: HttpRequest) -> HttpResponse:
     form = OrganizationCreateForm(
@@ -49,11 +51,26 @@ def organization_create_view(request: HttpRequest) -> HttpResponse:
     return render(request, "web/organizations/create.html", {"form": form}, status=status)
 
 
-@user_view
+@verified_user_view
 @require_http_methods(["GET"])
 def organization_detail(request: HttpRequest, org_slug: str) -> HttpResponse:
     organization = organization_for(request, org_slug)
     return _render_detail(request, organization)
+
+
+def _workspace_only(organization: Organization) -> list[dict]:
+    """People holding a seat through workspace roles alone, with those workspaces."""
+    rows = (
+        WorkspaceMembership.objects.filter(workspace__organization=organization)
+        .exclude(user__organization_memberships__organization=organization)
+        .select_related("user", "workspace")
+        .order_by("user__email", "workspace__name")
+    )
+    people: dict[int, dict] = {}
+    for row in rows:
+        entry = people.setdefault(row.user_id, {"user": row.user, "workspaces": []})
+        entry["workspaces"].append((row.workspace, row.role))
+    return list(people.values())
 
 
 def _render_detail(
@@ -63,59 +80,73 @@ def _render_detail(
     invite_form: OrganizationInviteForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    role = organization_role(request.user, organization)
+    role = membership.organization_role(request.user, organization)
     memberships = organization.memberships.select_related("user").order_by("user__email")
+    open_invitations = (
+        Invitation.objects.open()
+        .filter(organization=organization)
+        .select_related("workspace", "invited_by")
+        .order_by("email")
+    )
     context = {
         "organization": organization,
         "role": role,
-        "can_manage": role in MANAGERS,
-        "is_owner": role == "owner",
+        "can_manage": True,  # organization_for lets only owners and admins in
+        "is_owner": role == membership.OWNER,
         "usage": organization_usage(organization=organization, now=timezone.now()),
+        "seats": membership.seats(organization),
         "workspaces": workspaces_with_counts(organization),
         "memberships": memberships,
+        "workspace_only": _workspace_only(organization),
+        "invitations": open_invitations,
         "role_choices": OrganizationRoleForm.base_fields["role"].choices,
         "invite_form": invite_form or OrganizationInviteForm(),
     }
     return render(request, "web/organizations/detail.html", context, status=status)
 
 
-@user_view
+def _writable(request: HttpRequest, org_slug: str) -> tuple[Organization, HttpResponse | None]:
+    organization = organization_for(request, org_slug)
+    return organization, read_only_refusal(request, organization)
+
+
+@verified_user_view
 @require_POST
 def organization_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
-    organization = organization_for(request, org_slug, manage=True)
+    organization, refused = _writable(request, org_slug)
+    if refused:
+        return refused
     form = OrganizationInviteForm(request.POST)
     if form.is_valid():
         try:
-            invitation = membership.member_invite(
+            outcome = invitations.invitation_create(
                 organization=organization,
                 email=form.cleaned_data["email"],
+                role=form.cleaned_data["role"],
                 invited_by=request.user,
-                site_url=request.build_absolute_uri("/"),
-                organization_role=form.cleaned_data["role"],
             )
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
-            messages.success(request, _invited_message(invitation))
+            messages.success(request, invite_message(outcome, form.cleaned_data["role"]))
             return redirect("organization-detail", org_slug=organization.slug)
     return _render_detail(request, organization, invite_form=form, status=400)
 
 
-def _invited_message(invitation: membership.Invitation) -> str:
-    if invitation.is_new_user:
-        return f"Invited {invitation.user.email}: they got an email to set their password."
-    return f"Added {invitation.user.email}: they got an email to let them know."
-
-
 def _member(organization: Organization, user_id: int) -> User:
-    return get_object_or_404(User, pk=user_id, organization_memberships__organization=organization)
+    """A person holding a seat of the organization (a role in it or in a workspace)."""
+    return get_object_or_404(membership.seat_holders(organization), pk=user_id)
 
 
-@user_view
+@verified_user_view
 @require_POST
 def organization_member_role(request: HttpRequest, org_slug: str, user_id: int) -> HttpResponse:
-    organization = organization_for(request, org_slug, manage=True)
-    member = _member(organization, user_id)
+    organization, refused = _writable(request, org_slug)
+    if refused:
+        return refused
+    member = get_object_or_404(
+        User, pk=user_id, organization_memberships__organization=organization
+    )
     form = OrganizationRoleForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose owner, admin or member.")
@@ -134,10 +165,12 @@ def organization_member_role(request: HttpRequest, org_slug: str, user_id: int) 
     return redirect("organization-detail", org_slug=organization.slug)
 
 
-@user_view
+@verified_user_view
 @require_POST
 def organization_member_remove(request: HttpRequest, org_slug: str, user_id: int) -> HttpResponse:
-    organization = organization_for(request, org_slug, manage=True)
+    organization, refused = _writable(request, org_slug)
+    if refused:
+        return refused
     member = _member(organization, user_id)
     try:
         membership.organization_member_remove(
@@ -152,10 +185,50 @@ def organization_member_remove(request: HttpRequest, org_slug: str, user_id: int
     return redirect("organization-detail", org_slug=organization.slug)
 
 
-@user_view
+def _invitation(organization: Organization, pk: int) -> Invitation:
+    return get_object_or_404(Invitation.objects.filter(organization=organization), pk=pk)
+
+
+@verified_user_view
+@require_POST
+def organization_invitation_resend(request: HttpRequest, org_slug: str, pk: int) -> HttpResponse:
+    organization, refused = _writable(request, org_slug)
+    if refused:
+        return refused
+    invitation = _invitation(organization, pk)
+    try:
+        invitations.invitation_resend(invitation=invitation, by=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request, f"Sent {invitation.email} a new link; the old one no longer works."
+        )
+    return redirect("organization-detail", org_slug=organization.slug)
+
+
+@verified_user_view
+@require_POST
+def organization_invitation_revoke(request: HttpRequest, org_slug: str, pk: int) -> HttpResponse:
+    organization, refused = _writable(request, org_slug)
+    if refused:
+        return refused
+    invitation = _invitation(organization, pk)
+    try:
+        invitations.invitation_revoke(invitation=invitation, by=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Withdrew the invitation of {invitation.email}.")
+    return redirect("organization-detail", org_slug=organization.slug)
+
+
+@verified_user_view
 @require_http_methods(["GET", "POST"])
 def workspace_create_view(request: HttpRequest, org_slug: str) -> HttpResponse:
-    organization = organization_for(request, org_slug, manage=True)
+    organization, refused = _writable(request, org_slug)
+    if refused:
+        return refused
     form = WorkspaceCreateForm(
         request.POST or None, initial={"default_timezone": request.user.display_timezone}
     )

@@ -1,16 +1,22 @@
-"""Signing up, and a person's own settings (display zone, name)."""
+"""Signing up, confirming one's email address, and a person's own settings (display zone,
+name)."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
-from apps.accounts.models import User
+from apps.accounts import verification
+from apps.accounts.services import user_sign_up
+from apps.common.errors import DomainError
 from apps.web.access import user_view
 from apps.web.forms.auth import ProfileForm, SignupForm
+
+BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
 @require_http_methods(["GET", "POST"])
@@ -20,17 +26,62 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        user = User.objects.create_user(
+        user = user_sign_up(
             email=data["email"],
             password=data["password"],
             name=data["name"],
             display_timezone=data["display_timezone"],
         )
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, "Welcome! Create your organization and first workspace.")
-        return redirect("organization-create")
+        login(request, user, backend=BACKEND)
+        return redirect("email-verification")
     status = 400 if form.errors else 200
     return render(request, "registration/signup.html", {"form": form}, status=status)
+
+
+@user_view
+@require_http_methods(["GET", "POST"])
+def email_verification(request: HttpRequest) -> HttpResponse:
+    """ "Check your email": what an unverified person sees instead of creating or joining
+    anything. POST sends a new link."""
+    if request.user.is_email_verified:
+        return redirect("home")
+    if request.method == "POST":
+        try:
+            verification.email_verification_send(user=request.user)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Sent a new confirmation link to {request.user.email}.")
+        return redirect("email-verification")
+    context = {"valid_days": verification.VERIFICATION_MAX_AGE.days}
+    return render(request, "web/people/verify_email.html", context)
+
+
+@require_GET
+def email_verify(request: HttpRequest, token: str) -> HttpResponse:
+    """The emailed link. It verifies only the account it names, signed in: someone who
+    signed up with another person's address cannot have that person confirm it for them."""
+    try:
+        named = verification.user_for_token(token)
+    except DomainError as exc:
+        return _verify_failed(request, exc.message)
+    if named.is_email_verified:
+        messages.info(request, f"{named.email} is confirmed already.")
+        return redirect("home")
+    if not request.user.is_authenticated:
+        messages.info(request, f"Log in as {named.email} to confirm the address.")
+        return redirect_to_login(request.get_full_path())
+    try:
+        verification.email_verify(token=token, user=request.user)
+    except DomainError as exc:
+        return _verify_failed(request, exc.message)
+    messages.success(request, f"Thank you: {request.user.email} is confirmed.")
+    return redirect("home")
+
+
+def _verify_failed(request: HttpRequest, message: str) -> HttpResponse:
+    context = {"message": message, "valid_days": verification.VERIFICATION_MAX_AGE.days}
+    return render(request, "web/people/verify_failed.html", context, status=400)
 
 
 @user_view

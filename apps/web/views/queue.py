@@ -178,7 +178,7 @@ def _current(workspace: Workspace, account: SocialAccount | None) -> tuple[set, 
     return set(schedule.slots.values_list("weekday", "time")), schedule.timezone, True
 
 
-@workspace_view(Action.VIEW)
+@workspace_view(Action.VIEW, writes=True)  # viewers read the slots; POST edits them
 @require_http_methods(["GET", "POST"])
 def queue_slots(request: WorkspaceRequest) -> HttpResponse:
     """Edit the default slots or one account's: add a time on some days, remove one,

@@ -1,4 +1,5 @@
-"""A workspace's team: who has which role, inviting by email, role changes, removal."""
+"""A workspace's team: who has which role, inviting by email (pending until accepted),
+resending and revoking invitations, role changes, removal."""
 
 from __future__ import annotations
 
@@ -7,12 +8,21 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.accounts import membership
-from apps.accounts.models import OrganizationMembership, User, WorkspaceMembership
+from apps.accounts import invitations, membership
+from apps.accounts.models import Invitation, OrganizationMembership, User, WorkspaceMembership
 from apps.accounts.permissions import Action
 from apps.common.errors import DomainError
 from apps.web.access import WorkspaceRequest, workspace_view
 from apps.web.forms.tenants import WorkspaceInviteForm, WorkspaceRoleForm
+
+
+def invite_message(outcome: invitations.InviteOutcome, role: str) -> str:
+    if outcome.added is not None:
+        return f"Added {outcome.email} as {role}: they are in the organization already."
+    return (
+        f"Invited {outcome.email} as {role}. They get access once they accept the emailed "
+        f"link (valid {invitations.INVITATION_MAX_AGE.days} days)."
+    )
 
 
 def _render(
@@ -22,8 +32,7 @@ def _render(
     organization = workspace.organization
     org_admins = (
         OrganizationMembership.objects.filter(
-            organization=organization,
-            role__in=[OrganizationMembership.Role.OWNER, OrganizationMembership.Role.ADMIN],
+            organization=organization, role__in=membership.MANAGERS
         )
         .select_related("user")
         .order_by("user__email")
@@ -40,6 +49,13 @@ def _render(
         "section": "team",
         "organization_admins": org_admins,
         "members": members,
+        "invitations": (
+            Invitation.objects.open()
+            .filter(workspace=workspace)
+            .select_related("invited_by")
+            .order_by("email")
+        ),
+        "manages_organization": membership.manages(request.user, organization),
         "role_choices": WorkspaceMembership.Role.choices,
         "form": form or WorkspaceInviteForm(),
     }
@@ -58,24 +74,51 @@ def workspace_invite(request: WorkspaceRequest) -> HttpResponse:
     form = WorkspaceInviteForm(request.POST)
     if form.is_valid():
         try:
-            invitation = membership.member_invite(
+            outcome = invitations.invitation_create(
                 organization=request.workspace.organization,
                 email=form.cleaned_data["email"],
+                role=form.cleaned_data["role"],
                 invited_by=request.user,
-                site_url=request.build_absolute_uri("/"),
                 workspace=request.workspace,
-                workspace_role=form.cleaned_data["role"],
             )
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
-            who = invitation.user.email
-            if invitation.is_new_user:
-                messages.success(request, f"Invited {who}: they got an email to set a password.")
-            else:
-                messages.success(request, f"Added {who} as {form.cleaned_data['role']}.")
+            messages.success(request, invite_message(outcome, form.cleaned_data["role"]))
             return redirect("workspace-team", workspace_slug=request.workspace.slug)
     return _render(request, form=form, status=400)
+
+
+def _invitation(request: WorkspaceRequest, pk: int) -> Invitation:
+    return get_object_or_404(Invitation.objects.filter(workspace=request.workspace), pk=pk)
+
+
+@workspace_view(Action.ADMIN)
+@require_POST
+def workspace_invitation_resend(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    invitation = _invitation(request, pk)
+    try:
+        invitations.invitation_resend(invitation=invitation, by=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request, f"Sent {invitation.email} a new link; the old one no longer works."
+        )
+    return redirect("workspace-team", workspace_slug=request.workspace.slug)
+
+
+@workspace_view(Action.ADMIN)
+@require_POST
+def workspace_invitation_revoke(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    invitation = _invitation(request, pk)
+    try:
+        invitations.invitation_revoke(invitation=invitation, by=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Withdrew the invitation of {invitation.email}.")
+    return redirect("workspace-team", workspace_slug=request.workspace.slug)
 
 
 def _member(request: WorkspaceRequest, user_id: int) -> User:
@@ -92,7 +135,10 @@ def workspace_member_role(request: WorkspaceRequest, user_id: int) -> HttpRespon
     else:
         try:
             membership.workspace_member_set(
-                workspace=request.workspace, user=member, role=form.cleaned_data["role"]
+                workspace=request.workspace,
+                user=member,
+                role=form.cleaned_data["role"],
+                actor=request.user,
             )
         except DomainError as exc:
             messages.error(request, exc.message)
@@ -105,7 +151,9 @@ def workspace_member_role(request: WorkspaceRequest, user_id: int) -> HttpRespon
 @require_POST
 def workspace_member_remove(request: WorkspaceRequest, user_id: int) -> HttpResponse:
     member = _member(request, user_id)
-    membership.workspace_member_remove(workspace=request.workspace, user=member)
+    membership.workspace_member_remove(
+        workspace=request.workspace, user=member, removed_by=request.user
+    )
     messages.success(request, f"Removed {member.email} from {request.workspace.name}.")
     if member == request.user:
         return redirect("home")
