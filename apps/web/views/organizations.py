@@ -3,6 +3,7 @@ its workspaces and its members."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -90,7 +91,7 @@ def organization_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
                 organization=organization,
                 email=form.cleaned_data["email"],
                 invited_by=request.user,
-                site_url=request.build_absolute_uri("/"),
+                site_url=settings.SITE_URL,  # never the Host header
                 organization_role=form.cleaned_data["role"],
             )
         except DomainError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -62,7 +63,7 @@ def workspace_invite(request: WorkspaceRequest) -> HttpResponse:
                 organization=request.workspace.organization,
                 email=form.cleaned_data["email"],
                 invited_by=request.user,
-                site_url=request.build_absolute_uri("/"),
+                site_url=settings.SITE_URL,  # never the Host header
                 workspace=request.workspace,
                 workspace_role=form.cleaned_data["role"],
             )
