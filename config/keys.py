@@ -48,12 +48,9 @@ def secret_key(raw: str, *, debug: bool, var_dir: Path) -> str:
         )
     if PLACEHOLDER.search(raw):
         raise ImproperlyConfigured(
-            "SECRET_KEY is still an example value; replace it with a random one: "
-            f"{MAKE_SECRET_KEY}"
+            f"SECRET_KEY is still an example value; replace it with a random one: {MAKE_SECRET_KEY}"
         )
-    if not debug and (
-        len(raw) < SECRET_KEY_MIN_LENGTH or len(set(raw)) < SECRET_KEY_MIN_DISTINCT
-    ):
+    if not debug and (len(raw) < SECRET_KEY_MIN_LENGTH or len(set(raw)) < SECRET_KEY_MIN_DISTINCT):
         raise ImproperlyConfigured(
             f"SECRET_KEY is too weak: use at least {SECRET_KEY_MIN_LENGTH} random characters "
             f"({MAKE_SECRET_KEY})."
@@ -98,9 +95,7 @@ def check_encryption_key(entry: str) -> str:
     try:
         key = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
     except (binascii.Error, ValueError):
-        raise ImproperlyConfigured(
-            f"ENCRYPTION_KEYS key '{key_id}' is not base64url."
-        ) from None
+        raise ImproperlyConfigured(f"ENCRYPTION_KEYS key '{key_id}' is not base64url.") from None
     if len(key) != ENCRYPTION_KEY_BYTES:
         raise ImproperlyConfigured(
             f"ENCRYPTION_KEYS key '{key_id}' must decode to {ENCRYPTION_KEY_BYTES} bytes, "

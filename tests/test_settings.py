@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -125,25 +124,24 @@ def test_a_non_postgres_database_url_fails_fast():
     assert "must point at PostgreSQL" in result.stderr
 
 
-def _show(name: str) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SHOW {name}")
-        return cursor.fetchone()[0]
-
-
-@pytest.mark.django_db
-def test_every_session_carries_the_default_timeouts():
-    assert _show("statement_timeout") == "30s"
-    assert _show("idle_in_transaction_session_timeout") == "1min"
-    assert _show("lock_timeout") == "10s"
+def test_every_production_session_carries_the_default_timeouts():
+    env = {k: v for k, v in production_env().items() if not k.startswith("DB_")}
+    code = (
+        "from django.db import connection; cursor = connection.cursor(); "
+        "print([cursor.execute(f'SHOW {name}').fetchone()[0] for name in "
+        "('statement_timeout', 'idle_in_transaction_session_timeout', 'lock_timeout')])"
+    )
+    result = _manage(env, "shell", "-c", code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "['30s', '1min', '10s']"
 
 
 def test_a_runaway_statement_is_cancelled_and_zero_lifts_the_limit():
     slow = "from django.db import connection; connection.cursor().execute('SELECT pg_sleep(1)')"
-    bounded = _manage({**os.environ, "DB_STATEMENT_TIMEOUT_S": "0.2"}, "shell", "-c", slow)
+    bounded = _manage(production_env(DB_STATEMENT_TIMEOUT_S="0.2"), "shell", "-c", slow)
     assert bounded.returncode != 0
     assert "canceling statement due to statement timeout" in bounded.stderr
-    unbounded = _manage({**os.environ, "DB_STATEMENT_TIMEOUT_S": "0"}, "shell", "-c", slow)
+    unbounded = _manage(production_env(DB_STATEMENT_TIMEOUT_S="0"), "shell", "-c", slow)
     assert unbounded.returncode == 0, unbounded.stderr
 
 

@@ -47,7 +47,9 @@ SECRET_PARAM_WORDS = re.compile(r"token|secret|signature|password|credential", r
 SECRET_PATHS = (
     re.compile(r"^(/media/signed/)[^/?#]+"),
     re.compile(r"^(/reset/[^/?#]+/)[^/?#]+"),
-    re.compile(r"^(/(?:[^?#]*/)?(?:invite|invites|invitations|verify|verify-email|confirm)/)[^/?#]+"),
+    re.compile(
+        r"^(/(?:[^?#]*/)?(?:invite|invites|invitations|verify|verify-email|confirm)/)[^/?#]+"
+    ),
 )
 
 

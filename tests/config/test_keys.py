@@ -8,7 +8,6 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config import keys
 
-
 # Fixed, varied bytes for the parametrized cases (ids must match across test workers).
 SPREAD = bytes(range(101, 133))
 

@@ -1,5 +1,5 @@
 """Hostile uploads: a truncated video and a decompression bomb are refused with a clear
-error (415 / 413 in the API's envelope, a message next to the part in the composer) and
+error (415 / 413 in the API's envelope; the composer: tests/web/test_upload_errors.py) and
 nothing is stored."""
 
 import struct
@@ -14,7 +14,6 @@ from apps.publications import media_probe
 from apps.publications.models import MediaAsset
 from tests.api.helpers import error
 from tests.publications.test_media import mp4_bytes, upload
-from tests.web.conftest import as_alice, news  # noqa: F401 - fixtures of the composer test
 
 VIDEO = mp4_bytes()
 MOOV = VIDEO.index(b"moov") - 4
@@ -99,16 +98,4 @@ def test_the_api_answers_413_for_a_decompression_bomb(api_a):
 
     assert response.status_code == 413
     assert error(response)["code"] == "MEDIA_TOO_LARGE"
-    assert not MediaAsset.objects.exists()
-
-
-def test_the_composer_explains_a_truncated_video_next_to_its_part(as_alice, news):
-    from tests.web.test_composer import COMPOSE, HTMX, form
-
-    data = form("text", destinations=[news], op="upload")
-    data["segment-0-file"] = SimpleUploadedFile("clip.mp4", VIDEO[:60], "video/mp4")
-    response = as_alice.post(COMPOSE, data, **HTMX)
-
-    assert response.status_code == 400
-    assert "clip.mp4: The video file is incomplete" in response.content.decode()
     assert not MediaAsset.objects.exists()

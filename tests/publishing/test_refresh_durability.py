@@ -11,10 +11,11 @@ from django.utils import timezone
 from apps.accounts.models import SocialAccount
 from apps.accounts.services import social_account_credentials
 from apps.jobs.models import Job
+from apps.jobs.worker import Worker
 from apps.providers.sandbox.adapter import SandboxAdapter
 from apps.publishing.delivery.publish import prepare
 from apps.sandbox.services import sandbox_account_create
-from tests.renditions.test_pipeline import drain, publish_now, sandbox, worker  # noqa: F401
+from tests.renditions.test_pipeline import drain, publish_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -41,12 +42,21 @@ DROP SEQUENCE IF EXISTS test_credentials_commits;
 """
 
 
-@pytest.fixture(autouse=True)
-def _patient_sandbox(sandbox, settings):
-    """A loaded machine answers the live server's first request slowly: wait for it once,
-    and give each platform call time, so only the commit under test fails."""
+@pytest.fixture
+def sandbox(live_server, settings):
+    """The sandbox platform served by the live server. A loaded machine answers its first
+    request slowly: wait for it once, and give each platform call time, so only the commit
+    under test fails."""
+    settings.SANDBOX_BASE_URL = live_server.url
     settings.PROVIDER_TIMEOUT_S = 15
-    httpx.get(f"{sandbox}/sandbox/posts", timeout=60, trust_env=False)
+    settings.RECONCILE_DELAY_S = 0
+    httpx.get(f"{live_server.url}/sandbox/posts", timeout=60, trust_env=False)
+    return live_server.url
+
+
+@pytest.fixture
+def worker(db):
+    return Worker(threads=1, batch_size=10, heartbeat_s=1, stale_after_s=30, name="test-worker")
 
 
 @pytest.fixture
