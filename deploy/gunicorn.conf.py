@@ -39,6 +39,8 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 control_socket_disable = True
 
 accesslog = "-"
+# OAuth codes, signed media tokens and presigned URLs are logged as [redacted].
+logger_class = "apps.ops.access_log.RedactingLogger"
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "INFO").lower()
 # %(M)s: request duration in milliseconds.

@@ -25,7 +25,18 @@ def manage_argv(command: str, *args: str) -> list[str]:
 
 def gunicorn_argv(bind: str, *options: str) -> list[str]:
     """gunicorn serving the project's WSGI application on `bind` (host:port)."""
-    return [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", bind, *options]
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "config.wsgi:application",
+        "--bind",
+        bind,
+        # Access lines with OAuth codes, signed media tokens and signatures redacted.
+        "--logger-class",
+        "apps.ops.access_log.RedactingLogger",
+        *options,
+    ]
 
 
 def free_port(host: str = "127.0.0.1") -> int:

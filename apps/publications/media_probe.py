@@ -1,10 +1,12 @@
 """What an uploaded file really is, read from its bytes (never its name or the client's
 Content-Type): kind, MIME type, and dimensions or duration where they are cheap to read.
 
-Images go through Pillow, which reads only the header to know the size (and refuses
-decompression bombs). MP4 and QuickTime files are walked box by box to the movie header
-(duration) and the first visual track header (dimensions) without decoding anything.
-WebM is recognized by its signature; its duration is not read.
+Images go through Pillow, which reads only the header to know the size; more pixels than
+MAX_IMAGE_PIXELS (a decompression bomb: a small file that decodes to gigabytes) is refused.
+MP4 and QuickTime files are walked box by box to the movie header (duration) and the first
+visual track header (dimensions) without decoding anything; a file that ends before its
+boxes do (a truncated upload) or has no movie header is refused, since no platform can play
+it. WebM is recognized by its signature; its duration is not read.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ IMAGE_FORMATS = {
 NON_VIDEO_BRANDS = {b"heic", b"heix", b"mif1", b"msf1", b"avif", b"M4A ", b"M4B ", b"F4A "}
 WEBM_SIGNATURE = b"\x1a\x45\xdf\xa3"
 MAX_BOXES = 10_000  # a hostile file cannot make the walk run forever
+# The largest image any supported platform takes (X: 8192 x 8192). Pillow's own bomb check
+# (an error past twice this, a warning past it) guards any decoding done later.
+MAX_IMAGE_PIXELS = 8192 * 8192
+Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
 
 
 @dataclass(frozen=True)
@@ -57,18 +63,22 @@ def probe(fh: BinaryIO) -> Probe:
     return _probe_image(fh)
 
 
+def too_many_pixels() -> ValidationFailed:
+    limit = f"{MAX_IMAGE_PIXELS:,} pixels (8192 x 8192)"
+    message = f"The image has too many pixels; at most {limit} are accepted."
+    return ValidationFailed(message, code="MEDIA_TOO_LARGE", details={"file": [message]})
+
+
 def _probe_image(fh: BinaryIO) -> Probe:
     try:
         with Image.open(fh) as image:
             fmt = image.format
             width, height = image.size
+            if width * height > MAX_IMAGE_PIXELS:
+                raise too_many_pixels()  # before n_frames, which walks every frame
             frames = getattr(image, "n_frames", 1)
-    except Image.DecompressionBombError:
-        raise ValidationFailed(
-            "The image has too many pixels.",
-            code="MEDIA_TOO_LARGE",
-            details={"file": ["Too many pixels."]},
-        ) from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise too_many_pixels() from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
         raise unsupported(
             "Not a supported image or video (JPEG, PNG, WebP, GIF, MP4, MOV, WebM)."
@@ -92,13 +102,15 @@ def _boxes(fh: BinaryIO, start: int, end: int | None):
         fh.seek(offset)
         header = fh.read(8)
         if len(header) < 8:
+            if header:  # the file ends inside a box header
+                raise incomplete_video()
             return
         size, box_type = struct.unpack(">I4s", header)
         header_len = 8
         if size == 1:
             large = fh.read(8)
             if len(large) < 8:
-                return
+                raise incomplete_video()
             size = struct.unpack(">Q", large)[0]
             header_len = 16
         elif size == 0:  # extends to the end of the file
@@ -110,14 +122,29 @@ def _boxes(fh: BinaryIO, start: int, end: int | None):
         offset += size
 
 
+def incomplete_video() -> ValidationFailed:
+    return unsupported(
+        "The video file is incomplete or damaged (it ends before its last part, or has no "
+        "movie header): upload the whole file again."
+    )
+
+
 def _probe_iso_media(fh: BinaryIO, *, brand: bytes) -> Probe:
     mime = "video/quicktime" if brand == b"qt  " else "video/mp4"
+    fh.seek(0, 2)
+    file_size = fh.tell()
     duration = width = height = None
+    found_movie = False
     try:
         for box_type, start, end in _boxes(fh, 0, None):
+            if end > file_size:
+                raise incomplete_video()
             if box_type != b"moov":
                 continue
+            found_movie = True
             for inner, istart, iend in _boxes(fh, start, end):
+                if iend > end:
+                    raise incomplete_video()
                 if inner == b"mvhd":
                     duration = _read_mvhd(fh, istart)
                 elif inner == b"trak" and width is None:
@@ -126,11 +153,12 @@ def _probe_iso_media(fh: BinaryIO, *, brand: bytes) -> Probe:
                             w, h = _read_tkhd(fh, lstart)
                             if w and h:
                                 width, height = w, h
-            break
-    except (struct.error, OSError):
-        pass  # a truncated header only costs us the metadata
+    except (struct.error, IndexError, OSError):
+        raise incomplete_video() from None
     finally:
         fh.seek(0)
+    if not found_movie:
+        raise incomplete_video()
     return Probe(kind="video", mime_type=mime, width=width, height=height, duration_s=duration)
 
 

@@ -3,16 +3,20 @@ settings, checkpoint, idempotency base, the savers it calls back) and a segment'
 
 from __future__ import annotations
 
+import logging
+import time
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 
 from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount
 from apps.common.media_urls import signed_media_url
 from apps.providers.base import MediaPayload, PublishContext
 from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
+
+logger = logging.getLogger(__name__)
 
 
 def publish_context(rendition: Rendition, credentials: dict) -> PublishContext:
@@ -43,20 +47,52 @@ def _attempted_before(rendition: Rendition, position: int) -> bool:
     )
 
 
+# Tries at committing refreshed credentials: the platform has already spent the old
+# refresh token, so a failed commit is tried again rather than losing the new one.
+STORE_ATTEMPTS = 3
+
+
 def store_refreshed_credentials(account: SocialAccount, fresh: dict) -> None:
-    """Persist credentials refreshed by an adapter mid-call, and their expiry, under a row
-    lock on the account (the one place credentials are written during delivery)."""
-    expires_at = fresh.get("expires_at")
-    with transaction.atomic():
-        locked = SocialAccount.objects.select_for_update().get(pk=account.pk)
-        if expires_at:
-            locked.token_expires_at = datetime.fromisoformat(expires_at)
-            locked.save(update_fields=["token_expires_at", "updated_at"])
-        account_services.social_account_store_credentials(account=locked, credentials=fresh)
+    """Persist credentials refreshed by an adapter, and their expiry, under a row lock on
+    the account (the one place credentials are written during delivery). The write is a
+    transaction of its own (durable: never part of a caller's, whose rollback would take
+    the new refresh token with it), tried again on a failed commit."""
+    for attempt in range(1, STORE_ATTEMPTS + 1):
+        try:
+            with transaction.atomic(durable=True):
+                locked = SocialAccount.objects.select_for_update().get(pk=account.pk)
+                write_refreshed_credentials(locked, fresh)
+            break
+        except DatabaseError:
+            if attempt == STORE_ATTEMPTS:
+                logger.exception(
+                    "Refreshed credentials of account %s could not be stored; it will need "
+                    "reconnecting if the platform rotated its refresh token.",
+                    account.pk,
+                )
+                raise
+            connection.close_if_unusable_or_obsolete()
+            time.sleep(0.2 * attempt)
     # The caller's copy reads what was stored (a later step of the same run may decrypt it).
     account.token_expires_at = locked.token_expires_at
     account.credentials_key_id = locked.credentials_key_id
     account.credentials_ciphertext = locked.credentials_ciphertext
+
+
+def write_refreshed_credentials(locked: SocialAccount, fresh: dict) -> None:
+    """One UPDATE of the locked account: the new credentials and their expiry."""
+    expires_at = fresh.get("expires_at")
+    if expires_at:
+        locked.token_expires_at = datetime.fromisoformat(expires_at)
+    account_services.social_account_store_credentials(account=locked, credentials=fresh, save=False)
+    locked.save(
+        update_fields=[
+            "token_expires_at",
+            "credentials_key_id",
+            "credentials_ciphertext",
+            "updated_at",
+        ]
+    )
 
 
 def write_checkpoint(rendition: Rendition, checkpoint: dict) -> None:

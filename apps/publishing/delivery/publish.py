@@ -14,7 +14,7 @@ import json
 import logging
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from apps.accounts import services as account_services
@@ -32,7 +32,12 @@ from apps.providers.base import (
 )
 from apps.providers.errors import RETRYABLE_KINDS, Action, ErrorKind, ProviderError
 from apps.publishing.delivery import waiting
-from apps.publishing.delivery.context import media_payloads, publish_context
+from apps.publishing.delivery.context import (
+    media_payloads,
+    publish_context,
+    store_refreshed_credentials,
+    write_refreshed_credentials,
+)
 from apps.publishing.delivery.enqueue import POLL_JOB, enqueue_poll, schedule_publish
 from apps.publishing.delivery.failures import fail, fail_unexpected, settle_lost_attempts
 from apps.publishing.delivery.run import Run, Stop, db_now, record_segment, save_checkpoint
@@ -164,9 +169,12 @@ def prepare(job: Job, rendition: Rendition, *, accepted: bool = False) -> Run:
 
 def _refresh_credentials(run: Run, *, hand_over: bool = False) -> None:
     """Refresh the token when near expiry, under a row lock on the account so two workers
-    never spend one refresh token twice."""
+    never spend one refresh token twice. The lock's transaction is the refresh's own
+    (durable, holding nothing else), so the new credentials are committed as soon as the
+    platform issued them; should that commit fail, they are stored again in a new one."""
+    fresh = None
     try:
-        with transaction.atomic():
+        with transaction.atomic(durable=True):
             account = SocialAccount.objects.select_for_update().get(pk=run.account.pk)
             credentials = account_services.social_account_credentials(account)
             fresh = run.adapter.refresh_credentials(account, credentials)
@@ -175,18 +183,18 @@ def _refresh_credentials(run: Run, *, hand_over: bool = False) -> None:
                     run.ctx.credentials.clear()
                     run.ctx.credentials.update(credentials)
                 return
-            expires_at = fresh.get("expires_at")
-            account.token_expires_at = (
-                datetime.fromisoformat(expires_at) if expires_at else account.token_expires_at
-            )
-            account.save(update_fields=["token_expires_at", "updated_at"])
-            account_services.social_account_store_credentials(account=account, credentials=fresh)
-            run.ctx.credentials.clear()
-            run.ctx.credentials.update(fresh)
+            write_refreshed_credentials(account, fresh)
     except ProviderError as err:
         if err.kind in RETRYABLE_KINDS and hand_over:
             return  # the poll goes on with the current token; the refresh is tried again
         fail(run.job, run.rendition, err, hand_over=hand_over)
+    except DatabaseError:
+        if fresh is None:
+            raise
+        # The platform has spent the old refresh token: the new one must not be lost.
+        store_refreshed_credentials(run.account, fresh)
+    run.ctx.credentials.clear()
+    run.ctx.credentials.update(fresh)
 
 
 def deliver(run: Run) -> None:
