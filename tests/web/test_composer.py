@@ -58,8 +58,9 @@ def test_the_live_check_counts_per_destination_and_flags_the_one_over_its_limit(
     assert 'id="seg-0-counts" class="counts" hx-swap-oob="true"' in page
     assert '<span class="count">@news 50/500' in page
     assert '<span class="count over">@short 50/40' in page
-    # The summary names the field path and the platform's own words.
-    assert "destinations.1.segments.0.text" in page
+    # The summary names the field in words and the platform's own words, no field path.
+    assert "destinations.1.segments.0.text" not in page
+    assert "@short (Sandbox)" in page
     assert "50 characters; sandbox allows 40." in page
     assert f'id="tab-{short.pk}-badge"' in page
     assert "<html" not in page  # fragments only
@@ -159,15 +160,17 @@ def test_scheduling_without_a_time_asks_for_one(as_alice, news):
     assert not Publication.objects.exists()
 
 
-def test_scheduling_an_over_limit_destination_is_refused_by_field_path(as_alice, news, short):
+def test_scheduling_an_over_limit_destination_is_refused_naming_the_field(as_alice, news, short):
     day = (timezone.now() + timedelta(days=1)).date().isoformat()
     data = form("y" * 60, destinations=[news, short], op="schedule", date=day, time="10:00")
     response = as_alice.post(COMPOSE, data, **HTMX)
     page = response.content.decode()
     assert response.status_code == 400
     assert 'class="error-summary compose-top"' in page
-    assert "<code>destinations.1.segments.0.text</code>" in page
-    assert "60 characters; sandbox allows 40." in page
+    assert f'<a href="#override-{short.pk}-0-text">' not in page  # it follows the source
+    summary = '<a href="#seg-0-text">@short (Sandbox) › Text</a>: 60 characters; sandbox allows 40.'
+    assert summary in page
+    assert "destinations.1.segments.0.text" not in page
     assert not Publication.objects.exists()
     assert ">" + "y" * 60 + "</textarea>" in page  # nothing typed is lost
 

@@ -82,10 +82,24 @@ def test_it_shows_each_destinations_status_error_and_action(as_alice, publicatio
     assert "hello world" in page
 
 
-def test_an_expired_account_points_to_reconnecting(as_alice, publication, short):
+def test_an_expired_account_makes_reconnect_the_primary_action(as_alice, publication, short):
+    fail(rendition_of(publication, short), kind="auth_expired", action="reconnect")
+    short.status = "needs_reconnect"
+    short.save()
+    page = as_alice.get(url(publication)).content.decode()
+    assert (
+        f'<a class="button" data-primary="reconnect" href="/w/ws-a/accounts/#account-{short.pk}">'
+        "Reconnect @short</a>"
+    ) in page
+    # Retrying before reconnecting fails again: it is there, but secondary.
+    assert '<button type="submit" class="secondary">Retry now' in page
+
+
+def test_once_reconnected_retry_is_the_primary_action_again(as_alice, publication, short):
     fail(rendition_of(publication, short), kind="auth_expired", action="reconnect")
     page = as_alice.get(url(publication)).content.decode()
-    assert f'href="/w/ws-a/accounts/#account-{short.pk}">Reconnect @short</a>' in page
+    assert 'data-primary="reconnect"' not in page
+    assert '<button type="submit">Retry now' in page
 
 
 def test_a_pending_automatic_retry_shows_its_time(as_alice, alice, publication, short):
@@ -126,7 +140,7 @@ def test_an_unknown_outcome_is_resolved_as_published_with_its_link(as_alice, pub
     rendition = rendition_of(publication, short)
     fail(rendition, kind="outcome_unknown", action="verify", ambiguous=True)
     page = as_alice.get(url(publication)).content.decode()
-    assert "Unknown outcome" in page
+    assert "Needs attention: unknown outcome" in page
     assert "the post may exist" in page
     assert "Retry now" not in page  # never blindly resent
     assert 'name="outcome"' in page
@@ -272,7 +286,8 @@ def test_reschedule_refuses_a_time_long_past(as_alice, publication):
         {"date": "2020-01-01", "time": "10:00", "revision": publication.revision},
     )
     assert response.status_code == 400
-    assert "in the past" in response.content.decode()
+    # Said in the person's zone (UTC here), not as the service's ISO instant.
+    assert "Wed 01 Jan 2020 at 10:00 (UTC) has passed." in response.content.decode()
 
 
 def test_an_open_redirect_is_not_followed_after_rescheduling(as_alice, publication):
