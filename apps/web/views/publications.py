@@ -272,9 +272,13 @@ def rendition_retry_view(request: WorkspaceRequest, pk: int, rendition_pk: int) 
 
 
 @workspace_view(Action.PUBLISH)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def rendition_resolve_view(request: WorkspaceRequest, pk: int, rendition_pk: int) -> HttpResponse:
+    """Settle an unknown outcome. A refused form is shown at this address, so a GET of it
+    (a reload) goes back to the post."""
     rendition = _rendition(request, pk, rendition_pk)
+    if request.method == "GET":
+        return redirect_to(request, _detail_url(request.workspace, rendition.publication))
     form = ResolveForm(request.POST)
     if not form.is_valid():
         card = _card(request, rendition, editable=is_editable(rendition.publication))
