@@ -585,11 +585,22 @@ def publication_list(request: WorkspaceRequest) -> HttpResponse:
     page = Paginator(ordered, 25).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    upcoming = [p for p in page.object_list if not p.is_past]
+    recent = [p for p in page.object_list if p.is_past]
+    groups = [
+        {"title": title, "posts": posts}
+        for title, posts in (
+            ("Upcoming, soonest first", upcoming),
+            ("Recent and unscheduled", recent),
+        )
+        if posts
+    ]
     context = {
         "workspace": request.workspace,
         "section": "posts",
         "form": form,
         "page": page,
+        "groups": groups,
         "query": query.urlencode(),
     }
     status = 400 if form.errors else 200
