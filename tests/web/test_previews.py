@@ -76,7 +76,7 @@ def test_the_live_check_sends_a_preview_per_destination(as_alice, news, short):
     fits = preview_of(page, news)
     assert "<strong" in fits and "Sandbox @news</strong>" in fits  # its display name
     assert "@news · Sandbox" in fits
-    assert '<span class="avatar" aria-hidden="true">SN</span>' in fits
+    assert '<span class="preview-avatar" aria-hidden="true">SN</span>' in fits
     assert f'<p class="preview-text">{text}</p>' in fits
     assert "preview-cut" not in fits
 

@@ -63,7 +63,7 @@ def test_previews_follow_the_text_as_it_is_typed(signed_in, workspace_a):
     expect(cut).to_have_text(text[40:])
     expect(page.locator(f"#preview-{short.pk}")).to_contain_text("Sandbox takes 40")
     expect(page.locator(f"#preview-{news.pk} .link-domain")).to_have_text("shop.example.com")
-    expect(page.locator(f"#preview-{news.pk} .avatar")).to_have_text("SN")
+    expect(page.locator(f"#preview-{news.pk} .preview-avatar")).to_have_text("SN")
 
     # A second part makes a thread; the text typed so far stays.
     page.get_by_role("button", name="+ Add a part (thread)").click()
