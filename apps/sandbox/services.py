@@ -15,6 +15,10 @@ from apps.sandbox.server import ACCESS_TOKEN_TTL
 PLATFORM = "sandbox"
 
 
+def _new_token() -> str:
+    return SandboxAccount._meta.get_field("access_token").default()
+
+
 @transaction.atomic
 def sandbox_account_create(
     *, workspace: Workspace, handle: str, behaviour: dict | None = None
@@ -72,18 +76,26 @@ def sandbox_account_create(
     )
 
 
+@transaction.atomic
 def sandbox_account_reconnect(*, account: SocialAccount) -> SocialAccount:
-    """Reconnect a sandbox account: fetch fresh tokens from the sandbox platform's side
-    of the account, as a platform's consent screen would issue them."""
-    remote = SandboxAccount.objects.filter(
-        workspace_id=account.workspace_id, pk=account.remote_id
-    ).first()
+    """Reconnect a sandbox account as a platform's consent screen would: the sandbox
+    issues a new token pair and stops refusing it (the account's `expired_token`
+    behaviour ends; its other behaviours stay), and the SocialAccount stores the pair."""
+    remote = (
+        SandboxAccount.objects.select_for_update()
+        .filter(workspace_id=account.workspace_id, pk=account.remote_id)
+        .first()
+    )
     if remote is None:
         raise Conflict(
             "This sandbox account no longer exists on the sandbox platform.",
             code="SANDBOX_ACCOUNT_GONE",
             details={"account": account.pk},
         )
+    remote.behaviour = {**remote.behaviour, "expired_token": False}
+    remote.access_token = _new_token()
+    remote.refresh_token = _new_token()
+    remote.save(update_fields=["behaviour", "access_token", "refresh_token", "updated_at"])
     return account_services.social_account_connect(
         workspace=account.workspace,
         platform=account.platform,

@@ -14,6 +14,7 @@ from apps.accounts.models import Workspace
 from apps.publications.models import Publication, PublicationSegment, SegmentMedia
 from apps.renditions.models import Rendition
 from apps.series.models import SeriesOccurrence
+from apps.web.templatetags.webapp import status_key
 
 PLATFORM_MARKS = {
     "mastodon": "M",
@@ -109,7 +110,7 @@ def card_for(publication: Publication, zone: zoneinfo.ZoneInfo, *, can_move: boo
         pk=publication.pk,
         revision=publication.revision,
         local=publication.scheduled_at.astimezone(zone),
-        status=publication.status,
+        status=status_key(publication),  # "needs_attention" while an outcome is unknown
         text=next((s.text for s in segments if s.text), ""),
         parts=len(segments),
         destinations=[

@@ -42,6 +42,47 @@ from apps.web.access import read_only_refusal
 from apps.web.connect_pending import pending_forget, pending_identity, pending_remember
 from apps.web.templatetags.webapp import platform_name
 
+# The settings a platform's app needs before anyone can connect an account to it, one
+# tuple per value, any name in it will do (Threads and Instagram fall back to the Meta
+# app). Mastodon registers itself on each server and Bluesky uses app passwords, so they
+# need none.
+APP_SETTINGS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "x": (("X_CLIENT_ID",),),
+    "linkedin": (("LINKEDIN_CLIENT_ID",), ("LINKEDIN_CLIENT_SECRET",)),
+    "facebook": (("META_APP_ID",), ("META_APP_SECRET",)),
+    "threads": (("THREADS_APP_ID", "META_APP_ID"), ("THREADS_APP_SECRET", "META_APP_SECRET")),
+    "instagram": (
+        ("INSTAGRAM_APP_ID", "META_APP_ID"),
+        ("INSTAGRAM_APP_SECRET", "META_APP_SECRET"),
+    ),
+    "tiktok": (("TIKTOK_CLIENT_KEY",), ("TIKTOK_CLIENT_SECRET",)),
+    "youtube": (("GOOGLE_CLIENT_ID",), ("GOOGLE_CLIENT_SECRET",)),
+    "pinterest": (("PINTEREST_APP_ID",), ("PINTEREST_APP_SECRET",)),
+    "reddit": (("REDDIT_CLIENT_ID",), ("REDDIT_CLIENT_SECRET",)),
+}
+
+
+def missing_app_settings(platform: str) -> list[str]:
+    """The settings an operator still has to give before `platform` can be connected
+    ("THREADS_APP_ID or META_APP_ID"); empty when it is ready."""
+    return [
+        " or ".join(names)
+        for names in APP_SETTINGS.get(platform, ())
+        if not any(getattr(settings, name, "") for name in names)
+    ]
+
+
+def not_configured_note(platform: str) -> str:
+    """The operator note shown instead of a connect button, or "" when configured."""
+    missing = missing_app_settings(platform)
+    if not missing:
+        return ""
+    return (
+        f"Not set up on this installation yet: an operator sets {', '.join(missing)} "
+        f"(see {platform_notes.docs_page(platform)})."
+    )
+
+
 SESSION_KEY = "connect_flows"
 FLOW_TTL_S = 600  # a person has ten minutes at the platform's consent screen
 MAX_FLOWS = 5
@@ -206,7 +247,12 @@ def connect_start(request: HttpRequest, workspace_slug: str, platform: str) -> H
         "asks_instance": asks_instance,
         "note": platform_notes.connect_note(platform),
         "docs_page": platform_notes.docs_page(platform),
+        "not_configured": not_configured_note(platform),
     }
+    if context["not_configured"]:
+        # Never send a person to the platform with an empty client id.
+        status = 200 if request.method == "GET" else 503
+        return render(request, "web/connect_start.html", context, status=status)
     if request.method == "GET":
         return render(request, "web/connect_start.html", context)
     if refused := read_only_refusal(request, workspace.organization):

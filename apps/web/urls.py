@@ -109,6 +109,11 @@ workspace_patterns = [
     path("accounts/sandbox/", accounts.sandbox_connect, name="sandbox-connect"),
     path("accounts/<int:pk>/disconnect/", accounts.account_disconnect, name="account-disconnect"),
     path("accounts/<int:pk>/reconnect/", accounts.account_reconnect, name="account-reconnect"),
+    path(
+        "accounts/<int:pk>/retry-failed/",
+        accounts.account_retry_failed,
+        name="account-retry-failed",
+    ),
     path("connect/<str:platform>/", connect.connect_start, name="connect-start"),
     path("connect/<str:platform>/password/", connect.connect_password, name="connect-password"),
     path(
@@ -128,7 +133,7 @@ workspace_patterns = [
     # Calendar and posts.
     path("calendar/", calendar.calendar, name="calendar"),
     path("calendar/move/<int:pk>/", calendar.calendar_move, name="calendar-move"),
-    path("posts/", calendar.publication_list, name="publication-list"),
+    path("posts/", publications.publication_list, name="publication-list"),
     path("posts/import/", imports.import_upload, name="post-import"),
     path("posts/import/<str:import_id>/", imports.import_detail, name="post-import-detail"),
     path("posts/import/<str:import_id>/run/", imports.import_run, name="post-import-run"),
@@ -155,6 +160,11 @@ workspace_patterns = [
         "posts/<int:pk>/destinations/<int:rendition_pk>/resolve/",
         publications.rendition_resolve_view,
         name="rendition-resolve",
+    ),
+    path(
+        "posts/<int:pk>/destinations/<int:rendition_pk>/edit-retry/",
+        publications.rendition_edit_retry_view,
+        name="rendition-edit-retry",
     ),
     # Team and tokens.
     path("reviews/", reviews.review_queue, name="reviews"),

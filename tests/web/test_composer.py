@@ -58,8 +58,9 @@ def test_the_live_check_counts_per_destination_and_flags_the_one_over_its_limit(
     assert 'id="seg-0-counts" class="counts" hx-swap-oob="true"' in page
     assert '<span class="count">@news 50/500' in page
     assert '<span class="count over">@short 50/40' in page
-    # The summary names the field path and the platform's own words.
-    assert "destinations.1.segments.0.text" in page
+    # The summary names the field in words and the platform's own words, no field path.
+    assert "destinations.1.segments.0.text" not in page
+    assert "@short (Sandbox)" in page
     assert "50 characters; sandbox allows 40." in page
     assert f'id="tab-{short.pk}-badge"' in page
     assert "<html" not in page  # fragments only
@@ -159,15 +160,17 @@ def test_scheduling_without_a_time_asks_for_one(as_alice, news):
     assert not Publication.objects.exists()
 
 
-def test_scheduling_an_over_limit_destination_is_refused_by_field_path(as_alice, news, short):
+def test_scheduling_an_over_limit_destination_is_refused_naming_the_field(as_alice, news, short):
     day = (timezone.now() + timedelta(days=1)).date().isoformat()
     data = form("y" * 60, destinations=[news, short], op="schedule", date=day, time="10:00")
     response = as_alice.post(COMPOSE, data, **HTMX)
     page = response.content.decode()
     assert response.status_code == 400
     assert 'class="error-summary compose-top"' in page
-    assert "<code>destinations.1.segments.0.text</code>" in page
-    assert "60 characters; sandbox allows 40." in page
+    assert f'<a href="#override-{short.pk}-0-text">' not in page  # it follows the source
+    summary = '<a href="#seg-0-text">@short (Sandbox) › Text</a>: 60 characters; sandbox allows 40.'
+    assert summary in page
+    assert "destinations.1.segments.0.text" not in page
     assert not Publication.objects.exists()
     assert ">" + "y" * 60 + "</textarea>" in page  # nothing typed is lost
 
@@ -307,3 +310,66 @@ def test_typed_settings_are_saved_as_their_type_and_shown_again(as_alice, worksp
     page = as_alice.get(f"/w/ws-a/posts/{rendition.publication_id}/edit/").content.decode()
     assert '<option value="false" selected>No</option>' in page
     assert '<option value="true" selected>Yes</option>' in page
+
+
+# --- copy to a new post -----------------------------------------------------------------
+
+
+def test_copy_to_a_new_post_prefills_the_composer_without_time_or_revision(
+    as_alice, workspace_a, alice, news, short
+):
+    source = publication_create(
+        workspace=workspace_a,
+        author=alice,
+        segments=[{"text": "the source text"}],
+        destinations=[
+            {"account": news.pk},
+            {"account": short.pk, "segments": [{"text": "short's own"}]},
+        ],
+        scheduled_at=timezone.now() + timedelta(days=2),
+        status="scheduled",
+    )
+    page = as_alice.get(f"{COMPOSE}?copy={source.pk}").content.decode()
+    assert "A copy of an earlier post" in page
+    assert ">the source text</textarea>" in page
+    assert ">short&#x27;s own</textarea>" in page
+    assert f'id="dest-{news.pk}"\n                     checked' in page or "checked" in page
+    assert 'name="revision"' not in page
+    assert 'name="date" value=""' in page
+    assert 'action="/w/ws-a/compose/"' in page  # saving makes a new post
+
+    day = (timezone.now() + timedelta(days=3)).date().isoformat()
+    data = form("the source text", destinations=[news], op="schedule", date=day, time="09:00")
+    as_alice.post(COMPOSE, data)
+    assert Publication.objects.count() == 2
+
+
+def test_copy_of_another_workspaces_post_is_404(as_charlie, workspace_a, workspace_b, alice, news):
+    source = publication_create(
+        workspace=workspace_a,
+        author=alice,
+        segments=[{"text": "secret"}],
+        destinations=[{"account": news.pk}],
+        status="draft",
+    )
+    response = as_charlie.get(f"/w/{workspace_b.slug}/compose/?copy={source.pk}")
+    assert response.status_code == 404
+    assert as_charlie.get(f"/w/{workspace_b.slug}/compose/?copy=abc").status_code == 404
+
+
+def test_a_time_that_has_passed_is_told_in_the_users_zone(as_alice, alice, news):
+    alice.display_timezone = "Asia/Tokyo"
+    alice.save()
+    data = form("late", destinations=[news], op="schedule", date="2020-05-01", time="08:30")
+    response = as_alice.post(COMPOSE, data, **HTMX)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert (
+        "2020-05-01 at 08:30 (Asia/Tokyo) has passed. Pick a later time, or use Publish now."
+        in page
+    )
+    assert "+00:00" not in page
+    summary = page[
+        page.index('id="error-summary"') : page.index("</ul>", page.index('id="error-summary"'))
+    ]
+    assert '<a href="#schedule-date">Schedule</a>: 2020-05-01 at 08:30 (Asia/Tokyo)' in summary

@@ -303,3 +303,23 @@ def test_connect_callback_with_httpx_unreachable_shows_an_error(respx_mock, as_a
     state = parse_qs(urlsplit(_start(as_alice, "x")["Location"]).query)["state"][0]
     response = as_alice.get("/connect/x/callback/", {"state": state, "code": "c"})
     assert response.status_code == 502
+
+
+def test_a_platform_without_its_app_credentials_never_goes_to_the_platform(as_alice, settings):
+    settings.X_CLIENT_ID = ""
+    page = as_alice.get("/w/ws-a/connect/x/").content.decode()
+    assert "an operator sets X_CLIENT_ID" in page
+    assert 'disabled aria-describedby="not-configured-why">Continue to X</button>' in page
+    assert '<form method="post" class="form">' not in page
+    response = _start(as_alice, "x")
+    assert response.status_code == 503
+    assert "Location" not in response
+    assert "connect_flows" not in as_alice.session
+
+
+def test_threads_falls_back_to_the_meta_app(as_alice, settings):
+    settings.THREADS_APP_ID = settings.THREADS_APP_SECRET = ""
+    settings.META_APP_ID, settings.META_APP_SECRET = "meta-id", "meta-secret"
+    page = as_alice.get("/w/ws-a/connect/threads/").content.decode()
+    assert "an operator sets" not in page
+    assert "Continue to Threads</button>" in page

@@ -14,7 +14,7 @@ from apps.providers.text_counting import count_text
 from apps.providers.validation import MediaInfo, validate_rendition
 from apps.renditions.selectors import account_text_limit
 from apps.web.composer.draft import DestinationDraft, Draft
-from apps.web.templatetags.webapp import platform_name
+from apps.web.templatetags.webapp import humanize, platform_name
 
 NEAR_LIMIT = 0.9  # counters turn amber past this share of the limit
 
@@ -172,15 +172,18 @@ class FieldMap:
             return self._part(int(match.group(1)), match.group(2) or "", None)
         match = _DEST.match(path)
         if not match:
-            return path, ""
+            # A field the form does not show: the message speaks for itself.
+            return "", ""
         index, rest = int(match.group(1)), match.group(2) or ""
         if index >= len(self.draft.destinations):
-            return path, "destinations"
+            return "Destinations", "destinations"
         destination = self.draft.destinations[index]
         name = f"@{destination.account.handle} ({platform_name(destination.account.platform)})"
         if rest.startswith("settings."):
             setting = rest.split(".", 1)[1]
-            return f"{name} › {setting}", f"setting-{destination.key}-{setting}"
+            return f"{name} › {humanize(setting)}", f"setting-{destination.key}-{setting}"
+        if rest in ("scheduled_at", "local_time", "timezone"):
+            return f"{name} › Schedule", f"tab-{destination.key}"
         if rest in ("account", "", "settings"):
             return name, f"tab-{destination.key}"
         match = _SEG.match(rest)
@@ -190,7 +193,7 @@ class FieldMap:
             source = parts[position][0] if position < len(parts) else position
             label, field_id = self._part(source, match.group(2) or "", destination)
             return f"{name} › {label}", field_id
-        return f"{name} › {rest}", f"tab-{destination.key}"
+        return name, f"tab-{destination.key}"
 
     def _part(self, index: int, rest: str, destination: DestinationDraft | None) -> tuple[str, str]:
         label = f"Part {index + 1}" if len(self.draft.segments) > 1 else "Text"
@@ -209,7 +212,7 @@ class FieldMap:
             return f"{label} › media {position + 1}", f"seg-{index}-media-{position}"
         if rest == "media":
             return f"{label} › media", f"seg-{index}-file"
-        return f"{label} › {rest}", text_id
+        return label, text_id
 
 
 def problems_from_details(draft: Draft, details: dict) -> list[Message]:

@@ -32,6 +32,7 @@ from apps.providers.catalog import (
 from apps.publications import constants
 from apps.publications.models import MediaAsset, Publication
 from apps.renditions.models import Rendition
+from apps.web.composer.sent import segment_text
 
 
 def setting_from_form(spec: SettingSpec, value: str) -> object:
@@ -194,7 +195,7 @@ class Draft:
                 settings=dict(rendition.settings or {}),
             )
             if rendition.overrides_content:
-                texts = {s.position: s.text for s in rendition.segments.all()}
+                texts = {s.position: segment_text(s) for s in rendition.segments.all()}
                 destination.texts = [texts.get(i, "") for i in range(len(segments))]
             destinations.append(destination)
         date = time = ""
@@ -209,6 +210,15 @@ class Draft:
             zone=zone,
             revision=publication.revision,
         )
+
+    @classmethod
+    def copy_of(cls, publication: Publication, *, zone: str) -> Draft:
+        """A new post's draft with the publication's parts, media, destinations, their
+        own texts and settings; no time and no revision (it is not that post)."""
+        draft = cls.from_publication(publication, zone=zone)
+        draft.date = draft.time = ""
+        draft.revision = None
+        return draft
 
     # --- editing ---------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from apps.providers.catalog import PlatformCapabilities, SettingSpec, UnknownPla
 from apps.providers.catalog import get_capabilities as _caps
 from apps.web.composer.checks import Count, DestinationCheck, DraftCheck, Message
 from apps.web.composer.draft import DestinationDraft, Draft, MediaDraft, setting_to_form
+from apps.web.composer.previews import preview_draft
 
 
 @dataclass
@@ -190,4 +191,10 @@ def composer_context(
         "schedule_errors": by_field.get("schedule-date", []),
         "destination_errors": by_field.get("destinations", []),
         "active_tab": active or (destinations[0].key if destinations else ""),
+        "previews": preview_draft(workspace, draft),
+        "needs_reconnect": [
+            d.account
+            for d in draft.destinations
+            if d.account.status == SocialAccount.Status.NEEDS_RECONNECT
+        ],
     }

@@ -53,6 +53,31 @@ def humanize(value: str | None) -> str:
     return text[:1].upper() + text[1:]
 
 
+NEEDS_ATTENTION = "needs_attention"
+
+
+def _needs_attention(item) -> bool:
+    """A rendition, or a publication with a rendition, whose outcome is unknown: the post
+    may be live, so it is not "failed" until someone looks (uses prefetched renditions)."""
+    if hasattr(item, "ambiguous"):
+        return bool(item.ambiguous)
+    renditions = getattr(item, "renditions", None)
+    return renditions is not None and any(r.ambiguous for r in renditions.all())
+
+
+@register.filter
+def status_key(item) -> str:
+    """The status a publication or rendition shows as (its CSS class suffix)."""
+    return NEEDS_ATTENTION if _needs_attention(item) else str(item.status)
+
+
+@register.filter
+def status_label(item) -> str:
+    """The status words of a publication or rendition: "Needs attention" when an outcome
+    is unknown, else its status."""
+    return "Needs attention" if _needs_attention(item) else humanize(item.status)
+
+
 @register.filter
 def action_label(action: str | None) -> str:
     return ACTION_LABELS.get(action or "", humanize(action))

@@ -1,5 +1,5 @@
 """The calendar (month, week with an hour grid, agenda; in the user's display zone),
-moving a post on it, and the list of posts.
+moving a post on it.
 
 A move (dragged, or carried with the keyboard) is a POST to `calendar_move`, which
 answers JSON for calendar.js: it reads the same form as the quick reschedule and calls
@@ -9,12 +9,9 @@ the same service, so the revision check and every refusal are the reschedule's o
 from __future__ import annotations
 
 import zoneinfo
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time
 
 from django import forms
-from django.core.paginator import Paginator
-from django.db.models import F
-from django.db.models.functions import Coalesce
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -39,7 +36,7 @@ from apps.web.calendar_grid import (
     build_week,
     page_range,
 )
-from apps.web.forms.workspace import PublicationFilterForm, RescheduleForm
+from apps.web.forms.workspace import RescheduleForm
 
 
 def _local_midnight(day: date, zone: zoneinfo.ZoneInfo) -> datetime:
@@ -180,38 +177,3 @@ def _slot(moment: datetime | None) -> dict | None:
         "fold": moment.fold,
         "label": _spoken(moment),
     }
-
-
-@workspace_view(Action.VIEW)
-@require_GET
-def publication_list(request: WorkspaceRequest) -> HttpResponse:
-    zone = zoneinfo.ZoneInfo(request.user.display_timezone)
-    form = PublicationFilterForm(request.GET or None)
-    publications = Publication.objects.for_workspace(request.workspace)
-    if form.is_valid():
-        data = form.cleaned_data
-        if data["status"]:
-            publications = publications.filter(status=data["status"])
-        if data["start"]:
-            publications = publications.filter(
-                scheduled_at__gte=_local_midnight(data["start"], zone)
-            )
-        if data["end"]:
-            publications = publications.filter(
-                scheduled_at__lt=_local_midnight(data["end"] + timedelta(days=1), zone)
-            )
-    publications = publications.order_by(
-        Coalesce(F("scheduled_at"), F("created_at")).desc(), "-pk"
-    ).prefetch_related("segments", "renditions__social_account")
-    page = Paginator(publications, 25).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    context = {
-        "workspace": request.workspace,
-        "section": "posts",
-        "form": form,
-        "page": page,
-        "query": query.urlencode(),
-    }
-    status = 400 if form.errors else 200
-    return render(request, "web/calendar/list.html", context, status=status)

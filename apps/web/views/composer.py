@@ -8,16 +8,21 @@ POST reloads it), and typing asks `composer_check` for fresh counters and proble
 
 from __future__ import annotations
 
+import zoneinfo
+from datetime import datetime
+
 from django.contrib import messages
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.accounts.permissions import Action
 from apps.common.errors import Conflict, DomainError, NotFound, QuotaExceeded, ValidationFailed
 from apps.publications.models import MediaAsset, Publication
+from apps.publications.scheduling import PAST_GRACE, local_to_utc
 from apps.publications.services import media_asset_create
 from apps.publications.uploads import refused_uploads
 from apps.renditions.models import Rendition
@@ -158,6 +163,12 @@ def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> 
             status = 400
     elif publication is not None:
         draft = Draft.from_publication(publication, zone=zone)
+    elif (source := _copy_source(request)) is not None:
+        draft = Draft.copy_of(source, zone=zone)
+        notice = (
+            "A copy of an earlier post, with each destination's own text. Nothing is saved "
+            "until you save or schedule it."
+        )
     else:
         draft = Draft.empty(zone=zone, at=request.GET.get("at"))
         _attach_from_library(request, draft)
@@ -193,16 +204,49 @@ def _attach_from_library(request: WorkspaceRequest, draft: Draft) -> None:
         draft.attach(0, asset)
 
 
+def _copy_source(request: WorkspaceRequest) -> Publication | None:
+    """The post named by ?copy=<id>, from this workspace only (404 otherwise)."""
+    value = request.GET.get("copy", "")
+    if not value:
+        return None
+    if not value.isdigit():
+        raise Http404("No such post.")
+    return get_object_or_404(Publication.objects.for_workspace(request.workspace), pk=int(value))
+
+
 def _errors(draft: Draft, exc: DomainError) -> list[Message]:
-    """The error's field messages, or its message alone when it names no field."""
+    """The error's field messages, or its message alone when it names no field. A time
+    that has passed is told in the person's own zone (the service speaks UTC)."""
     field_messages = [
         (path, texts)
         for path, texts in (exc.details or {}).items()
         if isinstance(texts, list) and all(isinstance(t, str) for t in texts)
     ]
-    if field_messages:
-        return problems_from_details(draft, dict(field_messages))
-    return [Message(path="", label="", message=exc.message)]
+    if not field_messages:
+        return [Message(path="", label="", message=exc.message)]
+    found = problems_from_details(draft, dict(field_messages))
+    passed = _passed_time_message(draft)
+    if passed is None:
+        return found
+    others = [m for m in found if m.path not in ("scheduled_at", "local_time")]
+    return [Message("local_time", "Schedule", passed, "schedule-date"), *others]
+
+
+def _passed_time_message(draft: Draft) -> str | None:
+    """What to say when the draft's wall-clock time is further back than the grace."""
+    if not draft.has_time or draft.time_error():
+        return None
+    try:
+        zone = zoneinfo.ZoneInfo(draft.zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None
+    instant = local_to_utc(datetime.fromisoformat(draft.local_time()), zone)
+    if instant >= timezone.now() - PAST_GRACE:
+        return None
+    return (
+        f"{draft.date} at {draft.time} ({draft.zone}) has passed. Pick a later time, "
+        "or use Publish now."
+    )
 
 
 def _form_url(workspace: Workspace, publication: Publication | None) -> str:

@@ -1,5 +1,6 @@
-"""A publication's page: each destination's status, attempts, errors and the action to
-take; manual retry and resolving unknown outcomes; cancel and reschedule.
+"""The list of posts, and a publication's page: each destination's status, what it was
+sent, attempts, errors and the action to take; manual retry, rewriting a refused
+destination's text and retrying it, resolving unknown outcomes; cancel and reschedule.
 
 While a destination is in flight (or due within a couple of minutes) its card polls a
 fragment every 2 s; scheduled further ahead, every 30 s; settled ones do not poll. A
@@ -9,10 +10,13 @@ failed destination with no retry pending waits for a person, so it does not poll
 from __future__ import annotations
 
 import zoneinfo
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, time, timedelta
 
 from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Case, F, IntegerField, Q, Value, When
+from django.db.models.functions import Coalesce
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -22,7 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from apps.accounts.models import Workspace
 from apps.accounts.permissions import Action
-from apps.common.errors import Conflict, DomainError
+from apps.common.errors import Conflict, DomainError, ValidationFailed
 from apps.jobs.models import Job
 from apps.providers.catalog import PlatformCapabilities, UnknownPlatform, get_capabilities
 from apps.publications.models import Publication
@@ -36,8 +40,11 @@ from apps.publishing.services import (
     rendition_retry,
 )
 from apps.renditions.models import DeliveryAttempt, Rendition
+from apps.renditions.selectors import account_text_limit
 from apps.web.access import WorkspaceRequest, is_htmx, permits, workspace_view
-from apps.web.forms.workspace import RescheduleForm, ResolveForm
+from apps.web.composer.destination_retry import destination_edit_and_retry
+from apps.web.composer.sent import SentPart, sent_parts
+from apps.web.forms.workspace import PublicationFilterForm, RescheduleForm, ResolveForm
 from apps.web.views.common import redirect_to
 from apps.web.views.composer import is_editable
 
@@ -85,6 +92,7 @@ class DestinationCard:
     resolve_form: ResolveForm | None = None
     message: str = ""
     message_level: str = "success"
+    parts: list[SentPart] = field(default_factory=list)
 
     @property
     def error(self) -> dict | None:
@@ -106,6 +114,15 @@ class DestinationCard:
             and r.status == R.FAILED
             and not r.ambiguous
             and r.manual_retry_count < MANUAL_RETRY_LIMIT
+        )
+
+    @property
+    def can_edit_and_retry(self) -> bool:
+        """The platform refused the content: rewriting this destination's text is the fix."""
+        return (
+            self.can_retry
+            and (self.error or {}).get("action") == "edit"
+            and not any(part.is_published for part in self.parts)
         )
 
     @property
@@ -164,6 +181,7 @@ def _card(request: WorkspaceRequest, rendition: Rendition, *, editable: bool) ->
         can_publish=can_publish,
         edit_url=edit_url,
         resolve_form=ResolveForm() if rendition.ambiguous and can_publish else None,
+        parts=sent_parts(rendition),
     )
 
 
@@ -254,9 +272,13 @@ def rendition_retry_view(request: WorkspaceRequest, pk: int, rendition_pk: int) 
 
 
 @workspace_view(Action.PUBLISH)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def rendition_resolve_view(request: WorkspaceRequest, pk: int, rendition_pk: int) -> HttpResponse:
+    """Settle an unknown outcome. A refused form is shown at this address, so a GET of it
+    (a reload) goes back to the post."""
     rendition = _rendition(request, pk, rendition_pk)
+    if request.method == "GET":
+        return redirect_to(request, _detail_url(request.workspace, rendition.publication))
     form = ResolveForm(request.POST)
     if not form.is_valid():
         card = _card(request, rendition, editable=is_editable(rendition.publication))
@@ -375,7 +397,7 @@ def publication_reschedule_view(request: WorkspaceRequest, pk: int) -> HttpRespo
                     form.add_error(None, exc.message)
             except DomainError as exc:
                 status = 400
-                form.add_error(None, exc.message)
+                form.add_error(None, _schedule_message(exc, data, zone))
             else:
                 messages.success(request, "Rescheduled.")
                 return redirect_to(request, next_url)
@@ -406,3 +428,180 @@ def publication_reschedule_view(request: WorkspaceRequest, pk: int) -> HttpRespo
         else "web/publications/reschedule.html"
     )
     return render(request, template, context, status=status)
+
+
+def _schedule_message(exc: DomainError, data: dict, zone: zoneinfo.ZoneInfo) -> str:
+    """A refused time in the person's own words and zone (the service speaks UTC)."""
+    if exc.code == "SCHEDULE_IN_PAST":
+        return (
+            f"{data['date']:%a %d %b %Y} at {data['time']:%H:%M} ({zone.key}) has passed. "
+            "Pick a later time."
+        )
+    return exc.message
+
+
+# --- edit a refused destination's text and retry it ------------------------------------
+
+
+@workspace_view(Action.PUBLISH)
+@require_http_methods(["GET", "POST"])
+def rendition_edit_retry_view(
+    request: WorkspaceRequest, pk: int, rendition_pk: int
+) -> HttpResponse:
+    """GET: the destination's parts as it got them, to rewrite. POST: save them as this
+    destination's own text and retry it now. Refused input stays in the form, at this
+    same address (which answers GET)."""
+    rendition = _rendition(request, pk, rendition_pk)
+    publication = rendition.publication
+    card = _card(request, rendition, editable=is_editable(publication))
+    if not card.can_retry:
+        messages.warning(
+            request,
+            f"The {rendition.platform} destination @{rendition.social_account.handle} is "
+            f"{rendition.status} and cannot be retried from here.",
+        )
+        return redirect_to(request, _detail_url(request.workspace, publication))
+    texts = [part.text for part in card.parts]
+    revision = publication.revision
+    errors: list[str] = []
+    field_errors: dict[int, list[str]] = {}
+    status = 200
+    if request.method == "POST":
+        texts = [request.POST.get(f"part-{i}", "") for i in range(len(card.parts))]
+        posted_revision = request.POST.get("revision", "")
+        revision = int(posted_revision) if posted_revision.isdigit() else -1
+        try:
+            destination_edit_and_retry(
+                rendition=rendition, texts=texts, expected_revision=revision, user=request.user
+            )
+        except Conflict as exc:
+            status = 409
+            if exc.code == "REVISION_CONFLICT":
+                revision = exc.details.get("current_revision", publication.revision)
+                errors.append(
+                    "Someone changed this post while you were editing. Your text is kept "
+                    "below: check the post, then send it again."
+                )
+            else:
+                errors.append(exc.message)
+        except ValidationFailed as exc:
+            status = 400
+            errors, field_errors = _part_errors(exc, len(card.parts))
+        except DomainError as exc:
+            status = exc.http_status
+            errors.append(exc.message)
+        else:
+            messages.success(
+                request,
+                f"Saved the new text for @{rendition.social_account.handle} and sending it now.",
+            )
+            return redirect_to(request, _detail_url(request.workspace, publication))
+    context = {
+        "workspace": request.workspace,
+        "section": "posts",
+        "publication": publication,
+        "card": card,
+        "rendition": rendition,
+        "fields": [
+            {
+                "index": i,
+                "part": part,
+                "text": texts[i] if i < len(texts) else "",
+                "errors": field_errors.get(i, []),
+            }
+            for i, part in enumerate(card.parts)
+        ],
+        "revision": revision,
+        "errors": errors,
+        "limit": _limit(card),
+    }
+    return render(request, "web/publications/edit_retry.html", context, status=status)
+
+
+def _limit(card: DestinationCard) -> int | None:
+    own = account_text_limit(card.rendition.social_account)
+    return own or (card.capabilities.text_limit if card.capabilities else None)
+
+
+def _part_errors(exc: ValidationFailed, parts: int) -> tuple[list[str], dict[int, list[str]]]:
+    """The messages by part ("segments.1.text" is part 2), and those of no part."""
+    general: list[str] = []
+    by_part: dict[int, list[str]] = {}
+    for path, texts in (exc.details or {}).items():
+        texts = texts if isinstance(texts, list) else [str(texts)]
+        bits = path.split(".")
+        if len(bits) >= 2 and bits[0] == "segments" and bits[1].isdigit():
+            index = int(bits[1])
+            label = f"Part {index + 1}" if parts > 1 else "Text"
+            by_part.setdefault(index, []).extend(texts)
+            general.extend(f"{label}: {t}" for t in texts)
+        else:
+            general.extend(texts)
+    return general or [exc.message], by_part
+
+
+# --- the list of posts -----------------------------------------------------------------
+
+
+def _day_start(day, zone: zoneinfo.ZoneInfo) -> datetime:
+    """The instant a local day starts (a DST change at midnight moves it, never skips it)."""
+    return datetime.combine(day, time.min).replace(tzinfo=zone, fold=0)
+
+
+def posts_in_list_order(publications, *, now: datetime):
+    """Upcoming posts first, soonest first; then everything else, most recent first
+    (by its time, or when it was written if it has none)."""
+    upcoming = Q(scheduled_at__gte=now) & ~Q(status=Publication.Status.CANCELLED)
+    return publications.annotate(
+        is_past=Case(When(upcoming, then=Value(0)), default=Value(1), output_field=IntegerField()),
+        upcoming_at=Case(When(upcoming, then=F("scheduled_at")), default=None),
+    ).order_by(
+        "is_past",
+        F("upcoming_at").asc(nulls_last=True),
+        Coalesce(F("scheduled_at"), F("created_at")).desc(),
+        "-pk",
+    )
+
+
+@workspace_view(Action.VIEW)
+@require_GET
+def publication_list(request: WorkspaceRequest) -> HttpResponse:
+    zone = zoneinfo.ZoneInfo(request.user.display_timezone)
+    form = PublicationFilterForm(request.GET or None)
+    publications = Publication.objects.for_workspace(request.workspace)
+    if form.is_valid():
+        data = form.cleaned_data
+        if data["status"]:
+            publications = publications.filter(status=data["status"])
+        if data["start"]:
+            publications = publications.filter(scheduled_at__gte=_day_start(data["start"], zone))
+        if data["end"]:
+            publications = publications.filter(
+                scheduled_at__lt=_day_start(data["end"] + timedelta(days=1), zone)
+            )
+    ordered = posts_in_list_order(publications, now=timezone.now()).prefetch_related(
+        "segments", "renditions__social_account"
+    )
+    page = Paginator(ordered, 25).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    upcoming = [p for p in page.object_list if not p.is_past]
+    recent = [p for p in page.object_list if p.is_past]
+    groups = [
+        {"title": title, "posts": posts}
+        for title, posts in (
+            ("Upcoming, soonest first", upcoming),
+            ("Recent and unscheduled", recent),
+        )
+        if posts
+    ]
+    context = {
+        "workspace": request.workspace,
+        "section": "posts",
+        "form": form,
+        "page": page,
+        "groups": groups,
+        "query": query.urlencode(),
+    }
+    status = 400 if form.errors else 200
+    return render(request, "web/publications/list.html", context, status=status)
