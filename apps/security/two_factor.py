@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from apps.accounts import crypto
 from apps.accounts.models import User
+from apps.common import events
 from apps.security.models import RecoveryCode, TotpDevice
 
 ISSUER = "Socialpost"
@@ -89,6 +90,7 @@ def totp_enroll_confirm(*, user: User, code: str) -> list[str] | None:
         return None
     device.confirmed_at = timezone.now()
     device.save(update_fields=["confirmed_at", "last_used_step", "updated_at"])
+    events.emit(events.TWO_FACTOR_ENABLED, user=user)
     return _new_recovery_codes(user)
 
 
@@ -108,8 +110,11 @@ def second_factor_verify(*, user: User, code: str) -> bool:
 @transaction.atomic
 def totp_disable(*, user: User) -> None:
     """Turn two-factor off: the device and every recovery code go."""
+    was_on = TotpDevice.objects.filter(user=user, confirmed_at__isnull=False).exists()
     TotpDevice.objects.filter(user=user).delete()
     RecoveryCode.objects.filter(user=user).delete()
+    if was_on:
+        events.emit(events.TWO_FACTOR_DISABLED, user=user)
 
 
 @transaction.atomic

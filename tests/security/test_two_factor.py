@@ -229,3 +229,23 @@ def test_key_rotation_re_encrypts_the_secrets(enrolled, alice, settings):
     assert device.secret_key_id == "k9"
     settings.ENCRYPTION_KEYS = ["k9:" + "A" * 43]
     assert two_factor.device_secret(device) == secret
+
+
+def test_turning_two_factor_on_and_off_is_in_the_audit_log(db):
+    """Switching it on (confirming the enrollment) and off each leave one audit event."""
+    import pyotp
+
+    from apps.audit.models import AuditEvent
+    from apps.security import two_factor
+    from tests.factories import UserFactory
+
+    user = UserFactory(email="totp-audit@example.com")
+    device = two_factor.totp_enroll_start(user=user)
+    code = pyotp.TOTP(two_factor.device_secret(device)).now()
+    assert two_factor.totp_enroll_confirm(user=user, code=code)
+    two_factor.totp_disable(user=user)
+    two_factor.totp_disable(user=user)  # already off: nothing more to record
+    actions = list(
+        AuditEvent.objects.filter(target_id=str(user.pk)).values_list("action", flat=True)
+    )
+    assert actions == ["user.two_factor_enabled", "user.two_factor_disabled"]
