@@ -168,5 +168,9 @@ class PublicationQueueViewSet(WorkspaceViewSet):
     def queue(self, request: ApiRequest, pk: str) -> Response:
         publication = self.get_object()
         data = self.parse(PublicationQueueSerializer)
-        publication = publication_queue(publication=publication, expected_revision=data["revision"])
+        publication = publication_queue(
+            publication=publication,
+            expected_revision=data["revision"],
+            actor=self.token.created_by,
+        )
         return self.render(with_shown_relations(self.get_queryset()).get(pk=publication.pk))

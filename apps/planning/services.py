@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone as django_timezone
 
 from apps.accounts.models import SocialAccount, User, Workspace
+from apps.approvals.rule import check_may_schedule
 from apps.common.errors import Conflict, NotFound, ValidationFailed
 from apps.planning.models import QueueSchedule, QueueSlot
 from apps.planning.slots import next_common_slot
@@ -189,6 +190,7 @@ def publication_queue(
     segments: list[dict] | None = None,
     destinations: list[dict] | None = None,
     now: datetime | None = None,
+    actor: User | None = None,
 ) -> Publication:
     """Schedule a draft (or move a scheduled post) to the earliest slot free for every
     destination; its own slot does not count as taken. With segments or destinations
@@ -197,9 +199,12 @@ def publication_queue(
 
     Errors: Conflict NOT_QUEUEABLE (cancelled, or a destination already went out or is in
     flight), the errors of ``next_common_slot``, and those of ``publication_update``
-    (REVISION_CONFLICT, DAILY_CAP_EXCEEDED...)."""
+    (REVISION_CONFLICT, DAILY_CAP_EXCEEDED, APPROVAL_REQUIRED for an actor whose posts need
+    approval...)."""
     now = now or django_timezone.now()
     locked = Publication.objects.select_for_update().get(pk=publication.pk)
+    if locked.status == P.DRAFT:
+        check_may_schedule(locked.workspace, actor)  # before looking for a slot
     if locked.status not in (P.DRAFT, P.SCHEDULED):
         raise _not_queueable(locked, f"it is {locked.status}.")
     renditions = _live_renditions(locked)
@@ -218,7 +223,9 @@ def publication_queue(
     quotas.lock_organization(locked.workspace)
     at, zone = next_common_slot(accounts, after=now, exclude_publication_id=locked.pk)
     changes.update(scheduled_at=at, timezone=zone)
-    return publication_update(publication=locked, expected_revision=expected_revision, **changes)
+    return publication_update(
+        publication=locked, expected_revision=expected_revision, actor=actor, **changes
+    )
 
 
 @transaction.atomic

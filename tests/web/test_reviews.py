@@ -89,3 +89,41 @@ def test_another_workspaces_post_is_404(as_charlie, workspace_a, draft):
         f"/w/{workspace_a.slug}/posts/{draft.pk}/review/comment/", {"body": "hi"}
     )
     assert response.status_code == 404
+
+
+def test_an_editor_submits_from_the_composer_when_approval_is_required(as_bob, workspace_a, news):
+    ApprovalRule.objects.create(workspace=workspace_a, required=True)
+    page = as_bob.get(f"/w/{workspace_a.slug}/compose/").content.decode()
+    assert 'value="submit_review"' in page and 'value="schedule"' not in page
+    tomorrow = timezone.localtime(timezone.now() + timedelta(days=1))
+    response = as_bob.post(
+        f"/w/{workspace_a.slug}/compose/",
+        {
+            "op": "submit_review",
+            "segment-0-text": "From the composer",
+            "segment_count": "1",
+            "destinations": [str(news.pk)],
+            "date": tomorrow.strftime("%Y-%m-%d"),
+            "time": "09:00",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    publication = Publication.objects.get()
+    assert publication.status == Publication.Status.DRAFT
+    assert publication.review.state == Review.State.IN_REVIEW
+
+
+def test_queueing_is_gated_like_scheduling(workspace_a, bob, news):
+    from apps.common.errors import DomainError
+    from apps.planning.services import publication_queue
+
+    ApprovalRule.objects.create(workspace=workspace_a, required=True)
+    draft = publication_create(
+        workspace=workspace_a,
+        author=bob,
+        segments=[{"text": "Q"}],
+        destinations=[{"account": news.pk}],
+    )
+    with pytest.raises(DomainError) as refused:
+        publication_queue(publication=draft, expected_revision=draft.revision, actor=bob)
+    assert refused.value.code == "APPROVAL_REQUIRED"

@@ -10,11 +10,13 @@ from apps.common.errors import ValidationFailed
 from apps.planning.services import publication_queue, queued_publication_create
 from apps.publications.models import Publication
 from apps.publishing.services import publication_create, publication_update
+from apps.publishing.services.reviews import review_submit
 from apps.web.composer.draft import Draft
 
 SAVE_DRAFT, SCHEDULE, PUBLISH_NOW = "save_draft", "schedule", "publish_now"
 ADD_TO_QUEUE = "add_to_queue"
-SUBMIT_OPS = (SAVE_DRAFT, SCHEDULE, PUBLISH_NOW, ADD_TO_QUEUE)
+SUBMIT_REVIEW = "submit_review"  # save the draft and ask an admin to approve it
+SUBMIT_OPS = (SAVE_DRAFT, SCHEDULE, PUBLISH_NOW, ADD_TO_QUEUE, SUBMIT_REVIEW)
 
 
 def _schedule_args(draft: Draft, op: str) -> dict:
@@ -44,6 +46,12 @@ def draft_submit(
     for SAVE_DRAFT, scheduled at the draft's time for SCHEDULE, due now for PUBLISH_NOW,
     at the next free queue slot for ADD_TO_QUEUE.
     Raises the services' DomainErrors unchanged."""
+    if op == SUBMIT_REVIEW:
+        saved = draft_submit(
+            draft=draft, op=SAVE_DRAFT, workspace=workspace, user=user, publication=publication
+        )
+        review_submit(publication=saved, expected_revision=saved.revision, actor=user)
+        return saved
     if op == ADD_TO_QUEUE:  # the next free slot; the date and time fields are not read
         content = {
             "segments": draft.segments_payload(),
@@ -52,7 +60,9 @@ def draft_submit(
         if publication is None:
             return queued_publication_create(workspace=workspace, author=user, **content)
         revision = draft.revision if draft.revision is not None else -1
-        return publication_queue(publication=publication, expected_revision=revision, **content)
+        return publication_queue(
+            publication=publication, expected_revision=revision, actor=user, **content
+        )
     status = "draft" if op == SAVE_DRAFT else "scheduled"
     times = _schedule_args(draft, op)
     if publication is None:

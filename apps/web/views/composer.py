@@ -36,6 +36,7 @@ from apps.web.composer.submit import (
     SAVE_DRAFT,
     SCHEDULE,
     SUBMIT_OPS,
+    SUBMIT_REVIEW,
     draft_submit,
 )
 from apps.web.views.common import redirect_to
@@ -45,6 +46,7 @@ SUCCESS = {
     SCHEDULE: "Scheduled. Each destination's status is below.",
     PUBLISH_NOW: "Publishing now. Each destination's status updates below.",
     ADD_TO_QUEUE: "Added to the queue, at the next slot free for every destination.",
+    SUBMIT_REVIEW: "Saved and submitted for review. The workspace's admins were told.",
 }
 
 
@@ -130,7 +132,7 @@ def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> 
         op = _op(request)
         _apply_op(draft, op)
         if op in SUBMIT_OPS and not upload_errors:
-            if op != SAVE_DRAFT:
+            if op not in (SAVE_DRAFT, SUBMIT_REVIEW):
                 require(request, Action.PUBLISH)
             try:
                 saved = draft_submit(
