@@ -171,6 +171,9 @@ class TestEmit:
             "rendition.failed",
             "rendition.ambiguous",
             "account.needs_reconnect",
+            "publication.review_requested",
+            "publication.approved",
+            "publication.changes_requested",
         }
 
 
