@@ -6,6 +6,7 @@ worker left in flight; and our own bugs mid-run."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import NoReturn
 
@@ -37,57 +38,32 @@ def fail(
     *,
     details: dict | None = None,
     hand_over: bool = False,
+    closing: Callable[[], object] | None = None,
 ) -> NoReturn:
     """Write the failure's consequences under the lease, then stop the run with the job
     outcome that matches. `hand_over`: the platform holds accepted work whose fate we cannot
     tell, so the failure is ambiguous whatever its kind (never retried, never resent).
-    Never returns."""
+    `closing` (closing the attempt that failed) is written in the same transaction: a
+    worker killed before that commit leaves the attempt in flight, which recovery settles
+    as ambiguous, never as nothing sent. Never returns."""
     error = err.as_dict()
     if details:
         error["details"] = details
-    job_type = get_job_type(job.type)
-    outcome: Exception
     ambiguous = hand_over or err.kind == ErrorKind.OUTCOME_UNKNOWN
     with holding_lease(job):
+        if closing is not None:
+            closing()
         current = lock_rendition(rendition.pk)
         if current.status == Rendition.Status.WAITING:
             current.transition_to(Rendition.Status.PUBLISHING)
-        if current.status != Rendition.Status.PUBLISHING:
-            raise Stop()  # a person or another job settled it meanwhile
-        if ambiguous:
-            fail_ambiguous(current, error)
-            if err.kind == ErrorKind.AUTH_EXPIRED:
-                account_services.social_account_mark_needs_reconnect(account=current.social_account)
-            outcome = PermanentError(err.kind, err.message, details=error)
-        elif err.kind == ErrorKind.AUTH_EXPIRED:
-            # account.needs_reconnect once, when the account changes.
-            newly_expired = current.social_account.status == SocialAccount.Status.CONNECTED
-            account_services.social_account_mark_needs_reconnect(account=current.social_account)
-            if newly_expired:
-                events.emit(events.ACCOUNT_NEEDS_RECONNECT, account=current.social_account)
-            current.mark_failed(error)
-            outcome = PermanentError(err.kind, err.message, details=error)
-        elif err.retryable and job.attempts < job.max_attempts:
-            now = db_now()
-            floor_s = seconds_until(err.retry_at, now=now)
-            if err.kind == ErrorKind.RATE_LIMITED and err.retry_at is not None:
-                delay_s = floor_s  # the platform said when; waiting is not an attempt
-                outcome = Snooze(timedelta(seconds=delay_s), err.message)
-            else:
-                delay_s = job_type.backoff.delay(job.attempts, floor_s=floor_s)
-                outcome = RetryableError(
-                    err.kind,
-                    err.message,
-                    retry_at=timedelta(seconds=delay_s),
-                    details=error,
-                    exact=True,  # the rendition shows this very time as its next retry
-                )
-            current.mark_failed(error, retry_at=now + timedelta(seconds=delay_s))
-        else:
-            current.mark_failed(error)
-            outcome = PermanentError(err.kind, err.message, details=error)
-        events.emit(events.RENDITION_FAILED, rendition=current)
-        publication_refresh_status(current.publication)
+        # Otherwise a person or another job settled it meanwhile.
+        outcome = (
+            _write_failure(job, current, err, error, ambiguous=ambiguous)
+            if current.status == Rendition.Status.PUBLISHING
+            else None
+        )
+    if outcome is None:
+        raise Stop()
     logger.info(
         "rendition failed: %s",
         err.kind,
@@ -100,6 +76,50 @@ def fail(
         },
     )
     raise Stop(outcome)
+
+
+def _write_failure(
+    job: Job, current: Rendition, err: ProviderError, error: dict, *, ambiguous: bool
+) -> Exception:
+    """The failed rendition's new state (under the caller's locks); returns the job outcome
+    that matches."""
+    job_type = get_job_type(job.type)
+    outcome: Exception
+    if ambiguous:
+        fail_ambiguous(current, error)
+        if err.kind == ErrorKind.AUTH_EXPIRED:
+            account_services.social_account_mark_needs_reconnect(account=current.social_account)
+        outcome = PermanentError(err.kind, err.message, details=error)
+    elif err.kind == ErrorKind.AUTH_EXPIRED:
+        # account.needs_reconnect once, when the account changes.
+        newly_expired = current.social_account.status == SocialAccount.Status.CONNECTED
+        account_services.social_account_mark_needs_reconnect(account=current.social_account)
+        if newly_expired:
+            events.emit(events.ACCOUNT_NEEDS_RECONNECT, account=current.social_account)
+        current.mark_failed(error)
+        outcome = PermanentError(err.kind, err.message, details=error)
+    elif err.retryable and job.attempts < job.max_attempts:
+        now = db_now()
+        floor_s = seconds_until(err.retry_at, now=now)
+        if err.kind == ErrorKind.RATE_LIMITED and err.retry_at is not None:
+            delay_s = floor_s  # the platform said when; waiting is not an attempt
+            outcome = Snooze(timedelta(seconds=delay_s), err.message)
+        else:
+            delay_s = job_type.backoff.delay(job.attempts, floor_s=floor_s)
+            outcome = RetryableError(
+                err.kind,
+                err.message,
+                retry_at=timedelta(seconds=delay_s),
+                details=error,
+                exact=True,  # the rendition shows this very time as its next retry
+            )
+        current.mark_failed(error, retry_at=now + timedelta(seconds=delay_s))
+    else:
+        current.mark_failed(error)
+        outcome = PermanentError(err.kind, err.message, details=error)
+    events.emit(events.RENDITION_FAILED, rendition=current)
+    publication_refresh_status(current.publication)
+    return outcome
 
 
 def fail_ambiguous(rendition: Rendition, error: dict) -> None:

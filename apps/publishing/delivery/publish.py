@@ -246,22 +246,16 @@ def _send(
         ):
             # The platform names the post an earlier, unanswered attempt created.
             result = PublishedSegment(err.existing_post_id)
-            attempt.close(DeliveryAttempt.Outcome.FOUND, provider_post_id=result.provider_post_id)
-            record_segment(segment, result)
+            _record(attempt, segment, result, DeliveryAttempt.Outcome.FOUND)
             return result
         unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
-        attempt.close(
-            DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED,
-            error=err.as_dict(),
-        )
-        fail(run.job, run.rendition, err)
+        outcome = DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED
+        error = err.as_dict()
+        fail(run.job, run.rendition, err, closing=lambda: attempt.close(outcome, error=error))
     except Exception as exc:
         # Our bug, or an adapter that let a raw error escape: the request may have left.
         save_checkpoint(run)
-        attempt.close(
-            DeliveryAttempt.Outcome.UNKNOWN,
-            error={"kind": "unknown", "message": f"{type(exc).__name__}: {exc}"},
-        )
+        raw = {"kind": "unknown", "message": f"{type(exc).__name__}: {exc}"}
         fail(
             run.job,
             run.rendition,
@@ -271,6 +265,7 @@ def _send(
                 "the post may exist.",
                 code="internal_error",
             ),
+            closing=lambda: attempt.close(DeliveryAttempt.Outcome.UNKNOWN, error=raw),
         )
     if result.pending:
         # From here on the platform holds this segment: written before anything else, so
@@ -284,13 +279,21 @@ def _send(
     if result.pending:
         attempt.close(DeliveryAttempt.Outcome.PENDING, provider_post_id=result.provider_post_id)
     else:
+        _record(attempt, segment, result, DeliveryAttempt.Outcome.PUBLISHED)
+    return result
+
+
+def _record(
+    attempt: DeliveryAttempt, segment: RenditionSegment, result: PublishedSegment, outcome: str
+) -> None:
+    """Close the attempt and store the segment's post in one commit: a worker killed in
+    between leaves the attempt in flight (settled as ambiguous), never closed with a segment
+    that looks unsent."""
+    with transaction.atomic():
         attempt.close(
-            DeliveryAttempt.Outcome.PUBLISHED,
-            provider_post_id=result.provider_post_id,
-            provider_url=result.provider_url,
+            outcome, provider_post_id=result.provider_post_id, provider_url=result.provider_url
         )
         record_segment(segment, result)
-    return result
 
 
 def _fingerprint(segment: SegmentPayload, reply_to: ReplyTarget | None) -> str:
