@@ -38,6 +38,7 @@ from django.utils import timezone
 from apps.accounts import services as account_services
 from apps.accounts.models import Organization, SocialAccount
 from apps.common.processes import ChildProcess, free_port, gunicorn_argv, manage_argv, stop_all
+from apps.jobs.models import WorkerProcess
 from apps.providers import catalog
 from apps.publishing.services import publication_create
 from apps.renditions.models import DeliveryAttempt, Rendition
@@ -221,11 +222,18 @@ class Soak:
     def _start_worker(self, base_url: str) -> None:
         index = len(self._procs)
         argv = manage_argv(
-            "run_worker", "--threads", str(self.config.threads), "--name", f"{self.tag}-w{index}"
+            "run_worker",
+            "--threads",
+            str(self.config.threads),
+            "--name",
+            self._worker_name(index),
         )
         self._procs.append(
             ChildProcess(argv, env=self._env(base_url), log=self._logdir / f"worker-{index}.log")
         )
+
+    def _worker_name(self, index: int) -> str:
+        return f"{self.tag}-w{index}"
 
     def _accounts(self, platforms: list[str]) -> dict[int, dict[str, list[SocialAccount]]]:
         """Per workspace and platform, its accounts: one sandbox account of each behaviour,
@@ -357,19 +365,33 @@ class Soak:
         bar.close()
 
     def _chaos(self, base_url: str) -> None:
-        """Every kill_every_s, SIGKILL a random worker (mid-publish, as likely as not) and
-        start a replacement, until the run stops."""
+        """Every kill_every_s, SIGKILL a random working worker (mid-publish, as likely as
+        not) and start a replacement, until the run stops. Only a worker that has registered
+        (is polling) is a victim: killing one still booting proves nothing, and on a loaded
+        machine it would leave no worker alive long enough to work at all."""
         if not self.config.kill_every_s:
             return
         rng = random.Random(self.config.seed + 1)  # noqa: S311 - reproducible chaos
-        while not self._stopping.wait(self.config.kill_every_s):
-            alive = [p for p in self._procs if p.is_running()]
-            if not alive:
-                continue
-            victim = rng.choice(alive)
-            victim.stop(signal.SIGKILL)
-            self.kills += 1
-            self._start_worker(base_url)
+        try:
+            while not self._stopping.wait(self.config.kill_every_s):
+                polling = set(
+                    WorkerProcess.objects.filter(name__startswith=f"{self.tag}-w").values_list(
+                        "name", flat=True
+                    )
+                )
+                alive = [
+                    p
+                    for i, p in enumerate(self._procs)
+                    if p.is_running() and self._worker_name(i) in polling
+                ]
+                if not alive:
+                    continue
+                victim = rng.choice(alive)
+                victim.stop(signal.SIGKILL)
+                self.kills += 1
+                self._start_worker(base_url)
+        finally:
+            connection.close()  # this thread's own
 
     def _stop_all(self) -> None:
         stop_all(self._procs, timeout=30)
@@ -430,6 +452,7 @@ class Soak:
             "failed_by_kind": dict(sorted(failed_by_kind.items())),
             "ambiguous": renditions.filter(ambiguous=True).count(),
             "ambiguous_left": sum(f["ambiguous_left"] for f in per_platform.values()),
+            "awaiting_reconnect": sum(f["awaiting_reconnect"] for f in per_platform.values()),
             "reconciled": sum(f["reconciled"] for f in per_platform.values()),
             "duplicates": sum(f["duplicates"] for f in per_platform.values()),
             "lost": sum(f["lost"] for f in per_platform.values()),
@@ -501,6 +524,11 @@ class Soak:
             "failed": statuses.get("failed", 0),
             "failed_by_kind": dict(sorted(failed_by_kind.items())),
             "ambiguous_left": renditions.filter(status="failed", ambiguous=True).count(),
+            # Of those, the ones whose check waits for their account's reconnect (a lost call
+            # on an account whose token lapsed): checked by themselves once it is reconnected.
+            "awaiting_reconnect": renditions.filter(
+                status="failed", ambiguous=True, last_error__action="reconnect"
+            ).count(),
             "reconciled": reconciled,
             "deferred": len(deferred_rows),
             "still_checking": len(checking),

@@ -7,3 +7,9 @@ class PublishingConfig(AppConfig):
 
     name = "apps.publishing"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from apps.common import events
+        from apps.publishing.delivery.reconnect import reconcile_after_reconnect
+
+        events.subscribe(events.ACCOUNT_CONNECTED, reconcile_after_reconnect)

@@ -2,6 +2,7 @@
 are SIGKILLed; nothing lost, nothing published twice."""
 
 import io
+import json
 
 import pytest
 
@@ -13,10 +14,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 @pytest.mark.xfail(
     strict=False,
-    reason="Known regression of stop 17 (issue 18/19/20 merges), not yet found: on the merged "
-    "main this soak fails about half its runs, mostly with outcome_unknown renditions still "
-    "unsettled at the end, once with 1 duplicate. It passed 2/2 at 3b51b58, 594bb08 and "
-    "eb7a400, 1/2 at 7f1edfa (identity merge) and 1/3 at d4402a2. See the closing note.",
+    reason="Two causes found and fixed (an attempt closed apart from its consequence: the "
+    "duplicate; a lost call on an expired account left to a person: the outcome_unknown "
+    "failures). Still seen on a loaded machine: posts unsettled when the wait ends. Take the "
+    "mark off once it passes repeatedly on a quiet machine.",
 )
 def test_a_short_soak_loses_nothing_and_duplicates_nothing():
     config = SoakConfig(
@@ -27,18 +28,23 @@ def test_a_short_soak_loses_nothing_and_duplicates_nothing():
         threads=4,
         spread_s=2,
         kill_every_s=2,
-        timeout_s=120,
+        timeout_s=300,  # a bound, not a wait: the run ends once every post is settled
         database_url=test_database_url(),
     )
     progress = io.StringIO()
     figures = Soak(config=config, progress=progress).run()
 
+    shown = json.dumps(figures)  # the whole line, to read when an assertion fails
     assert figures["renditions"] == 42
-    assert figures["lost"] == 0
-    assert figures["duplicates"] == 0
+    assert figures["lost"] == 0, shown
+    assert figures["duplicates"] == 0, shown
     assert figures["worker_kills"] >= 1
     assert figures["published"] + figures["failed"] == 42
-    # Expired tokens fail for good; a 5xx streak may outlast a rendition's retries.
-    assert figures["failed_by_kind"].keys() <= {"auth_expired", "provider_unavailable"}
+    # Expired tokens fail for good; a 5xx streak may outlast a rendition's retries; a call
+    # lost on an expired account is checked once the account is reconnected.
+    kinds = figures["failed_by_kind"]
+    assert kinds.keys() <= {"auth_expired", "provider_unavailable", "outcome_unknown"}, shown
+    assert kinds.get("outcome_unknown", 0) == figures["awaiting_reconnect"], shown
+    assert figures["ambiguous_left"] == figures["awaiting_reconnect"], shown
     assert figures["failed_by_kind"]["auth_expired"] >= 1
     assert "publishing" in progress.getvalue()

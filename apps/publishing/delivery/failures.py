@@ -126,13 +126,13 @@ def fail_ambiguous(rendition: Rendition, error: dict) -> None:
     """Mark the rendition an ambiguous failure and hand it to reconciliation when its
     platform gives a handle; while that check is scheduled the action is `wait` (with
     `check_at`), and `verify` (a person) only when no check will come."""
-    check_at = _enqueue_reconcile(rendition)
+    check_at = enqueue_reconcile(rendition)
     if check_at is not None:
         error = {**error, "action": str(Action.WAIT), "check_at": check_at.isoformat()}
     rendition.mark_failed(error, ambiguous=True)
 
 
-def _enqueue_reconcile(rendition: Rendition) -> datetime | None:
+def enqueue_reconcile(rendition: Rendition) -> datetime | None:
     """Schedule reconciliation when the platform gives a handle (a lookup, or an
     idempotency key it honours); returns when it runs, or None (a person resolves it)."""
     adapter = get_adapter(rendition.platform)

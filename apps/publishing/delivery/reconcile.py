@@ -14,7 +14,8 @@ job looks for our post:
   lookup does not find it, a person decides.
 
 While a check is scheduled the rendition's error says action ``wait`` with ``check_at``;
-when no check will come it says ``verify``: a person is needed.
+when no check will come it says ``verify``: a person is needed. An account that must be
+reconnected first says ``reconnect``: the check runs again once it is (see reconnect.py).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from apps.providers.base import SegmentPayload, SupportsLookup, get_adapter
 from apps.providers.errors import ProviderError
 from apps.publishing.delivery.context import media_payloads, publish_context
 from apps.publishing.delivery.enqueue import schedule_publish
+from apps.publishing.delivery.reconnect import await_reconnect
 from apps.publishing.delivery.run import record_segment
 from apps.publishing.delivery.waiting import accepted_work, resume_waiting
 from apps.publishing.locks import lock_rendition
@@ -76,7 +78,8 @@ def reconcile(job: Job) -> None:
 def _reconcile(job: Job, rendition: Rendition) -> None:
     account = rendition.social_account
     if account.status != SocialAccount.Status.CONNECTED:
-        raise PermanentError("auth_expired", "Reconnect the account to check for the post.")
+        await_reconnect(job, rendition)
+        return
     try:
         credentials = account_services.social_account_credentials(account)
     except CredentialsError as exc:

@@ -102,8 +102,12 @@ class DestinationCard:
     def action(self) -> str | None:
         error = self.error
         if self.rendition.ambiguous:
-            # While the system checks the platform itself, a person has nothing to do yet.
-            return "checking" if (error or {}).get("action") == "wait" else "verify"
+            # While the system checks the platform itself, a person has nothing to do yet;
+            # a check that needs the account waits for its reconnect.
+            action = (error or {}).get("action")
+            if action == "reconnect":
+                return action
+            return "checking" if action == "wait" else "verify"
         return (error or {}).get("action")
 
     @property
