@@ -250,29 +250,54 @@ def test_processing_past_the_platforms_budget_is_looked_up_not_resent(
     assert SandboxPost.objects.filter(account__handle="toolong").count() == 1
 
 
-def test_an_ambiguous_outcome_says_wait_while_checked_and_verify_when_not(
+def _ambiguous_rendition(workspace, handle):
+    account = sandbox_account_create(
+        workspace=workspace,
+        handle=handle,
+        behaviour={"hang_after_accept_times": 1, "hang_s": 1.5},
+    )
+    return account, publish_now(workspace, [account]).renditions.get()
+
+
+def _run_check_now(worker, rendition):
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
+    run_due(worker)
+    rendition.refresh_from_db()
+
+
+def test_an_ambiguous_outcome_says_wait_while_checked_and_reconnect_when_the_account_lapsed(
     sandbox, worker, workspace_a, settings
 ):
     settings.PROVIDER_TIMEOUT_S = 0.5
     settings.RECONCILE_DELAY_S = 60
-    account = sandbox_account_create(
-        workspace=workspace_a,
-        handle="hangs",
-        behaviour={"hang_after_accept_times": 1, "hang_s": 1.5},
-    )
-    publication = publish_now(workspace_a, [account])
-    rendition = publication.renditions.get()
+    account, rendition = _ambiguous_rendition(workspace_a, "hangs")
     run_due(worker)
     rendition.refresh_from_db()
     assert rendition.ambiguous is True
     assert rendition.last_error["action"] == "wait"
     assert rendition.last_error["check_at"]
 
-    # The check cannot run (the account lost its access): a person is needed now.
+    # The check cannot run until the account is reconnected (it runs again then).
     SocialAccount.objects.filter(pk=account.pk).update(status=SocialAccount.Status.NEEDS_RECONNECT)
-    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
+    _run_check_now(worker, rendition)
+    assert rendition.ambiguous is True
+    assert rendition.last_error["action"] == "reconnect"
+    assert "check_at" not in rendition.last_error
+
+
+def test_an_ambiguous_outcome_no_check_can_settle_says_verify(
+    sandbox, worker, workspace_a, settings
+):
+    settings.PROVIDER_TIMEOUT_S = 0.5
+    settings.RECONCILE_DELAY_S = 60
+    account, rendition = _ambiguous_rendition(workspace_a, "unreadable")
     run_due(worker)
     rendition.refresh_from_db()
+    assert rendition.last_error["action"] == "wait"
+
+    # Credentials no key can open: no automatic check will ever run, a person is needed.
+    SocialAccount.objects.filter(pk=account.pk).update(credentials_ciphertext=b"not sealed")
+    _run_check_now(worker, rendition)
     assert rendition.ambiguous is True
     assert rendition.last_error["action"] == "verify"
     assert "check_at" not in rendition.last_error
