@@ -1,7 +1,13 @@
 """The lock order every write of the publish flow follows: the publication row, then the
-organization row (quotas), then rendition rows."""
+organization row (quotas), then rendition rows; and the lock one account's token refresh
+holds (no row, no transaction)."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import DatabaseError, OperationalError, connection
 
 from apps.publications.models import Publication
 from apps.renditions.models import Rendition
@@ -16,3 +22,36 @@ def lock_rendition(rendition_id: int) -> Rendition:
         .select_related("publication", "social_account", "workspace__organization")
         .get(pk=rendition_id)
     )
+
+
+# First key of the session advisory lock that serializes one account's token refreshes.
+ACCOUNT_REFRESH_LOCK = 0x726672  # "rfr"
+
+
+class RefreshInProgress(Exception):  # noqa: N818
+    """Another process is refreshing this account's token (its lock was not granted in
+    time): try again shortly, when the new token is stored."""
+
+
+@contextmanager
+def account_refresh_lock(account_id: int) -> Iterator[None]:
+    """Hold the account's refresh lock.
+
+    A session advisory lock instead of the account's row lock: the platform's answer can
+    take the whole provider timeout, and a row lock held that long would stall every write
+    of the account (a reconnect, a status change) and keep a transaction open. The lock
+    ends with the session, so a worker killed mid-refresh releases it."""
+    key = [ACCOUNT_REFRESH_LOCK, account_id % 2**31]
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", key)  # bounded by lock_timeout
+    except OperationalError as exc:
+        raise RefreshInProgress(str(exc)) from exc
+    try:
+        yield
+    finally:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", key)
+        except DatabaseError:
+            connection.close()  # a broken session holds no lock; a stale one must not stay

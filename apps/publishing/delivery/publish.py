@@ -14,7 +14,7 @@ import json
 import logging
 from datetime import datetime, timedelta
 
-from django.db import DatabaseError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts import services as account_services
@@ -36,18 +36,20 @@ from apps.publishing.delivery.context import (
     media_payloads,
     publish_context,
     store_refreshed_credentials,
-    write_refreshed_credentials,
 )
 from apps.publishing.delivery.enqueue import POLL_JOB, enqueue_poll, schedule_publish
 from apps.publishing.delivery.failures import fail, fail_unexpected, settle_lost_attempts
 from apps.publishing.delivery.run import Run, Stop, db_now, record_segment, save_checkpoint
 from apps.publishing.delivery.waiting import accepted_work, resume_waiting
-from apps.publishing.locks import lock_rendition
+from apps.publishing.locks import RefreshInProgress, account_refresh_lock, lock_rendition
 from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
 from apps.renditions.selectors import rendition_problems
 
 logger = logging.getLogger(__name__)
+
+# After another worker held the account's refresh lock too long, try again this much later.
+REFRESH_WAIT = timedelta(seconds=5)
 
 
 def publish(job: Job) -> None:
@@ -168,33 +170,38 @@ def prepare(job: Job, rendition: Rendition, *, accepted: bool = False) -> Run:
 
 
 def _refresh_credentials(run: Run, *, hand_over: bool = False) -> None:
-    """Refresh the token when near expiry, under a row lock on the account so two workers
-    never spend one refresh token twice. The lock's transaction is the refresh's own
-    (durable, holding nothing else), so the new credentials are committed as soon as the
-    platform issued them; should that commit fail, they are stored again in a new one."""
-    fresh = None
+    """Refresh the token when near expiry. One refresh per account at a time (its refresh
+    lock), so two workers never spend one refresh token twice; no row lock and no
+    transaction is held while the platform answers. The new credentials are committed on
+    their own as soon as the platform issued them, and again should that commit fail."""
     try:
-        with transaction.atomic(durable=True):
-            account = SocialAccount.objects.select_for_update().get(pk=run.account.pk)
+        with account_refresh_lock(run.account.pk):
+            # Durable: refused inside a caller's transaction before any token is spent.
+            with transaction.atomic(durable=True):
+                account = SocialAccount.objects.get(pk=run.account.pk)
             credentials = account_services.social_account_credentials(account)
             fresh = run.adapter.refresh_credentials(account, credentials)
-            if fresh is None:
-                if credentials != run.ctx.credentials:
-                    run.ctx.credentials.clear()
-                    run.ctx.credentials.update(credentials)
-                return
-            write_refreshed_credentials(account, fresh)
+            if fresh is not None:
+                store_refreshed_credentials(account, fresh)
+    except RefreshInProgress:
+        err = ProviderError(
+            ErrorKind.NETWORK_BEFORE_SEND,  # nothing was sent: a clean retry
+            "Another worker was refreshing this account's token; trying again in a moment.",
+            code="refresh_in_progress",
+            retry_at=timezone.now() + REFRESH_WAIT,
+            retryable=True,
+        )
+        if hand_over:
+            return  # the poll goes on with the current token
+        fail(run.job, run.rendition, err)
     except ProviderError as err:
         if err.kind in RETRYABLE_KINDS and hand_over:
             return  # the poll goes on with the current token; the refresh is tried again
         fail(run.job, run.rendition, err, hand_over=hand_over)
-    except DatabaseError:
-        if fresh is None:
-            raise
-        # The platform has spent the old refresh token: the new one must not be lost.
-        store_refreshed_credentials(run.account, fresh)
-    run.ctx.credentials.clear()
-    run.ctx.credentials.update(fresh)
+    current = fresh if fresh is not None else credentials
+    if current != run.ctx.credentials:  # refreshed now, or by another worker meanwhile
+        run.ctx.credentials.clear()
+        run.ctx.credentials.update(current)
 
 
 def deliver(run: Run) -> None:
