@@ -1,6 +1,7 @@
 """Who needs approval: in a workspace whose rule requires it, everyone who is not a
 workspace admin. Admins (and organization owners and admins) approve, and schedule
-directly. Work without a person (a series, an operator's token) is not gated."""
+directly. Work without a person (a series' occurrences, an operator's token) is not gated;
+a series itself is, when it is created, changed or resumed (`apps.series.services`)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,10 @@ the edited series. Pausing stops materializing (``cancel_future`` also withdraws
 already scheduled; occurrences that fall during the pause are not made up). Ending stops
 for good (``cancel_future`` cancels the future publications). Turning occurrences into
 publications is ``apps.series.occurrences``.
+
+Approval: a series schedules its posts by itself, so where posts need an admin's approval
+(``apps.approvals.rule``) only an approver creates a series, changes what or when it posts,
+or resumes it. Pausing, ending and deleting only take posts away: anyone who may edit.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User, Workspace
+from apps.approvals.rule import ApprovalRequired, needs_approval
 from apps.common.errors import Conflict, ValidationFailed
 from apps.jobs.services import job_enqueue
 from apps.series import recurrence
@@ -49,6 +54,8 @@ UPDATABLE = frozenset(
     }
 )
 _SCHEDULE_FIELDS = frozenset({"rrule", "dtstart", "timezone", "count", "until"})
+# What a series posts and when: the changes an approver makes where approval is required.
+_POSTING_FIELDS = _SCHEDULE_FIELDS | {"template"}
 MAX_LATE_WINDOW_MINUTES = 7 * 24 * 60
 
 
@@ -70,6 +77,15 @@ def _int_or_error(value: Any, field_name: str) -> int:
             f"{field_name} must be a whole number.", details={field_name: ["A whole number."]}
         )
     return value
+
+
+def _check_may_schedule(workspace: Workspace, actor: User | None) -> None:
+    if needs_approval(workspace, actor):
+        raise ApprovalRequired(
+            "This workspace needs an admin's approval before posts are scheduled, and a "
+            "series schedules its posts by itself: an admin creates, changes or resumes it.",
+            details={"workspace": workspace.slug},
+        )
 
 
 def _enqueue_materialize(series: Series) -> None:
@@ -103,8 +119,10 @@ def series_create(
 
     Errors: ValidationFailed (INVALID_RRULE, INVALID_DATETIME, LOCAL_TIME_HAS_OFFSET,
     INVALID_TIMEZONE, details by field, "template.segments.0.text"...), NotFound for
-    accounts or media not in the workspace.
+    accounts or media not in the workspace; ApprovalRequired (APPROVAL_REQUIRED) when the
+    creator's posts need approval.
     """
+    _check_may_schedule(workspace, created_by)
     schedule = clean_schedule(
         rrule=rrule,
         dtstart=dtstart,
@@ -138,13 +156,21 @@ def _now() -> datetime:
 
 
 @transaction.atomic
-def series_update(*, series: Series, apply_to_materialized: bool = False, **changes: Any) -> Series:
+def series_update(
+    *,
+    series: Series,
+    apply_to_materialized: bool = False,
+    actor: User | None = None,
+    **changes: Any,
+) -> Series:
     """Edit the series. Occurrences not yet materialized follow the edit; materialized
     future ones are left, or replaced when ``apply_to_materialized`` (their publications
     cancelled, unless they started, and made again from the edited series).
 
     changes: name, template, rrule, dtstart, timezone, count, until, late_window_minutes,
-    horizon_days. Errors as series_create, plus Conflict SERIES_ENDED.
+    horizon_days. actor: the person editing (changing what or when it posts needs an
+    approver where approval is required). Errors as series_create, plus Conflict
+    SERIES_ENDED.
     """
     unknown = sorted(set(changes) - UPDATABLE)
     if unknown:
@@ -152,6 +178,8 @@ def series_update(*, series: Series, apply_to_materialized: bool = False, **chan
             f"Unknown fields: {', '.join(unknown)}.",
             details={name: ["Unknown field."] for name in unknown},
         )
+    if _POSTING_FIELDS & set(changes):
+        _check_may_schedule(series.workspace, actor)
     series = Series.objects.locked(series)
     if series.status == Series.Status.ENDED:
         raise Conflict("The series has ended.", code="SERIES_ENDED", details={"id": series.pk})
@@ -216,8 +244,10 @@ def series_pause(*, series: Series, cancel_future: bool = False) -> Series:
 
 
 @transaction.atomic
-def series_resume(*, series: Series) -> Series:
-    """Materialize again from now on; occurrences that fell during the pause are skipped."""
+def series_resume(*, series: Series, actor: User | None = None) -> Series:
+    """Materialize again from now on; occurrences that fell during the pause are skipped.
+    actor: the person resuming (an approver where approval is required)."""
+    _check_may_schedule(series.workspace, actor)
     series = Series.objects.locked(series)
     if series.status != Series.Status.PAUSED:
         raise Conflict(

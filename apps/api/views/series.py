@@ -80,7 +80,7 @@ class SeriesViewSet(WorkspaceViewSet):
         responses={
             201: SeriesSerializer,
             **replayed(SeriesSerializer),
-            **post_errors(404, codes={400: SCHEDULE_CODES}),
+            **post_errors(404, codes={400: SCHEDULE_CODES, 403: ["APPROVAL_REQUIRED"]}),
         },
     )
     def create(self, request: ApiRequest) -> Response:
@@ -100,14 +100,26 @@ class SeriesViewSet(WorkspaceViewSet):
         request=SeriesUpdateSerializer,
         responses={
             200: SeriesSerializer,
-            **errors(400, 404, 409, codes={400: SCHEDULE_CODES, 409: ["SERIES_ENDED"]}),
+            **errors(
+                400,
+                404,
+                409,
+                codes={400: SCHEDULE_CODES, 403: ["APPROVAL_REQUIRED"], 409: ["SERIES_ENDED"]},
+            ),
         },
     )
     def partial_update(self, request: ApiRequest, pk: str) -> Response:
         series = self.get_object()
         data = dict(self.parse(SeriesUpdateSerializer))
         apply = data.pop("apply_to_materialized", False)
-        return self.render(series_update(series=series, apply_to_materialized=apply, **data))
+        return self.render(
+            series_update(
+                series=series,
+                apply_to_materialized=apply,
+                actor=self.token.created_by,
+                **data,
+            )
+        )
 
     @extend_schema(
         summary="Delete a series",
@@ -181,11 +193,14 @@ class SeriesViewSet(WorkspaceViewSet):
         summary="Resume a paused series",
         request=None,
         parameters=[IDEMPOTENCY_KEY],
-        responses={200: SeriesSerializer, **post_errors(404, codes={409: ["SERIES_NOT_PAUSED"]})},
+        responses={
+            200: SeriesSerializer,
+            **post_errors(404, codes={403: ["APPROVAL_REQUIRED"], 409: ["SERIES_NOT_PAUSED"]}),
+        },
     )
     @action(detail=True, methods=["post"])
     def resume(self, request: ApiRequest, pk: str) -> Response:
-        return self.render(series_resume(series=self.get_object()))
+        return self.render(series_resume(series=self.get_object(), actor=self.token.created_by))
 
     @extend_schema(
         summary="End a series",

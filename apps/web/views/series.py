@@ -268,7 +268,9 @@ def series_pause_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
 @workspace_view(Action.PUBLISH)
 @require_POST
 def series_resume_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
-    return _act(request, pk, lambda s: series_resume(series=s), "Resumed {name}.")
+    return _act(
+        request, pk, lambda s: series_resume(series=s, actor=request.user), "Resumed {name}."
+    )
 
 
 @workspace_view(Action.PUBLISH)
