@@ -96,15 +96,7 @@ class ReviewViewSet(WorkspaceViewSet):
     )
     @action(detail=True, methods=["post"])
     def submit(self, request: ApiRequest, pk: str) -> Response:
-        publication = self.get_object()
-        data = self.parse(ReviewStepSerializer)
-        review_submit(
-            publication=publication,
-            expected_revision=data["revision"],
-            actor=self._person(),
-            note=data.get("note", ""),
-        )
-        return self._answer(publication)
+        return self._step(review_submit, ReviewStepSerializer)
 
     @extend_schema(
         summary="Approve a publication in review (schedules it)",
@@ -117,18 +109,13 @@ class ReviewViewSet(WorkspaceViewSet):
     )
     @action(detail=True, methods=["post"])
     def approve(self, request: ApiRequest, pk: str) -> Response:
-        publication = self.get_object()
-        data = self.parse(ReviewApproveSerializer)
-        review_approve(
-            publication=publication,
-            expected_revision=data["revision"],
-            actor=self._person(),
-            note=data.get("note", ""),
-            scheduled_at=data.get("scheduled_at"),
-            local_time=data.get("local_time"),
-            timezone_name=data.get("timezone"),
+        return self._step(
+            review_approve,
+            ReviewApproveSerializer,
+            scheduled_at="scheduled_at",
+            local_time="local_time",
+            timezone_name="timezone",
         )
-        return self._answer(publication)
 
     @extend_schema(
         summary="Send a publication in review back with changes requested",
@@ -140,13 +127,19 @@ class ReviewViewSet(WorkspaceViewSet):
     )
     @action(detail=True, methods=["post"], url_path="request-changes")
     def request_changes(self, request: ApiRequest, pk: str) -> Response:
+        return self._step(review_request_changes, ReviewStepSerializer)
+
+    def _step(self, service, serializer, **optional: str) -> Response:
+        """One step of the review at the revision the caller saw, with its note; optional
+        maps the service's other arguments to the body fields that carry them."""
         publication = self.get_object()
-        data = self.parse(ReviewStepSerializer)
-        review_request_changes(
+        data = self.parse(serializer)
+        service(
             publication=publication,
             expected_revision=data["revision"],
             actor=self._person(),
             note=data.get("note", ""),
+            **{argument: data.get(field) for argument, field in optional.items()},
         )
         return self._answer(publication)
 

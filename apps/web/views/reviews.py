@@ -94,52 +94,39 @@ def review_rule_set(request: WorkspaceRequest) -> HttpResponse:
     return redirect_to(request, reverse("reviews", args=[request.workspace.slug]))
 
 
-@workspace_view(Action.EDIT)
-@require_POST
-def review_submit_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
+def _noted_step(request: WorkspaceRequest, pk: int, service, done: str) -> HttpResponse:
+    """A step that moves the review (submit, approve, ask for changes), with its note."""
     return _step(
         request,
         pk,
-        lambda p: review_submit(
+        lambda p: service(
             publication=p,
             expected_revision=_revision(request),
             actor=request.user,
             note=request.POST.get("note", ""),
         ),
-        "Submitted for review. The workspace's admins were told.",
+        done,
     )
+
+
+@workspace_view(Action.EDIT)
+@require_POST
+def review_submit_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    done = "Submitted for review. The workspace's admins were told."
+    return _noted_step(request, pk, review_submit, done)
 
 
 @workspace_view(Action.PUBLISH)
 @require_POST
 def review_approve_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
-    return _step(
-        request,
-        pk,
-        lambda p: review_approve(
-            publication=p,
-            expected_revision=_revision(request),
-            actor=request.user,
-            note=request.POST.get("note", ""),
-        ),
-        "Approved: the post is scheduled.",
-    )
+    return _noted_step(request, pk, review_approve, "Approved: the post is scheduled.")
 
 
 @workspace_view(Action.PUBLISH)
 @require_POST
 def review_changes_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
-    return _step(
-        request,
-        pk,
-        lambda p: review_request_changes(
-            publication=p,
-            expected_revision=_revision(request),
-            actor=request.user,
-            note=request.POST.get("note", ""),
-        ),
-        "Sent back with your note. The author was told.",
-    )
+    done = "Sent back with your note. The author was told."
+    return _noted_step(request, pk, review_request_changes, done)
 
 
 @workspace_view(Action.EDIT)
