@@ -1,7 +1,8 @@
 """ASGI entry point: Django, with the MCP endpoint at /mcp.
 
-Serve it with ``uvicorn config.asgi:application`` (see the README's "MCP endpoint"). The
-WSGI entry point (``config.wsgi``, for gunicorn) serves everything but /mcp.
+Every web process serves it: ``gunicorn -c deploy/gunicorn.conf.py`` runs it with uvicorn
+workers (apps.ops.asgi_worker), as ``manage.py serve`` does. The WSGI entry point
+(``config.wsgi``) serves everything but /mcp.
 """
 
 import os

@@ -145,6 +145,18 @@ _session_options = " ".join(
 _db_options = DATABASES["default"].setdefault("OPTIONS", {})
 # After any options the URL carries (?options=...), so these settings win.
 _db_options["options"] = f"{_db_options.get('options', '')} {_session_options}".strip()
+# One pool of connections per process (psycopg_pool) for the ASGI web server: there each
+# request's sync code runs in a thread of its own, so a connection kept per thread
+# (CONN_MAX_AGE) would be left open when its thread ends. deploy/gunicorn.conf.py and
+# `serve` turn it on for ASGI; workers keep one connection per thread.
+DB_POOL = env.bool("DB_POOL", default=False)
+if DB_POOL:
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # a connection goes back to the pool
+    _db_options["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
+        "timeout": env.float("DB_POOL_TIMEOUT_S", default=10.0),
+    }
 DATABASES["default"].setdefault("TEST", {})["NAME"] = (
     env.str("TEST_DATABASE_NAME", default="") or None
 )

@@ -1,12 +1,18 @@
 """gunicorn settings for the web process, all from the environment.
 
-    gunicorn -c deploy/gunicorn.conf.py config.wsgi:application
+    gunicorn -c deploy/gunicorn.conf.py                           # ASGI: the site and /mcp
+    gunicorn -c deploy/gunicorn.conf.py config.wsgi:application   # WSGI: the site, no /mcp
 
-Every variable is listed in deploy/.env.example. Web processes are stateless: scale out by
-running more of them (more replicas) rather than by raising WEB_CONCURRENCY far.
+The default serves the ASGI application (`config.asgi`: Django plus the MCP endpoint) with
+uvicorn inside gunicorn (`apps.ops.asgi_worker.AsgiWorker`), so gunicorn still manages the
+processes, timeouts, recycling and the access log. Naming `config.wsgi:application` (the
+command before ASGI became the default), or WEB_INTERFACE=wsgi, keeps the threaded WSGI
+worker. Every variable is listed in deploy/.env.example. Web processes are stateless: scale
+out by running more of them (more replicas) rather than by raising WEB_CONCURRENCY far.
 """
 
 import os
+import sys
 
 
 def _int(name: str, default: int) -> int:
@@ -20,8 +26,21 @@ def _int(name: str, default: int) -> int:
 bind = os.environ.get("GUNICORN_BIND") or f"0.0.0.0:{_int('PORT', 8000)}"  # noqa: S104 - in a container
 # WEB_CONCURRENCY is the name platforms and gunicorn itself use for the process count.
 workers = _int("WEB_CONCURRENCY", 2)
-# Threads: requests wait on PostgreSQL and storage, not on CPU.
-worker_class = "gthread"
+_interface = os.environ.get("WEB_INTERFACE", "asgi").lower()
+if _interface not in ("asgi", "wsgi"):
+    raise SystemExit(f"WEB_INTERFACE must be asgi or wsgi, not {_interface!r}")
+if any(arg.endswith("wsgi:application") or arg == "config.wsgi" for arg in sys.argv[1:]):
+    _interface = "wsgi"
+if _interface == "asgi":
+    wsgi_app = "config.asgi:application"  # the application gunicorn loads, ASGI here
+    worker_class = "apps.ops.asgi_worker.AsgiWorker"
+    # Each request's sync code runs in a thread of its own under ASGI, so connections are
+    # pooled per process instead of kept per thread (config/settings.py, DB_POOL).
+    os.environ.setdefault("DB_POOL", "true")
+else:
+    wsgi_app = "config.wsgi:application"
+    # Threads: requests wait on PostgreSQL and storage, not on CPU.
+    worker_class = "gthread"
 threads = _int("GUNICORN_THREADS", 4)
 timeout = _int("GUNICORN_TIMEOUT", 30)
 graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)

@@ -32,7 +32,7 @@ import httpx
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Organization
-from apps.common.processes import ChildProcess, free_port, gunicorn_argv
+from apps.common.processes import ChildProcess, free_port, gunicorn_argv, web_environment
 from apps.sandbox.models import SandboxAccount
 from apps.sandbox.services import sandbox_account_create
 from loadtest.progress import ProgressBar
@@ -58,6 +58,8 @@ class ApiBenchConfig:
     bulk_concurrency: int = 2
     # The database gunicorn uses (default: this process's DATABASE_URL).
     database_url: str | None = None
+    # Serve the WSGI application with threaded workers instead of ASGI (the default).
+    wsgi: bool = False
 
 
 @dataclass
@@ -120,6 +122,7 @@ class ApiBench:
 
                 reads = self._phase("detail read", self.config.reads, read)
             return {
+                "interface": "wsgi" if self.config.wsgi else "asgi",
                 "destinations": self.config.destinations,
                 "concurrency": self.config.concurrency,
                 "web_workers": self.config.web_workers,
@@ -243,8 +246,9 @@ class ApiBench:
                 str(self.config.web_workers),
                 "--threads",
                 str(self.config.web_threads),
+                wsgi=self.config.wsgi,
             ),
-            env=env,
+            env=web_environment(env, wsgi=self.config.wsgi),
             log=log,
         )
         if not self._web.wait_http_ok(f"{base_url}/healthz", timeout=60):

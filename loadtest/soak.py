@@ -37,7 +37,14 @@ from django.utils import timezone
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Organization, SocialAccount
-from apps.common.processes import ChildProcess, free_port, gunicorn_argv, manage_argv, stop_all
+from apps.common.processes import (
+    ChildProcess,
+    free_port,
+    gunicorn_argv,
+    manage_argv,
+    stop_all,
+    web_environment,
+)
 from apps.jobs.models import WorkerProcess
 from apps.providers import catalog
 from apps.publishing.services import publication_create
@@ -185,7 +192,7 @@ class Soak:
             gunicorn_argv(
                 f"127.0.0.1:{port}", "--workers", "2", "--threads", "16", "--timeout", "60"
             ),
-            env=self._env(base_url),
+            env=web_environment(self._env(base_url)),
             log=log,
         )
         if not self._web.wait_http_ok(f"{base_url}/healthz", timeout=60):

@@ -149,3 +149,22 @@ def test_a_negative_timeout_fails_at_startup():
     result = _manage({**os.environ, "DB_LOCK_TIMEOUT_S": "-1"}, "check")
     assert result.returncode != 0
     assert "must not be negative" in result.stderr
+
+
+def test_an_asgi_process_pools_its_connections_and_keeps_the_timeouts():
+    """DB_POOL (set for the ASGI web server): one pool per process, no connection kept per
+    thread, and pooled sessions bounded like every other."""
+    env = {k: v for k, v in production_env().items() if not k.startswith("DB_")} | {
+        "DB_POOL": "true",
+        "DB_POOL_MAX_SIZE": "3",
+    }
+    code = (
+        "from django.conf import settings; from django.db import connection; "
+        "db = settings.DATABASES['default']; "
+        "cursor = connection.cursor(); "
+        "print(db['CONN_MAX_AGE'], db['OPTIONS']['pool']['max_size'], "
+        "connection.pool is not None, cursor.execute('SHOW lock_timeout').fetchone()[0])"
+    )
+    result = _manage(env, "shell", "-c", code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "0 3 True 10s"

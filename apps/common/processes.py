@@ -23,13 +23,24 @@ def manage_argv(command: str, *args: str) -> list[str]:
     return [sys.executable, "manage.py", command, *args]
 
 
-def gunicorn_argv(bind: str, *options: str) -> list[str]:
-    """gunicorn serving the project's WSGI application on `bind` (host:port)."""
+ASGI_WORKER_CLASS = "apps.ops.asgi_worker.AsgiWorker"
+
+
+def gunicorn_argv(bind: str, *options: str, wsgi: bool = False) -> list[str]:
+    """gunicorn serving the project on `bind` (host:port): the ASGI application (the site
+    and /mcp) with uvicorn workers, or with `wsgi` the WSGI application (no /mcp) with
+    threaded workers. An ASGI child needs DB_POOL=true in its environment
+    (`web_environment`)."""
+    interface = (
+        ["config.wsgi:application"]
+        if wsgi
+        else ["config.asgi:application", "--worker-class", ASGI_WORKER_CLASS]
+    )
     return [
         sys.executable,
         "-m",
         "gunicorn",
-        "config.wsgi:application",
+        *interface,
         "--bind",
         bind,
         # Access lines with OAuth codes, signed media tokens and signatures redacted.
@@ -37,6 +48,14 @@ def gunicorn_argv(bind: str, *options: str) -> list[str]:
         "apps.ops.access_log.RedactingLogger",
         *options,
     ]
+
+
+def web_environment(env: dict[str, str], *, wsgi: bool = False) -> dict[str, str]:
+    """The environment of a web child: under ASGI, database connections pooled per
+    process (each request's sync code runs in a thread of its own)."""
+    if wsgi:
+        return dict(env)
+    return {"DB_POOL": "true", **env}
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -1,9 +1,8 @@
-"""The MCP endpoint served as in production (`uvicorn config.asgi:application`) in a child
-process on a free 127.0.0.1 port, against the test database, and reached through the MCP
-client library."""
+"""The MCP endpoint served as in production (gunicorn with the uvicorn worker class serving
+`config.asgi:application`, connections pooled) in a child process on a free 127.0.0.1 port,
+against the test database, and reached through the MCP client library."""
 
 import os
-import sys
 
 import anyio
 import httpx2
@@ -12,7 +11,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
-from apps.common.processes import ChildProcess, free_port
+from apps.common.processes import ChildProcess, free_port, gunicorn_argv, web_environment
 from tests.factories import SocialAccountFactory
 from tests.processes import test_database_url
 
@@ -25,25 +24,24 @@ def mcp_url(django_db_setup, django_db_blocker, tmp_path_factory):
     with django_db_blocker.unblock():
         database_url = test_database_url()
     port = free_port()
-    log = tmp_path_factory.mktemp("mcp") / "uvicorn.log"
+    log = tmp_path_factory.mktemp("mcp") / "web.log"
     environment = {
         **os.environ,
         "DATABASE_URL": database_url,
         "API_THROTTLE_RATE": "",
-        "DB_CONN_MAX_AGE": "0",
+        "LOG_LEVEL": "WARNING",
     }
     server = ChildProcess(
-        [sys.executable, "-m", "uvicorn", "config.asgi:application"]
-        + ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=environment,
+        gunicorn_argv(f"127.0.0.1:{port}", "--workers", "1", "--log-level", "warning"),
+        env=web_environment(environment),
         log=log,
     )
     base = f"http://127.0.0.1:{port}"
     try:
         if not server.wait_http_ok(f"{base}/healthz", timeout=START_TIMEOUT_S, interval=0.1):
             if server.poll() is not None:
-                raise AssertionError(f"uvicorn exited {server.poll()}:\n{server.output()}")
-            raise AssertionError(f"uvicorn did not start:\n{server.output()}")
+                raise AssertionError(f"gunicorn exited {server.poll()}:\n{server.output()}")
+            raise AssertionError(f"gunicorn did not start:\n{server.output()}")
         yield f"{base}/mcp"
     finally:
         server.stop(timeout=15)

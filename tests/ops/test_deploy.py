@@ -218,12 +218,32 @@ def test_docker_compose_accepts_the_compose_file():
     assert result.returncode == 0, result.stderr
 
 
-def _gunicorn_config(monkeypatch, **env: str) -> dict:
-    for name in ("GUNICORN_BIND", "PORT", "WEB_CONCURRENCY", "GUNICORN_THREADS", "LOG_FORMAT"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return runpy.run_path(str(DEPLOY / "gunicorn.conf.py"))
+def _gunicorn_config(monkeypatch, *argv: str, **env: str) -> dict:
+    # The config sets DB_POOL for ASGI processes: on a copy, never this process's own.
+    monkeypatch.setattr(os, "environ", os.environ.copy())
+    monkeypatch.setattr(sys, "argv", ["gunicorn", "-c", "deploy/gunicorn.conf.py", *argv])
+    names = ("GUNICORN_BIND", "PORT", "WEB_CONCURRENCY", "GUNICORN_THREADS", "LOG_FORMAT")
+    for name in (*names, "WEB_INTERFACE", "DB_POOL"):
+        os.environ.pop(name, None)
+    os.environ.update(env)
+    config = runpy.run_path(str(DEPLOY / "gunicorn.conf.py"))
+    config["environ"] = dict(os.environ)
+    return config
+
+
+def test_gunicorn_serves_the_asgi_application_unless_the_wsgi_one_is_named(monkeypatch):
+    asgi = _gunicorn_config(monkeypatch)
+    assert asgi["wsgi_app"] == "config.asgi:application"  # the site and /mcp
+    assert asgi["worker_class"] == "apps.ops.asgi_worker.AsgiWorker"
+    assert asgi["environ"]["DB_POOL"] == "true"  # connections pooled per process
+
+    for old in (("config.wsgi:application",), ("config.wsgi",)):
+        wsgi = _gunicorn_config(monkeypatch, *old)  # the command before ASGI
+        assert wsgi["worker_class"] == "gthread"
+        assert "DB_POOL" not in wsgi["environ"]
+    assert _gunicorn_config(monkeypatch, WEB_INTERFACE="wsgi")["worker_class"] == "gthread"
+    with pytest.raises(SystemExit, match="WEB_INTERFACE must be asgi or wsgi"):
+        _gunicorn_config(monkeypatch, WEB_INTERFACE="cgi")
 
 
 def test_gunicorn_is_configured_from_the_environment(monkeypatch):
@@ -257,7 +277,8 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_gunicorn_serves_healthz_with_json_access_logs(tmp_path):
+@pytest.mark.parametrize("app", [[], ["config.wsgi"]], ids=["asgi", "wsgi"])
+def test_gunicorn_serves_healthz_with_json_access_logs(tmp_path, app):
     port = _free_port()
     env = {
         **os.environ,
@@ -268,7 +289,7 @@ def test_gunicorn_serves_healthz_with_json_access_logs(tmp_path):
     log = tmp_path / "access.log"
     with log.open("w") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "config.wsgi"],
+            [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", *app],
             cwd=ROOT,
             env=env,
             stdout=out,
@@ -285,12 +306,22 @@ def test_gunicorn_serves_healthz_with_json_access_logs(tmp_path):
                     time.sleep(0.1)
             assert response is not None and response.status_code == 200
             assert response.json() == {"status": "ok"}
+            reset = httpx.get(f"http://127.0.0.1:{port}/reset/abc/s3cret-token/", trust_env=False)
+            assert reset.status_code in (200, 302, 404)
+            mcp = httpx.post(f"http://127.0.0.1:{port}/mcp", json={}, trust_env=False)
+            # ASGI serves the MCP endpoint (no token: 401); WSGI has no /mcp (404).
+            assert mcp.status_code == (401 if not app else 404)
         finally:
             server.terminate()
             server.wait(timeout=30)
     lines = [json.loads(line) for line in log.read_text().splitlines()]
-    access = [e for e in lines if e["logger"] == "gunicorn.access"]
-    assert access and '"GET /healthz HTTP/1.1" 200' in access[0]["message"]
+    access = [e["message"] for e in lines if e["logger"] == "gunicorn.access"]
+    assert access and '"GET /healthz HTTP/1.1" 200' in access[0]
+    assert re.search(
+        r'^127\.0\.0\.1 "GET /healthz HTTP/1\.1" 200 \d+ \d+ms "-" "python-httpx', access[0]
+    )
+    assert any("/reset/abc/[redacted]" in line for line in access)
+    assert not any("s3cret-token" in line for line in access)
 
 
 def test_the_dockerfiles_collectstatic_step_passes_the_production_key_checks(tmp_path):

@@ -3,7 +3,7 @@
 A second door into the same API for AI agents: every tool parses its input with the API's
 serializers, calls the same services, checks the same scopes and workspace, and answers
 with the API's output shapes and error envelope. It is an ASGI application (the MCP SDK is
-async); ``config.asgi`` serves it beside Django (see the README's "MCP endpoint").
+async); ``config.asgi`` serves it beside Django (see docs/mcp.md).
 
 - ``auth``: the HTTP door: allowed hosts, ``Authorization: Bearer``, the ``mcp`` scope;
 - ``tools``: the tools and their permission rules;

@@ -37,6 +37,11 @@ class Command(BaseCommand):
         parser.add_argument("--web-threads", type=int, default=defaults.web_threads)
         parser.add_argument("--keep", action="store_true", help="Keep the benchmark's data.")
         parser.add_argument(
+            "--wsgi",
+            action="store_true",
+            help="Serve the WSGI application with threaded workers (the default is ASGI).",
+        )
+        parser.add_argument(
             "--bulk",
             action="store_true",
             help="Instead: create --bulk-items posts through POST /publications/bulk and "
@@ -72,6 +77,7 @@ class Command(BaseCommand):
             web_workers=opts["web_workers"],
             web_threads=opts["web_threads"],
             keep=opts["keep"],
+            wsgi=opts["wsgi"],
             bulk=opts["bulk"],
             bulk_items=opts["bulk_items"],
             bulk_accounts=opts["bulk_accounts"],

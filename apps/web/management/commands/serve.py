@@ -1,7 +1,8 @@
 """`python manage.py serve [--demo]`: the one command to try the product.
 
-Migrates, optionally creates a demo workspace, then runs the web server (gunicorn) and
-the worker as child processes until interrupted.
+Migrates, optionally creates a demo workspace, then runs the web server (gunicorn with
+uvicorn workers: the site and the MCP endpoint at /mcp; `--wsgi` for threaded WSGI workers,
+without /mcp) and the worker as child processes until interrupted.
 """
 
 import os
@@ -11,7 +12,7 @@ import time
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from apps.common.processes import ChildProcess, gunicorn_argv, manage_argv
+from apps.common.processes import ChildProcess, gunicorn_argv, manage_argv, web_environment
 from apps.web.demo import DemoSetup, demo_setup
 
 
@@ -24,6 +25,11 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--web-workers", type=int, default=2)
         parser.add_argument("--no-worker", action="store_true", help="Serve web only.")
+        parser.add_argument(
+            "--wsgi",
+            action="store_true",
+            help="Serve the WSGI application with threaded workers (no /mcp).",
+        )
 
     def handle(self, *args, **opts) -> None:
         call_command("migrate", interactive=False, verbosity=0)
@@ -36,6 +42,7 @@ class Command(BaseCommand):
             env.setdefault("SANDBOX_ENABLED", "true")
             self._print_demo(demo_setup(), base_url)
 
+        wsgi = opts["wsgi"]
         children = [
             ChildProcess(
                 gunicorn_argv(
@@ -46,13 +53,15 @@ class Command(BaseCommand):
                     "4",
                     "--access-logfile",
                     "-",
+                    wsgi=wsgi,
                 ),
-                env=env,
+                env=web_environment(env, wsgi=wsgi),
             )
         ]
         if not opts["no_worker"]:
             children.append(ChildProcess(manage_argv("run_worker"), env=env))
-        self.stdout.write(f"Serving on {base_url}/ (Ctrl+C to stop)")
+        mcp = "" if wsgi else f", MCP at {base_url}/mcp"
+        self.stdout.write(f"Serving on {base_url}/{mcp} (Ctrl+C to stop)")
         self._wait(children)
 
     def _print_demo(self, demo: DemoSetup, base_url: str) -> None:
