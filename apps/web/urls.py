@@ -29,6 +29,7 @@ auth_patterns = [
     path("login/", security_login.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
     path("signup/", throttle_signup(people.signup), name="signup"),
+    path("signup/sent/", people.signup_sent, name="signup-sent"),
     path("verify-email/", people.email_verification, name="email-verification"),
     path("verify-email/<str:token>/", people.email_verify, name="email-verify"),
     path("invitations/join/<int:pk>/", invitations.invitation_join, name="invitation-join"),

@@ -36,15 +36,26 @@ def sign_up(client, email="Dana@Example.com", **extra):
     )
 
 
-def test_sign_up_logs_in_and_asks_to_confirm_the_address(
+PASSPHRASE = "a long and unusual passphrase"
+
+
+def log_in(client, email="dana@example.com"):
+    assert client.login(username=email, password=PASSPHRASE)
+
+
+def test_sign_up_asks_to_confirm_the_address_then_log_in(
     client, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
         response = sign_up(client)
-    assert response["Location"] == "/verify-email/"
+    assert response["Location"] == "/signup/sent/"
+    sent = client.get("/signup/sent/").content.decode()
+    assert "Check your email" in sent and "dana@example.com" in sent
     user = User.objects.get(email="dana@example.com")
     assert user.display_timezone == "America/Chicago"
     assert not user.is_email_verified
+    assert client.get("/")["Location"].startswith("/login/")  # not signed in by the form
+    log_in(client)
     page = client.get("/verify-email/").content.decode()
     assert "Check your email" in page and "dana@example.com" in page
     assert client.get("/").url == "/verify-email/"
@@ -57,6 +68,42 @@ def test_sign_up_logs_in_and_asks_to_confirm_the_address(
     assert client.get("/o/new/").status_code == 200
     user.refresh_from_db()
     assert user.is_email_verified
+
+
+def test_signing_up_with_a_known_address_answers_the_same_and_tells_its_owner(
+    client, alice, django_capture_on_commit_callbacks
+):
+    """Nobody learns from the signup form which addresses have an account: the answer is
+    the same, and only the mailbox's owner hears about the attempt."""
+    with django_capture_on_commit_callbacks(execute=True):
+        new = sign_up(Client())
+    with django_capture_on_commit_callbacks(execute=True):
+        known = sign_up(client, email="Alice@Example.com")
+    assert (known.status_code, known["Location"]) == (new.status_code, new["Location"])
+    new_page = Client()
+    sign_up(new_page, email="someone.else@example.com")
+
+    def page(c, email):  # without what differs by nature: the address, the CSRF token
+        text = c.get("/signup/sent/").content.decode().replace(email, "X")
+        return re.sub(r'"X-CSRFToken": "[^"]+"', "", text)
+
+    assert page(client, "alice@example.com") == page(new_page, "someone.else@example.com")
+
+    assert User.objects.filter(email__iexact="alice@example.com").count() == 1
+    alice.refresh_from_db()
+    assert alice.check_password("correct horse battery")  # nothing changed
+    notice = mail.outbox[-1]
+    assert notice.to == ["alice@example.com"]
+    assert "which has\none already" in notice.body
+    assert "http://testserver" not in notice.body  # links from SITE_URL, not the Host header
+    assert re.search(r"https?://\S+/login/", notice.body)
+    assert re.search(r"https?://\S+/password-reset/", notice.body)
+
+    # Asked again at once: the same answer, no second note.
+    with django_capture_on_commit_callbacks(execute=True):
+        again = sign_up(Client(), email="alice@example.com")
+    assert again["Location"] == "/signup/sent/"
+    assert len([m for m in mail.outbox if m.to == ["alice@example.com"]]) == 1
 
 
 def test_the_confirmation_link_asks_to_log_in_to_its_account(
@@ -74,6 +121,7 @@ def test_the_confirmation_link_asks_to_log_in_to_its_account(
 def test_a_new_confirmation_link_is_sent_on_request(client, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         sign_up(client)
+    log_in(client)
     with django_capture_on_commit_callbacks(execute=True):
         soon = client.post("/verify-email/", follow=True)
     assert "A confirmation email went out a moment ago" in soon.content.decode()
@@ -109,6 +157,7 @@ def test_signing_up_with_someone_elses_address_does_not_reach_their_invitations(
     invitation = Invitation.objects.get()
     with django_capture_on_commit_callbacks(execute=True):
         sign_up(client, email="victim@example.com")
+    log_in(client, "victim@example.com")
 
     welcome = client.get("/", follow=True).content.decode()
     assert "Workspace A" not in welcome
@@ -158,7 +207,7 @@ def test_sign_up_explains_what_is_wrong(client, alice):
     )
     page = response.content.decode()
     assert response.status_code == 400
-    assert "An account with this email exists already." in page
+    assert "exists already" not in page  # never said (see the known-address test)
     assert "This password is too short." in page
     assert "Select a valid choice." in page
 

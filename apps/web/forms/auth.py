@@ -38,12 +38,9 @@ class SignupForm(forms.Form):
     )
 
     def clean_email(self) -> str:
-        email = self.cleaned_data["email"].lower()
-        if User.objects.filter(email__iexact=email).exists():
-            raise forms.ValidationError(
-                "An account with this email exists already. Log in, or reset its password."
-            )
-        return email
+        # Whether the address has an account is never said here (the answer would tell
+        # anyone which addresses are customers): the signup view mails its owner instead.
+        return self.cleaned_data["email"].lower()
 
     def clean(self) -> dict:
         cleaned = super().clean()

@@ -4,14 +4,13 @@ name)."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth import login
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.accounts import verification
-from apps.accounts.services import user_sign_up
+from apps.accounts.signup import signup_request
 from apps.common.errors import DomainError
 from apps.web.access import user_view
 from apps.web.forms.auth import ProfileForm, SignupForm
@@ -19,23 +18,37 @@ from apps.web.forms.auth import ProfileForm, SignupForm
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
+SIGNUP_SENT_TO = "signup_sent_to"
+
+
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
+    """The same answer whether or not the address has an account (apps.accounts.signup):
+    "check your email", on a page of its own (a reload sends nothing twice)."""
     if request.user.is_authenticated:
         return redirect("home")
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        user = user_sign_up(
+        signup_request(
             email=data["email"],
             password=data["password"],
             name=data["name"],
             display_timezone=data["display_timezone"],
         )
-        login(request, user, backend=BACKEND)
-        return redirect("email-verification")
+        request.session[SIGNUP_SENT_TO] = data["email"]
+        return redirect("signup-sent")
     status = 400 if form.errors else 200
     return render(request, "registration/signup.html", {"form": form}, status=status)
+
+
+@require_GET
+def signup_sent(request: HttpRequest) -> HttpResponse:
+    email = request.session.get(SIGNUP_SENT_TO)
+    if not email:
+        return redirect("signup")
+    context = {"email": email, "valid_days": verification.VERIFICATION_MAX_AGE.days}
+    return render(request, "registration/signup_sent.html", context)
 
 
 @user_view
