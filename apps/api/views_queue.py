@@ -33,7 +33,7 @@ QUEUE_CODES = {
 }
 
 
-def _default_slots(workspace: Workspace) -> dict:
+def default_slots(workspace: Workspace) -> dict:
     schedule = QueueSchedule.objects.filter(workspace=workspace, social_account=None).first()
     slots = list(schedule.slots.values_list("weekday", "time")) if schedule else []
     zone = schedule.zone_name if schedule else workspace.default_timezone
@@ -47,7 +47,7 @@ def _default_slots(workspace: Workspace) -> dict:
     }
 
 
-def _account_slots(account: SocialAccount) -> dict:
+def account_slots(account: SocialAccount) -> dict:
     weekly = weekly_slots(account)
     own = QueueSchedule.objects.filter(social_account=account).first()
     default = QueueSchedule.objects.filter(
@@ -80,7 +80,7 @@ class WorkspaceQueueSlotsViewSet(WorkspaceViewSet):
         responses={200: QueueSlotsSerializer, **errors()},
     )
     def retrieve(self, request: ApiRequest) -> Response:
-        return self.render(_default_slots(self.workspace))
+        return self.render(default_slots(self.workspace))
 
     @extend_schema(
         summary="Replace the workspace's default posting slots",
@@ -94,7 +94,7 @@ class WorkspaceQueueSlotsViewSet(WorkspaceViewSet):
         queue_slots_replace(
             workspace=self.workspace, slots=data["slots"], timezone=data["timezone"]
         )
-        return self.render(_default_slots(self.workspace))
+        return self.render(default_slots(self.workspace))
 
 
 class AccountQueueSlotsViewSet(WorkspaceViewSet):
@@ -111,7 +111,7 @@ class AccountQueueSlotsViewSet(WorkspaceViewSet):
         responses={200: QueueSlotsSerializer, **errors(404)},
     )
     def retrieve(self, request: ApiRequest, pk: str) -> Response:
-        return self.render(_account_slots(self.get_object()))
+        return self.render(account_slots(self.get_object()))
 
     @extend_schema(
         summary="Give an account its own posting slots",
@@ -129,7 +129,7 @@ class AccountQueueSlotsViewSet(WorkspaceViewSet):
             slots=data["slots"],
             timezone=data["timezone"],
         )
-        return self.render(_account_slots(account))
+        return self.render(account_slots(account))
 
     @extend_schema(
         summary="Make an account follow the workspace's slots again",
@@ -139,7 +139,7 @@ class AccountQueueSlotsViewSet(WorkspaceViewSet):
     def destroy(self, request: ApiRequest, pk: str) -> Response:
         account = self.get_object()
         queue_slots_reset(account=account)
-        return self.render(_account_slots(account))
+        return self.render(account_slots(account))
 
 
 class PublicationQueueViewSet(WorkspaceViewSet):

@@ -53,12 +53,15 @@ class CurrentActorMiddleware:
 
 
 @contextlib.contextmanager
-def acting_as(*, user: Any = None, token: Any = None, ip: str | None = None) -> Iterator[None]:
+def acting_as(
+    *, user: Any = None, token: Any = None, ip: str | None = None, user_agent: str = ""
+) -> Iterator[None]:
     """Attribute what happens inside the block to this person or token (commands, code
-    served outside Django's middleware, tests)."""
+    served outside Django's middleware such as the MCP endpoint, tests)."""
     if token is not None and user is None:
         user = getattr(token, "created_by", None)
-    reset = _override.set(Acting(user=user, token=token, ip=ip))
+    acting = Acting(user=user, token=token, ip=ip, user_agent=user_agent[:USER_AGENT_MAX])
+    reset = _override.set(acting)
     try:
         yield
     finally:

@@ -24,6 +24,10 @@ TOOLS = {
     "reschedule_publication",
     "cancel_publication",
     "retry_publication",
+    "queue_publication",
+    "list_queue_slots",
+    "set_queue_slots",
+    "resolve_rendition",
 }
 
 
@@ -244,3 +248,47 @@ def test_a_foreign_host_is_refused_and_django_answers_beside_the_endpoint(mcp):
     api = httpx.get(mcp.url.replace("/mcp", "/api/v1/me"))
     assert api.status_code == 401
     assert api.json()["error"]["code"] == "UNAUTHENTICATED"
+
+
+def test_what_a_tool_does_is_audited_to_its_token_and_its_person(
+    mcp, workspace_a, make_token, alice, sandy
+):
+    """Resolving an ambiguous destination through MCP is in the audit log as the same call
+    through the API is: its token, the person who made it, where it came from."""
+    from apps.accounts.services import api_token_create
+    from apps.audit.models import AuditEvent
+    from apps.publishing.services import publication_create
+    from tests.web.test_publications import fail
+
+    issued = api_token_create(
+        workspace=workspace_a, name="agent", scopes=["read", "publish", "mcp"], created_by=alice
+    )
+    publication = publication_create(
+        workspace=workspace_a,
+        author=alice,
+        segments=[{"text": "Sent, no answer"}],
+        destinations=[{"account": sandy.pk}],
+        scheduled_at=later(),
+        status="scheduled",
+    )
+    rendition = publication.renditions.get()
+    fail(rendition, kind="outcome_unknown", action="verify", ambiguous=True)
+
+    result = mcp(
+        "resolve_rendition",
+        token=issued.clear,
+        rendition_id=rendition.pk,
+        outcome="published",
+        provider_url="https://sandbox.example/@sandy/1",
+    )
+    assert not result.is_error, result
+    [shown] = result.structured_content["renditions"]
+    assert shown["status"] == "published"
+
+    event = AuditEvent.objects.get(action="rendition.resolved")
+    assert event.actor_user == alice
+    assert event.actor_token_id == issued.token.pk
+    assert event.actor_label.startswith("API token agent")
+    assert event.ip == "127.0.0.1"
+    assert event.user_agent.startswith("MCP ")
+    assert event.metadata["outcome"] == "published"

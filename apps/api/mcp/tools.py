@@ -11,12 +11,18 @@
 | reschedule_publication | PATCH /publications/{id} (the time) | write (+ publish unless draft) |
 | cancel_publication     | DELETE /publications/{id}           | write (+ publish unless draft) |
 | retry_publication      | POST /publications/{id}/retry       | publish                        |
+| queue_publication      | POST /publications/{id}/queue       | write, publish                 |
+| list_queue_slots       | GET /queue-slots, /accounts/{id}/…  | read                           |
+| set_queue_slots        | PUT (DELETE) …/queue-slots          | write                          |
+| resolve_rendition      | POST /renditions/{id}/resolve       | publish                        |
 
 Inputs go through the API's serializers and the same services; outputs are the API's
 JSON. Another workspace's id is NOT_FOUND, as in the API. Refusals are tool errors whose
 text (and structured content) is the API's envelope ``{"error": {code, message,
 details}}``. Tools that write are refused in maintenance mode and for suspended
-organizations, and every call counts against the token's API rate limit.
+organizations, and every call counts against the token's API rate limit. What a tool does
+is attributed to its token (and the person who made it) as an API call is: the audit log
+records it with the client's address and an "MCP" user agent.
 
 Tools are plain functions: the SDK runs them in worker threads, so the ORM is used as in
 any synchronous view.
@@ -48,12 +54,17 @@ from apps.api.serializers.publications import (
     PublicationFilterSerializer,
     PublicationSerializer,
 )
+from apps.api.serializers.queue import QueueSlotsReplaceSerializer, QueueSlotsSerializer
+from apps.api.serializers.renditions import RenditionResolveSerializer
 from apps.api.throttling import TokenRateThrottle
 from apps.api.validation import publication_validate
 from apps.api.views.publications import with_shown_relations
+from apps.api.views_queue import account_slots, default_slots
+from apps.common.acting import acting_as
 from apps.common.envelope import envelope
 from apps.common.errors import DomainError, NotFound
 from apps.ops.services import maintenance_state
+from apps.planning.services import publication_queue, queue_slots_replace, queue_slots_reset
 from apps.providers.catalog import all_capabilities, get_capabilities
 from apps.publications.models import Publication
 from apps.publishing.services import (
@@ -61,7 +72,9 @@ from apps.publishing.services import (
     publication_create,
     publication_reschedule,
     publication_retry,
+    rendition_resolve,
 )
+from apps.renditions.models import Rendition
 
 # The SDK logs every stateless request at INFO; keep that out of the site's logs unless an
 # operator configured this logger.
@@ -81,7 +94,10 @@ server = MCPServer(
         "list_publications finds posts by status and time; get_publication shows what "
         "happened per destination; reschedule_publication and cancel_publication change "
         "what has not gone out; retry_publication resends failed destinations (never "
-        "published ones)."
+        "published ones). list_queue_slots and set_queue_slots manage the weekly posting "
+        "slots; queue_publication puts a post in the next slot free for all its "
+        "destinations; resolve_rendition settles a destination whose outcome is unknown, "
+        "once you checked the platform."
     ),
 )
 
@@ -135,11 +151,13 @@ def _run(
     writes: bool = False,
 ) -> CallToolResult:
     """Authorize, do the work, and answer the API's JSON or its error envelope."""
-    token = token_from_state(ctx.request_context.request.state)
+    request = ctx.request_context.request
+    token = token_from_state(request.state)
     close_old_connections()
     try:
         _authorize(token, scopes, writes=writes)
-        return _result(work(token))
+        with acting_as(token=token, **_client(request)):
+            return _result(work(token))
     except DomainError as exc:
         return _result(envelope(exc.code, exc.message, exc.details), is_error=True)
     except ValidationError as exc:
@@ -147,6 +165,17 @@ def _run(
         return _result(envelope(code, "The request is not valid.", details), is_error=True)
     finally:
         close_old_connections()
+
+
+def _client(request) -> dict:
+    """Where the call came from, for the audit log (the peer, as for the site)."""
+    headers = getattr(request, "headers", None) or {}
+    client = getattr(request, "client", None)
+    agent = headers.get("user-agent", "")
+    return {
+        "ip": client.host if client else None,
+        "user_agent": f"MCP {agent}".strip(),
+    }
 
 
 def _publication(token: ApiToken, publication_id: int) -> Publication:
@@ -444,3 +473,138 @@ def cancel_publication(ctx: Context, publication_id: PublicationId) -> CallToolR
         return _rendered(publication_cancel(publication=publication))
 
     return _run(ctx, work, scopes=("write",), writes=True)
+
+
+# --- the queue and settling ambiguous outcomes ---------------------------------------------
+
+AccountId = Annotated[
+    int | None,
+    Field(description="An account id (list_accounts); omitted: the workspace's default slots."),
+]
+
+
+def _account(token: ApiToken, account_id: int) -> SocialAccount:
+    try:
+        return SocialAccount.objects.for_workspace(token.workspace).get(pk=account_id)
+    except SocialAccount.DoesNotExist:
+        raise NotFound(
+            "No account with this id in this workspace.", details={"account_id": account_id}
+        ) from None
+
+
+def _slots_shown(token: ApiToken, account_id: int | None) -> dict:
+    shown = (
+        default_slots(token.workspace)
+        if account_id is None
+        else account_slots(_account(token, account_id))
+    )
+    return _json(QueueSlotsSerializer(shown).data)
+
+
+@server.tool(annotations=READ)
+def list_queue_slots(ctx: Context, account_id: AccountId = None) -> CallToolResult:
+    """The weekly posting slots in force: the workspace's default, or one account's (its
+    own, or the default it follows: `source`), with their zone and a readable description."""
+    return _run(ctx, lambda token: _slots_shown(token, account_id), scopes=("read",))
+
+
+@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=False))
+def set_queue_slots(
+    ctx: Context,
+    slots: Annotated[
+        list[dict[str, Any]] | None,
+        Field(description='Exactly these slots: [{"weekday": "mon", "time": "09:30"}, ...].'),
+    ] = None,
+    timezone: Annotated[
+        str, Field(description="An IANA zone for the times; blank: the workspace's.")
+    ] = "",
+    account_id: AccountId = None,
+    follow_workspace: Annotated[
+        bool,
+        Field(description="With account_id: drop the account's own slots and follow the default."),
+    ] = False,
+) -> CallToolResult:
+    """Replace the workspace's default slots, or give an account slots of its own (an empty
+    list: nothing can be queued for it). Posts already queued keep their times."""
+
+    def work(token: ApiToken) -> dict:
+        if follow_workspace:
+            if account_id is None or slots is not None:
+                raise DomainError(
+                    "follow_workspace needs account_id and no slots.",
+                    code="VALIDATION_ERROR",
+                    details={"follow_workspace": ["Give account_id, and no slots."]},
+                )
+            queue_slots_reset(account=_account(token, account_id))
+            return _slots_shown(token, account_id)
+        parsed = QueueSlotsReplaceSerializer(data={"slots": slots, "timezone": timezone})
+        parsed.is_valid(raise_exception=True)
+        account = None if account_id is None else _account(token, account_id)
+        queue_slots_replace(
+            workspace=token.workspace,
+            account=account,
+            slots=parsed.validated_data["slots"],
+            timezone=parsed.validated_data["timezone"],
+        )
+        return _slots_shown(token, account_id)
+
+    return _run(ctx, work, scopes=("write",), writes=True)
+
+
+@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+def queue_publication(
+    ctx: Context,
+    publication_id: PublicationId,
+    revision: Annotated[
+        int, Field(description="The revision you read (get_publication); stale is refused.", ge=1)
+    ],
+) -> CallToolResult:
+    """Schedule a draft (or move a scheduled post) to the earliest posting slot free for
+    every one of its destinations, within each platform's daily cap."""
+
+    def work(token: ApiToken) -> dict:
+        publication = publication_queue(
+            publication=_publication(token, publication_id),
+            expected_revision=revision,
+            actor=token.created_by,
+        )
+        return _rendered(publication)
+
+    return _run(ctx, work, scopes=("write", "publish"), writes=True)
+
+
+@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+def resolve_rendition(
+    ctx: Context,
+    rendition_id: Annotated[
+        int, Field(description="A destination's id (renditions[].id in get_publication).", ge=1)
+    ],
+    outcome: Annotated[
+        Literal["published", "failed", "retry"],
+        Field(
+            description="After checking the platform: published (give provider_url or "
+            "provider_post_id), failed (there is no post; leave it failed) or retry (there "
+            "is no post; send it again)."
+        ),
+    ],
+    provider_url: Annotated[str | None, Field(description="The post's URL.")] = None,
+    provider_post_id: Annotated[str | None, Field(description="The post's id.")] = None,
+) -> CallToolResult:
+    """Settle a destination whose outcome is unknown (the request may have reached the
+    platform). Recorded as a delivery attempt and in the audit log."""
+    body = _body(outcome=outcome, provider_url=provider_url, provider_post_id=provider_post_id)
+
+    def work(token: ApiToken) -> dict:
+        try:
+            rendition = Rendition.objects.for_workspace(token.workspace).get(pk=rendition_id)
+        except Rendition.DoesNotExist:
+            raise NotFound(
+                "No destination with this id in this workspace.",
+                details={"rendition_id": rendition_id},
+            ) from None
+        parsed = RenditionResolveSerializer(data=body)
+        parsed.is_valid(raise_exception=True)
+        rendition_resolve(rendition=rendition, user=token.created_by, **parsed.validated_data)
+        return _rendered(rendition.publication)
+
+    return _run(ctx, work, scopes=("publish",), writes=True)
