@@ -1,11 +1,17 @@
 """Enqueueing delivery's jobs, and the hooks between rendition state and the publish job.
 
-Services call the hooks inside their transaction, at exactly these points:
+Services that change one rendition call the hooks inside their transaction, at exactly
+these points:
 
 - ``rendition_schedule_delivery``: a rendition became scheduled, or its effective time
   changed while scheduled (the publication or the rendition was rescheduled);
 - ``rendition_cancel_delivery``: a scheduled (or retry-pending) rendition was cancelled,
   unscheduled back to draft, or removed from its publication.
+
+Creating publications (one, or a bulk import) writes the new renditions' publish jobs
+directly, in one statement with the same type and dedupe key (``PUBLISH_JOB``,
+``publish_dedupe_key``; see ``apps.publishing.services.publications`` and ``bulk``): the
+renditions are new, so no job can exist for them yet.
 
 Each rendition has at most one unfinished publish job (its dedupe key), written in the same
 transaction as the change: a schedule is always a database row, and it exists iff the
