@@ -224,6 +224,19 @@ def test_invitations_are_resent_and_revoked_from_the_team_page(
     assert "withdrawn" in gone.content.decode()
 
 
+def test_waiting_invitations_are_listed_with_their_actions_on_both_pages(invited, as_alice):
+    """The workspace's team page and the organization's page share one list: each with its
+    own Resend and Revoke addresses, the organization's also saying where it leads."""
+    invitation = Invitation.objects.get()
+    team = as_alice.get("/w/ws-a/team/").content.decode()
+    org = as_alice.get("/o/org-a/").content.decode()
+    for page, base in ((team, "/w/ws-a/team/invitations/"), (org, "/o/org-a/invitations/")):
+        assert "Invitations waiting" in page and invitation.email in page
+        assert f'action="{base}{invitation.pk}/resend/"' in page
+        assert f'action="{base}{invitation.pk}/revoke/"' in page
+    assert '<th scope="col">To</th>' in org and '<th scope="col">To</th>' not in team
+
+
 def test_invitations_are_managed_by_admins_only(invited, as_bob, as_charlie):
     invitation = Invitation.objects.get()
     assert as_bob.post(f"/w/ws-a/team/invitations/{invitation.pk}/revoke/").status_code == 403
