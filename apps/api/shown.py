@@ -105,7 +105,7 @@ def with_shown_relations(queryset: QuerySet) -> QuerySet:
     publications', whatever their number."""
     segments = with_json_relations(PublicationSegment.objects.all(), SEGMENT_MEDIA)
     renditions = with_json_relations(
-        Rendition.objects.select_related("social_account").order_by("pk"), ATTEMPTS
+        Rendition.objects.select_related("social_account", "first_comment").order_by("pk"), ATTEMPTS
     )
     rendition_segments = with_json_relations(RenditionSegment.objects.all(), RENDITION_MEDIA)
     return queryset.prefetch_related(

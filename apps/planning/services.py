@@ -125,6 +125,7 @@ def queued_publication_create(
     author: User | None,
     segments: list[dict],
     destinations: list[dict],
+    first_comment: str | None = None,
     now: datetime | None = None,
 ) -> Publication:
     """Create a publication scheduled at the earliest slot free for every destination.
@@ -143,6 +144,7 @@ def queued_publication_create(
         scheduled_at=at,
         timezone=zone,
         status=P.SCHEDULED,
+        first_comment=first_comment,
     )
 
 
@@ -189,12 +191,13 @@ def publication_queue(
     expected_revision: int,
     segments: list[dict] | None = None,
     destinations: list[dict] | None = None,
+    first_comment: str | None = None,
     now: datetime | None = None,
     actor: User | None = None,
 ) -> Publication:
     """Schedule a draft (or move a scheduled post) to the earliest slot free for every
-    destination; its own slot does not count as taken. With segments or destinations
-    (the composer's edit), those replace the post's in the same revision. Destinations
+    destination; its own slot does not count as taken. With segments, destinations or a
+    first comment (the composer's edit), those replace the post's in the same revision. Destinations
     with a time of their own are brought back to the post's time.
 
     Errors: Conflict NOT_QUEUEABLE (cancelled, or a destination already went out or is in
@@ -213,6 +216,8 @@ def publication_queue(
     changes: dict = {"status": P.SCHEDULED}
     if segments is not None:
         changes["segments"] = segments
+    if first_comment is not None:
+        changes["first_comment"] = first_comment
     if destinations is not None:
         accounts = _destination_accounts(locked.workspace, destinations)
         changes["destinations"] = _without_own_times(destinations)

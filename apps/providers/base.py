@@ -174,6 +174,26 @@ class SupportsStatusPoll(Protocol):
     def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment: ...
 
 
+@runtime_checkable
+class SupportsFirstComment(Protocol):
+    """Platforms that take a first comment under a post (the catalog's `first_comment`).
+
+    `key` is stable across attempts at one comment: sent where the platform honours an
+    idempotency handle, and how `find_comment` recognises ours where it lists comments.
+    `comment_lookup_is_strong`: "not found" proves there is no comment (an exact handle,
+    never a listing that may lag), so an unanswered comment may be sent again."""
+
+    comment_lookup_is_strong: bool
+
+    def publish_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment: ...
+
+    def find_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment | None: ...
+
+
 _ADAPTERS: dict[str, Adapter] = {}
 
 

@@ -88,7 +88,14 @@ class PlatformCapabilities:
     async_publish: bool
     daily_cap: int | None
     publish_caps: tuple[MappingProxyType, ...]
+    # A first comment under the post (or a self-reply where comments are replies).
+    first_comment_limit: int | None  # None: not offered
+    first_comment_mode: str | None  # comment, reply
     raw: MappingProxyType = field(repr=False)
+
+    @property
+    def supports_first_comment(self) -> bool:
+        return self.first_comment_limit is not None
 
     @property
     def is_supported(self) -> bool:
@@ -155,6 +162,11 @@ class PlatformCapabilities:
             "retry_safe_publish": self.retry_safe_publish,
             "async_publish": self.async_publish,
             "daily_cap": self.daily_cap,
+            "first_comment": {
+                "supported": self.supports_first_comment,
+                "limit": self.first_comment_limit,
+                "mode": self.first_comment_mode,
+            },
         }
 
 
@@ -234,6 +246,8 @@ def _parse(platform: str, data: dict) -> PlatformCapabilities:
         async_publish=bool(data.get("async_publish")),
         daily_cap=_int_or_none(data.get("daily_cap")),
         publish_caps=tuple(_freeze(c) for c in data.get("publish_caps") or ()),
+        first_comment_limit=_int_or_none((data.get("first_comment") or {}).get("max_chars")),
+        first_comment_mode=(data.get("first_comment") or {}).get("mode"),
         raw=_freeze(data),
     )
 

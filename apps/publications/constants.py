@@ -6,3 +6,4 @@ MAX_MEDIA_PER_SEGMENT = 35  # TikTok photo posts take 35
 MAX_ALT_TEXT_LENGTH = 5_000
 MAX_DESTINATIONS = 50
 MAX_REFERENCE_KEY_LENGTH = 200
+MAX_FIRST_COMMENT_LENGTH = 10_000  # YouTube's comment limit, the longest in the catalog

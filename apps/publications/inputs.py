@@ -196,6 +196,21 @@ def parse_destinations(raw: Any, *, errors: Errors) -> list[DestinationInput]:
     return destinations
 
 
+def parse_first_comment(raw: Any, *, errors: Errors) -> str:
+    """The comment posted under each live post: trimmed text, blank for none. Its length
+    per platform is checked once the destinations are known (``check_first_comment``)."""
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        add(errors, "first_comment", "Must be text.")
+        return ""
+    text = raw.strip()
+    if len(text) > constants.MAX_FIRST_COMMENT_LENGTH:
+        add(errors, "first_comment", f"At most {constants.MAX_FIRST_COMMENT_LENGTH:,} characters.")
+        return ""
+    return text
+
+
 def parse_reference_key(raw: Any, *, errors: Errors) -> str | None:
     """A client key: trimmed text up to 200 characters; blank means none."""
     if raw is None:

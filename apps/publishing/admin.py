@@ -15,7 +15,12 @@ from apps.common.errors import DomainError
 from apps.publications.admin import PublicationSegmentInline
 from apps.publications.models import Publication
 from apps.publishing import services
-from apps.renditions.admin import DeliveryAttemptInline, ErrorKindFilter, RenditionSegmentInline
+from apps.renditions.admin import (
+    DeliveryAttemptInline,
+    ErrorKindFilter,
+    FirstCommentInline,
+    RenditionSegmentInline,
+)
 from apps.renditions.models import Rendition
 
 
@@ -144,7 +149,7 @@ class RenditionAdmin(admin.ModelAdmin):
     list_select_related = ["publication", "social_account"]
     raw_id_fields = ["publication", "workspace", "social_account"]
     readonly_fields = [f.name for f in Rendition._meta.fields]
-    inlines = [RenditionSegmentInline, DeliveryAttemptInline]
+    inlines = [RenditionSegmentInline, FirstCommentInline, DeliveryAttemptInline]
     actions = ["retry", "resolve_retry", "resolve_failed", "cancel"]
     change_form_template = "admin/renditions/rendition/change_form.html"
 

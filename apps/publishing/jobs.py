@@ -10,6 +10,7 @@ from django.db.models.functions import Cast, Concat, Now
 from apps.jobs.models import Job
 from apps.jobs.registry import Backoff, StalePolicy, job_type
 from apps.providers.errors import RETRYABLE_KINDS
+from apps.publishing.delivery import comment as commenting
 from apps.publishing.delivery import poll as polling
 from apps.publishing.delivery import publish as publishing
 from apps.publishing.delivery import reconcile as reconciliation
@@ -62,6 +63,19 @@ def poll(job: Job) -> None:
 )
 def reconcile_job(job: Job) -> None:
     reconciliation.reconcile(job)
+
+
+@job_type(
+    commenting.COMMENT_JOB,
+    max_attempts=6,
+    backoff=Backoff(base_s=settings.PUBLISH_RETRY_BASE_S, cap_s=settings.PUBLISH_RETRY_CAP_S),
+    # "errored" is absent: after our bug mid-call a person looks, the comment may exist.
+    retry_kinds=frozenset(str(kind) for kind in commenting.RETRY_KINDS),
+    # A run that stopped mid-call leaves its attempt in flight; the next run looks it up.
+    stale_policy=StalePolicy.REQUEUE,
+)
+def first_comment(job: Job) -> None:
+    commenting.post_first_comment(job)
 
 
 @job_type(

@@ -1,12 +1,12 @@
-"""The admin of a rendition's own rows: its delivery attempts, and the filters and inlines
-the rendition admin (``apps.publishing.admin``, which acts through the services) is built
-from."""
+"""The admin of a rendition's own rows: its delivery attempts and first comment, and the
+filters and inlines the rendition admin (``apps.publishing.admin``, which acts through the
+services) is built from."""
 
 from django.contrib import admin
 from django.db.models import QuerySet
 
 from apps.providers.errors import ErrorKind
-from apps.renditions.models import DeliveryAttempt, RenditionSegment
+from apps.renditions.models import DeliveryAttempt, FirstComment, RenditionSegment
 
 
 class ErrorKindFilter(admin.SimpleListFilter):
@@ -26,6 +26,20 @@ class RenditionSegmentInline(admin.TabularInline):
     model = RenditionSegment
     extra = 0
     fields = ["position", "text", "source_segment", "provider_post_id", "provider_url"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class FirstCommentInline(admin.StackedInline):
+    """The comment under the live post; settled by a person through the post's page or
+    the API (its lookup rules live in the delivery code, not in a form)."""
+
+    model = FirstComment
+    extra = 0
+    fields = ["status", "text", "provider_comment_id", "provider_url", "published_at", "last_error"]
     readonly_fields = fields
     can_delete = False
 

@@ -73,6 +73,8 @@ class SandboxPost(models.Model):
     reply_to = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
     )
+    # A comment under `reply_to` (a first comment), not a post of a thread.
+    is_comment = models.BooleanField(default=False)
     media = models.ManyToManyField(SandboxMedia, blank=True)
     # Asynchronous processing: published from `ready_at` on (null: at once), unless its
     # processing fails, in which case the platform never shows it.

@@ -78,7 +78,8 @@ def _post_json(post: SandboxPost) -> dict:
         "url": f"{settings.SANDBOX_BASE_URL.rstrip('/')}/sandbox/@{post.account.handle}/{post.pk}",
         "text": post.text,
         "idempotency_key": post.idempotency_key or None,
-        "reply_to": str(post.reply_to_id) if post.reply_to_id else None,
+        "reply_to": str(post.reply_to_id) if post.reply_to_id and not post.is_comment else None,
+        "comment_on": str(post.reply_to_id) if post.is_comment else None,
         "media": [m.pk for m in post.media.all()],
         "status": post.status,
         "created_at": post.created_at.isoformat(),
@@ -96,7 +97,8 @@ def posts_endpoint(request: HttpRequest) -> HttpResponse:
 
 
 def create_post(request: HttpRequest) -> HttpResponse:
-    """POST /sandbox/api/v1/posts {text, reply_to?, media_ids?} with Idempotency-Key."""
+    """POST /sandbox/api/v1/posts {text, reply_to? | comment_on?, media_ids?} with
+    Idempotency-Key. `comment_on` makes a comment under that post (published at once)."""
     _enabled()
     account = _authenticated(request)
     if account is None:
@@ -129,22 +131,26 @@ def create_post(request: HttpRequest) -> HttpResponse:
             if existing is not None:
                 return JsonResponse(_post_json(existing))
         reply_to = None
-        if body.get("reply_to"):
-            reply_to = account.posts.filter(pk=str(body["reply_to"])).first()
+        parent = body.get("comment_on") or body.get("reply_to")
+        if parent:
+            reply_to = account.posts.filter(pk=str(parent), is_comment=False).first()
             if reply_to is None:
                 return _error(422, "reply_not_found", "The post to reply to does not exist.")
         media_ids = body.get("media_ids") or []
         media = list(account.media.filter(pk__in=[str(m) for m in media_ids]))
         if len(media) != len(media_ids):
             return _error(422, "media_not_found", "Unknown media id.")
-        processing_s = behaviour.get("processing_s") or 0
+        is_comment = bool(body.get("comment_on"))
+        # Posts may be processed asynchronously; comments are published at once.
+        processing_s = 0 if is_comment else behaviour.get("processing_s") or 0
         post = SandboxPost.objects.create(
             account=account,
             text=text,
             idempotency_key=key,
             reply_to=reply_to,
+            is_comment=is_comment,
             ready_at=timezone.now() + timedelta(seconds=processing_s) if processing_s else None,
-            processing_fails=_use_counter(account, "processing_fail_times"),
+            processing_fails=not is_comment and _use_counter(account, "processing_fail_times"),
         )
         post.media.set(media)
         if _use_counter(account, "lost_answer_times"):
@@ -238,7 +244,8 @@ def upload_media(request: HttpRequest) -> HttpResponse:
 
 
 def list_own_posts(request: HttpRequest) -> HttpResponse:
-    """GET /sandbox/api/v1/posts?idempotency_key=&since= : the account's posts (reconciliation)."""
+    """GET /sandbox/api/v1/posts?idempotency_key=&comment_on=&since= : the account's posts
+    and comments (reconciliation)."""
     _enabled()
     account = _authenticated(request)
     if account is None:
@@ -249,6 +256,8 @@ def list_own_posts(request: HttpRequest) -> HttpResponse:
     posts = posts.select_related("account").prefetch_related("media")
     if request.GET.get("idempotency_key"):
         posts = posts.filter(idempotency_key=request.GET["idempotency_key"])
+    if request.GET.get("comment_on", "").isdigit():
+        posts = posts.filter(is_comment=True, reply_to_id=int(request.GET["comment_on"]))
     since = parse_datetime(request.GET.get("since", "") or "")
     if since is not None:
         posts = posts.filter(created_at__gte=since)

@@ -163,6 +163,16 @@ workspace_patterns = [
         name="rendition-resolve",
     ),
     path(
+        "posts/<int:pk>/destinations/<int:rendition_pk>/first-comment/retry/",
+        publications.first_comment_retry_view,
+        name="first-comment-retry",
+    ),
+    path(
+        "posts/<int:pk>/destinations/<int:rendition_pk>/first-comment/posted/",
+        publications.first_comment_posted_view,
+        name="first-comment-posted",
+    ),
+    path(
         "posts/<int:pk>/destinations/<int:rendition_pk>/edit-retry/",
         publications.rendition_edit_retry_view,
         name="rendition-edit-retry",

@@ -157,6 +157,16 @@ def _in_review(workspace: Workspace, account, when) -> Model:
     return draft
 
 
+def prepare_first_comment(objects: dict[str, Model], status: str) -> None:
+    """The rendition's first comment, in the status its operation settles."""
+    from apps.renditions.models import FirstComment
+
+    rendition = objects["rendition"]
+    FirstComment.objects.create(
+        rendition=rendition, workspace_id=rendition.workspace_id, text="Hi", status=status
+    )
+
+
 def prepare_resubmittable(objects: dict[str, Model]) -> None:
     """The review sent back with changes requested, so that submitting again can succeed."""
     from apps.approvals.models import Review

@@ -18,6 +18,7 @@ from tests.api.isolation_fixtures import (
     OBJECT_BY_COLLECTION,
     Operation,
     api_operations,
+    prepare_first_comment,
     prepare_queueable,
     prepare_resubmittable,
     workspace_objects,
@@ -61,6 +62,8 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "accounts_queue_slots_destroy": ("write",),
     "renditions_retrieve": ("read",),
     "renditions_resolve_create": ("publish",),
+    "renditions_first_comment_retry_create": ("publish",),
+    "renditions_first_comment_mark_posted_create": ("publish",),
     "approval_rule_retrieve": ("read",),
     "approval_rule_update": ("admin",),
     "reviews_list": ("read",),
@@ -149,6 +152,12 @@ PREPARE: dict[str, Callable[[Objects], Any]] = {
     "series_resume_create": lambda objects: series_pause(series=objects["series"]),
     "publications_queue_create": prepare_queueable,
     "reviews_submit_create": prepare_resubmittable,
+    "renditions_first_comment_retry_create": lambda objects: prepare_first_comment(
+        objects, "failed"
+    ),
+    "renditions_first_comment_mark_posted_create": lambda objects: prepare_first_comment(
+        objects, "unknown"
+    ),
 }
 
 

@@ -38,6 +38,7 @@ RENDITION_KEYS = {
     "settings",
     "segments",
     "delivery_attempts",
+    "first_comment",
 }
 
 

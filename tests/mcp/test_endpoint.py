@@ -95,6 +95,7 @@ def test_create_publication_schedules_it_to_two_destinations(mcp, workspace_a, s
         scheduled_at=at,
         status="scheduled",
         reference_key="mcp-1",
+        first_comment="More at https://e.x",
     )
 
     assert not result.is_error, result.content
@@ -104,6 +105,7 @@ def test_create_publication_schedules_it_to_two_destinations(mcp, workspace_a, s
     publication = Publication.objects.get(pk=body["id"])
     assert publication.workspace == workspace_a
     assert publication.reference_key == "mcp-1"
+    assert body["first_comment"] == publication.first_comment == "More at https://e.x"
     assert publication.scheduled_at == timezone.datetime.fromisoformat(at)
     assert [s.text for s in publication.segments.order_by("position")] == ["First", "Second"]
 

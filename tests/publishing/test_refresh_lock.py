@@ -14,7 +14,7 @@ from apps.accounts.models import SocialAccount
 from apps.accounts.services import social_account_credentials
 from apps.jobs.models import Job
 from apps.providers.sandbox.adapter import SandboxAdapter
-from apps.publishing.delivery import publish as publish_module
+from apps.publishing.delivery import context as context_module
 from apps.publishing.delivery.context import publish_context
 from apps.publishing.delivery.publish import _refresh_credentials
 from apps.publishing.delivery.run import Run
@@ -163,7 +163,7 @@ def test_a_refresh_held_elsewhere_too_long_retries_the_post_cleanly(
 ):
     account = sandbox_account_create(workspace=workspace_a, handle="held")
     _stale(account)
-    real_lock = publish_module.account_refresh_lock
+    real_lock = context_module.account_refresh_lock
     busy = {"times": 1}
 
     def lock_once_busy(account_id):
@@ -172,7 +172,7 @@ def test_a_refresh_held_elsewhere_too_long_retries_the_post_cleanly(
             raise RefreshInProgress("lock wait timed out")
         return real_lock(account_id)
 
-    monkeypatch.setattr(publish_module, "account_refresh_lock", lock_once_busy)
+    monkeypatch.setattr(context_module, "account_refresh_lock", lock_once_busy)
     publication = publish_now(workspace_a, [account])
     run_due(worker)
     rendition = publication.renditions.get()

@@ -73,6 +73,8 @@ def workspace_urls(slug: str, o: dict) -> list[tuple[str, str]]:
         ("get", url("rendition-card", pk=pk, rendition_pk=rid)),
         ("post", url("rendition-retry", pk=pk, rendition_pk=rid)),
         ("post", url("rendition-resolve", pk=pk, rendition_pk=rid)),
+        ("post", url("first-comment-retry", pk=pk, rendition_pk=rid)),
+        ("post", url("first-comment-posted", pk=pk, rendition_pk=rid)),
         ("get", url("workspace-team")),
         ("post", url("workspace-invite")),
         ("post", url("workspace-member-role", user_id=o["member"])),
@@ -92,7 +94,7 @@ def test_another_workspaces_pages_are_404(as_charlie, objects):
 def test_another_workspaces_ids_are_404_in_ones_own_workspace(as_charlie, objects):
     """charlie's own workspace, with workspace A's ids: nothing is found."""
     aimed = [(m, u) for m, u in workspace_urls("ws-b", objects) if len(resolve(u).kwargs) > 1]
-    assert len(aimed) == 15
+    assert len(aimed) == 17
     for method, url in aimed:
         response = getattr(as_charlie, method)(url)
         assert response.status_code == 404, (method, url, response.status_code)
@@ -127,6 +129,8 @@ VIEWER_REFUSED = {
     "publication-retry",
     "rendition-retry",
     "rendition-resolve",
+    "first-comment-retry",
+    "first-comment-posted",
     "workspace-invite",
     "workspace-member-role",
     "workspace-member-remove",

@@ -245,6 +245,13 @@ ReferenceKey = Annotated[
     str | None,
     Field(description="Your own key, unique in the workspace: a retried create cannot duplicate."),
 ]
+FirstCommentText = Annotated[
+    str | None,
+    Field(
+        description="Posted under each post once it is live, where the platform takes "
+        "comments (see list_capabilities: first_comment)."
+    ),
+]
 PublicationId = Annotated[int, Field(description="A publication id.", ge=1)]
 
 
@@ -292,6 +299,7 @@ def validate_draft(
     timezone: Zone = None,
     status: Status = "draft",
     reference_key: ReferenceKey = None,
+    first_comment: FirstCommentText = None,
 ) -> CallToolResult:
     """Check a publication without creating it: every problem (text too long for a
     platform, media it refuses, a time in the past, a taken reference key...) with its
@@ -305,6 +313,7 @@ def validate_draft(
         timezone=timezone,
         status=status,
         reference_key=reference_key,
+        first_comment=first_comment,
     )
 
     def work(token: ApiToken) -> dict:
@@ -325,6 +334,7 @@ def create_publication(
     timezone: Zone = None,
     status: Status = "draft",
     reference_key: ReferenceKey = None,
+    first_comment: FirstCommentText = None,
 ) -> CallToolResult:
     """Create a publication: a draft, or scheduled to go out at its time (now when no time
     is given). Answers the publication with one rendition per destination."""
@@ -337,6 +347,7 @@ def create_publication(
         timezone=timezone,
         status=status,
         reference_key=reference_key,
+        first_comment=first_comment,
     )
     scopes = ("write", "publish") if status == Publication.Status.SCHEDULED else ("write",)
 

@@ -118,6 +118,16 @@ class _PublicationFields(_ScheduleFields):
         max_length=constants.MAX_REFERENCE_KEY_LENGTH,
         help_text="Your own key, unique in the workspace (409 REFERENCE_KEY_EXISTS if reused).",
     )
+    first_comment = TextField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=constants.MAX_FIRST_COMMENT_LENGTH,
+        help_text="Posted under each destination's post once it is live, where the platform "
+        "takes comments (the capabilities' `first_comment`); 400 FIRST_COMMENT_TOO_LONG when "
+        "longer than a destination's platform allows. Blank for none.",
+    )
 
     def validate(self, attrs: dict) -> dict:
         if "text" in attrs:
@@ -212,6 +222,7 @@ class PublicationSerializer(serializers.ModelSerializer):
             "scheduled_at",
             "timezone",
             "reference_key",
+            "first_comment",
             "segments",
             "renditions",
             "created_at",

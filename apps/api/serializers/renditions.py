@@ -15,6 +15,7 @@ from apps.publishing.services import Resolution
 from apps.renditions.models import (
     ERROR_KEYS,
     DeliveryAttempt,
+    FirstComment,
     Rendition,
     RenditionMedia,
     RenditionSegment,
@@ -93,6 +94,24 @@ class RenditionSegmentSerializer(serializers.ModelSerializer):
         fields = ["position", "text", "media", "provider_post_id", "provider_url", "published_at"]
 
 
+class FirstCommentSerializer(serializers.ModelSerializer):
+    """The first comment under this destination's post."""
+
+    error = RenditionErrorSerializer(source="last_error", allow_null=True)
+
+    class Meta:
+        model = FirstComment
+        fields = [
+            "id",
+            "text",
+            "status",
+            "provider_comment_id",
+            "provider_url",
+            "published_at",
+            "error",
+        ]
+
+
 class RenditionSerializer(serializers.ModelSerializer):
     """One destination of a publication."""
 
@@ -104,6 +123,10 @@ class RenditionSerializer(serializers.ModelSerializer):
     error = RenditionErrorSerializer(source="last_error", allow_null=True)
     segments = RenditionSegmentSerializer(many=True)
     delivery_attempts = DeliveryAttemptSerializer(many=True)
+    first_comment = serializers.SerializerMethodField(
+        help_text="The first comment under the post (pending, published, failed or unknown), "
+        "once the post is live and if the publication has one; else null."
+    )
 
     class Meta:
         model = Rendition
@@ -126,7 +149,15 @@ class RenditionSerializer(serializers.ModelSerializer):
             "settings",
             "segments",
             "delivery_attempts",
+            "first_comment",
         ]
+
+    @extend_schema_field(FirstCommentSerializer(allow_null=True))
+    def get_first_comment(self, rendition: Rendition) -> Any:
+        if rendition.status != Rendition.Status.PUBLISHED:
+            return None  # made when the post goes live; no query before
+        comment = getattr(rendition, "first_comment", None)
+        return FirstCommentSerializer(comment).data if comment is not None else None
 
     @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_scheduled_at(self, rendition: Rendition) -> Any:
@@ -146,3 +177,11 @@ class RenditionResolveSerializer(StrictSerializer):
         required=False, allow_blank=True, max_length=1000, help_text="The post's URL."
     )
     provider_post_id = TextField(required=False, allow_blank=True, max_length=255)
+
+
+class FirstCommentMarkPostedSerializer(StrictSerializer):
+    """POST /renditions/{id}/first-comment/mark-posted: the comment a person found."""
+
+    provider_url = URLField(
+        required=False, allow_blank=True, max_length=1000, help_text="The comment's URL."
+    )

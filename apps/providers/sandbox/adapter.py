@@ -39,6 +39,7 @@ class SandboxAdapter(Adapter):
         alt_text=True,
     )
     lookup_is_strong = True  # posts are listed by their exact idempotency key
+    comment_lookup_is_strong = True  # ...and so are comments
     # A processing post is asked about every couple of seconds, for at most an hour.
     poll_schedule = PollSchedule(initial_delay_s=1.0, interval_s=2.0, max_wait_s=3600.0)
 
@@ -122,6 +123,37 @@ class SandboxAdapter(Adapter):
             raise self._classify(response, is_create=False)
         posts = response.json()["posts"]
         return self._published(posts[0]) if posts else None
+
+    def publish_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment:
+        with self._client(ctx.credentials) as client:
+            try:
+                response = client.post(
+                    "/posts",
+                    json={"text": text, "comment_on": post.provider_post_id},
+                    headers={"Idempotency-Key": key},
+                )
+            except httpx.HTTPError as exc:
+                raise classify_transport(exc, is_create=True) from exc
+        if response.status_code != 200:
+            raise self._classify(response, is_create=True)
+        return self._published(response.json())
+
+    def find_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment | None:
+        with self._client(ctx.credentials) as client:
+            try:
+                response = client.get(
+                    "/posts", params={"comment_on": post.provider_post_id, "idempotency_key": key}
+                )
+            except httpx.HTTPError as exc:
+                raise classify_transport(exc, is_create=False) from exc
+        if response.status_code != 200:
+            raise self._classify(response, is_create=False)
+        comments = response.json()["posts"]
+        return self._published(comments[0]) if comments else None
 
     def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment:
         """The status of a post the sandbox is still processing."""

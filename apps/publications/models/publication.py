@@ -57,6 +57,11 @@ class Publication(models.Model):
         blank=True,
         help_text="Client-chosen key, unique in the workspace (a series occurrence, an import).",
     )
+    first_comment = models.TextField(
+        blank=True,
+        default="",
+        help_text="Posted under each post whose platform takes comments, once it is live.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -13,7 +13,8 @@ from django.db import DatabaseError, connection, transaction
 from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount
 from apps.common.media_urls import signed_media_url
-from apps.providers.base import MediaPayload, PublishContext
+from apps.providers.base import Adapter, MediaPayload, PublishContext
+from apps.publishing.locks import account_refresh_lock
 from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,23 @@ def store_refreshed_credentials(account: SocialAccount, fresh: dict) -> None:
     account.token_expires_at = locked.token_expires_at
     account.credentials_key_id = locked.credentials_key_id
     account.credentials_ciphertext = locked.credentials_ciphertext
+
+
+def fresh_credentials(adapter: Adapter, account_id: int) -> dict:
+    """The account's credentials, refreshed first when near expiry. One refresh per account
+    at a time (its refresh lock), so two workers never spend one refresh token twice; no
+    row lock and no transaction is held while the platform answers. New credentials are
+    committed on their own as soon as the platform issued them. Raises RefreshInProgress
+    when another worker held the lock too long, ProviderError when the refresh failed."""
+    with account_refresh_lock(account_id):
+        # Durable: refused inside a caller's transaction before any token is spent.
+        with transaction.atomic(durable=True):
+            account = SocialAccount.objects.get(pk=account_id)
+        credentials = account_services.social_account_credentials(account)
+        fresh = adapter.refresh_credentials(account, credentials)
+        if fresh is not None:
+            store_refreshed_credentials(account, fresh)
+    return fresh if fresh is not None else credentials
 
 
 def write_refreshed_credentials(locked: SocialAccount, fresh: dict) -> None:

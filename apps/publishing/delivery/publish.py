@@ -32,16 +32,17 @@ from apps.providers.base import (
 )
 from apps.providers.errors import RETRYABLE_KINDS, Action, ErrorKind, ProviderError
 from apps.publishing.delivery import waiting
+from apps.publishing.delivery.comment import start_first_comment
 from apps.publishing.delivery.context import (
+    fresh_credentials,
     media_payloads,
     publish_context,
-    store_refreshed_credentials,
 )
 from apps.publishing.delivery.enqueue import POLL_JOB, enqueue_poll, schedule_publish
 from apps.publishing.delivery.failures import fail, fail_unexpected, settle_lost_attempts
 from apps.publishing.delivery.run import Run, Stop, db_now, record_segment, save_checkpoint
 from apps.publishing.delivery.waiting import accepted_work, resume_waiting
-from apps.publishing.locks import RefreshInProgress, account_refresh_lock, lock_rendition
+from apps.publishing.locks import RefreshInProgress, lock_rendition
 from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
 from apps.renditions.selectors import rendition_problems
@@ -170,38 +171,32 @@ def prepare(job: Job, rendition: Rendition, *, accepted: bool = False) -> Run:
 
 
 def _refresh_credentials(run: Run, *, hand_over: bool = False) -> None:
-    """Refresh the token when near expiry. One refresh per account at a time (its refresh
-    lock), so two workers never spend one refresh token twice; no row lock and no
-    transaction is held while the platform answers. The new credentials are committed on
-    their own as soon as the platform issued them, and again should that commit fail."""
+    """Refresh the token when near expiry (``fresh_credentials``); a failure fails the run,
+    or, with `hand_over`, only stops it when retrying cannot help."""
     try:
-        with account_refresh_lock(run.account.pk):
-            # Durable: refused inside a caller's transaction before any token is spent.
-            with transaction.atomic(durable=True):
-                account = SocialAccount.objects.get(pk=run.account.pk)
-            credentials = account_services.social_account_credentials(account)
-            fresh = run.adapter.refresh_credentials(account, credentials)
-            if fresh is not None:
-                store_refreshed_credentials(account, fresh)
+        current = fresh_credentials(run.adapter, run.account.pk)
     except RefreshInProgress:
-        err = ProviderError(
-            ErrorKind.NETWORK_BEFORE_SEND,  # nothing was sent: a clean retry
-            "Another worker was refreshing this account's token; trying again in a moment.",
-            code="refresh_in_progress",
-            retry_at=timezone.now() + REFRESH_WAIT,
-            retryable=True,
-        )
         if hand_over:
             return  # the poll goes on with the current token
-        fail(run.job, run.rendition, err)
+        fail(run.job, run.rendition, refresh_in_progress())
     except ProviderError as err:
         if err.kind in RETRYABLE_KINDS and hand_over:
             return  # the poll goes on with the current token; the refresh is tried again
         fail(run.job, run.rendition, err, hand_over=hand_over)
-    current = fresh if fresh is not None else credentials
     if current != run.ctx.credentials:  # refreshed now, or by another worker meanwhile
         run.ctx.credentials.clear()
         run.ctx.credentials.update(current)
+
+
+def refresh_in_progress() -> ProviderError:
+    """Another worker held the account's refresh lock too long: nothing was sent."""
+    return ProviderError(
+        ErrorKind.NETWORK_BEFORE_SEND,  # a clean retry
+        "Another worker was refreshing this account's token; trying again in a moment.",
+        code="refresh_in_progress",
+        retry_at=timezone.now() + REFRESH_WAIT,
+        retryable=True,
+    )
 
 
 def deliver(run: Run) -> None:
@@ -345,6 +340,7 @@ def _finish(run: Run, segments: list[RenditionSegment]) -> None:
         if rendition.status == Rendition.Status.WAITING:
             rendition.transition_to(Rendition.Status.PUBLISHING)
         rendition.mark_published(first.provider_post_id, first.provider_url, first.published_at)
+        start_first_comment(rendition)
         events.emit(events.RENDITION_PUBLISHED, rendition=rendition)
         publication_refresh_status(rendition.publication)
     logger.info(

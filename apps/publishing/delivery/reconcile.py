@@ -36,6 +36,7 @@ from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease
 from apps.providers.base import SegmentPayload, SupportsLookup, get_adapter
 from apps.providers.errors import ProviderError
+from apps.publishing.delivery.comment import start_first_comment
 from apps.publishing.delivery.context import media_payloads, publish_context
 from apps.publishing.delivery.enqueue import schedule_publish
 from apps.publishing.delivery.reconnect import await_reconnect
@@ -262,6 +263,7 @@ def _settle(job: Job, rendition: Rendition, *, note: str) -> None:
         if all(s.is_published for s in segments):
             first = segments[0]
             current.mark_published(first.provider_post_id, first.provider_url, first.published_at)
+            start_first_comment(current)
             events.emit(events.RENDITION_PUBLISHED, rendition=current)
         else:
             current.mark_scheduled()

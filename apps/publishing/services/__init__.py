@@ -2,6 +2,7 @@
 admin, commands, the series materializer) goes through these functions; see each module's
 docstring for its contract."""
 
+from apps.publishing.delivery.comment import first_comment_mark_posted, first_comment_retry
 from apps.publishing.services.publications import (
     publication_cancel,
     publication_create,
@@ -21,6 +22,8 @@ from apps.publishing.services.status import publication_refresh_status
 
 __all__ = [
     "MANUAL_RETRY_LIMIT",
+    "first_comment_mark_posted",
+    "first_comment_retry",
     "Resolution",
     "RetryRefused",
     "publication_cancel",

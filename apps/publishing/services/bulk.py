@@ -50,6 +50,7 @@ from apps.publishing.delivery.enqueue import PUBLISH_JOB, publish_dedupe_key
 from apps.publishing.services.checks import (
     FieldErrors,
     check_content_size,
+    check_first_comment,
     destination_times,
     input_texts,
     parse_status,
@@ -73,6 +74,7 @@ ITEM_KEYS = frozenset(
         "timezone",
         "status",
         "reference_key",
+        "first_comment",
     }
 )
 
@@ -110,6 +112,7 @@ class _Item:
     scheduled_at: datetime | None
     zone: str
     times: dict[str, datetime | None]
+    first_comment: str = ""
     renditions: list[Rendition] = field(default_factory=list)
     contents: list[Content] = field(default_factory=list)
 
@@ -231,6 +234,7 @@ def _parse(raw: Any, *, index: int, workspace: Workspace, now: datetime) -> _Ite
     seg_inputs = inputs.parse_segments(segments, path="segments", errors=errors.details)
     dest_inputs = inputs.parse_destinations(raw.get("destinations"), errors=errors.details)
     key = inputs.parse_reference_key(raw.get("reference_key"), errors=errors.details)
+    comment = inputs.parse_first_comment(raw.get("first_comment"), errors=errors.details)
     if target == P.SCHEDULED and not dest_inputs and "destinations" not in errors.details:
         errors.details["destinations"] = ["Choose at least one destination to schedule."]
     pub_time, zone = resolve_time(
@@ -260,6 +264,7 @@ def _parse(raw: Any, *, index: int, workspace: Workspace, now: datetime) -> _Ite
         scheduled_at=pub_time,
         zone=zone,
         times=times,
+        first_comment=comment,
     )
     # The zone was checked by resolve_time; the field's own validator lists every zone on
     # disk (tens of milliseconds), which would dominate a large import.
@@ -279,6 +284,7 @@ def _publication(item: _Item, *, workspace: Workspace, author: User | None) -> P
         scheduled_at=item.scheduled_at,
         timezone=item.zone,
         reference_key=item.key,
+        first_comment=item.first_comment,
     )
 
 
@@ -348,6 +354,7 @@ def _build_renditions(
 ) -> None:
     """The item's renditions (unsaved) and their content."""
     _check_references(item, accounts, media)
+    check_first_comment(item.first_comment, [accounts[d.account_id] for d in item.destinations])
     source = _content(item.segments, media)
     for dest in item.destinations:
         account = accounts[dest.account_id]

@@ -13,6 +13,8 @@ from django.db.models import prefetch_related_objects
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import Conflict, ValidationFailed
+from apps.providers.catalog import get_capabilities
+from apps.providers.text_counting import count_text
 from apps.publications.inputs import DestinationInput, Errors, SegmentInput
 from apps.publications.models import Publication
 from apps.publications.scheduling import ScheduleError, check_not_in_past, get_zone
@@ -75,6 +77,30 @@ def check_content_size(texts: Iterable[str]) -> None:
         )
         raise ValidationFailed(
             message, code="PUBLICATION_TOO_LARGE", details={"segments": [message]}
+        )
+
+
+def check_first_comment(text: str, accounts: Iterable[SocialAccount]) -> None:
+    """Refuse a first comment longer than a destination's platform takes under a post
+    (ValidationFailed FIRST_COMMENT_TOO_LONG, counted as that platform counts). Platforms
+    without first comments are not checked: their posts go out without it."""
+    if not text:
+        return
+    problems = []
+    for platform in sorted({account.platform for account in accounts}):
+        caps = get_capabilities(platform)
+        if not caps.supports_first_comment:
+            continue
+        length = count_text(text, caps.text_counter, url_length=caps.url_length)
+        limit = caps.first_comment_limit or 0
+        if length > limit:
+            problems.append(
+                f"{length:,} characters is too long for a first comment on {platform}: "
+                f"at most {limit:,}."
+            )
+    if problems:
+        raise ValidationFailed(
+            problems[0], code="FIRST_COMMENT_TOO_LONG", details={"first_comment": problems}
         )
 
 

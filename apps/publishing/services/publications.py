@@ -39,6 +39,7 @@ from apps.publishing.services import content as _content
 from apps.publishing.services.checks import (
     FieldErrors,
     check_content_size,
+    check_first_comment,
     check_reference_key,
     check_schedulable,
     destination_times,
@@ -70,6 +71,7 @@ UPDATABLE = frozenset(
         "timezone",
         "status",
         "reference_key",
+        "first_comment",
     }
 )
 
@@ -86,6 +88,7 @@ def publication_create(
     timezone: str | None = None,
     status: str = P.DRAFT,
     reference_key: str | None = None,
+    first_comment: str | None = None,
     keep_rows: bool = False,
 ) -> Publication:
     """Create a publication and one rendition per destination account.
@@ -94,13 +97,15 @@ def publication_create(
     order. destinations: [{"account": social_account_id, "segments": optional override,
     "settings": {...}, "scheduled_at" or "local_time" (+ "timezone"): optional own time}].
     The time is an ISO instant (scheduled_at) or local_time + timezone (the workspace's
-    zone when omitted); status "scheduled" without a time means now.
+    zone when omitted); status "scheduled" without a time means now. first_comment: posted
+    under each destination's post once it is live, where the platform takes comments.
 
     Errors: ValidationFailed (details by field path: "segments.0.text",
     "destinations.1.segments.0.text"...; code SCHEDULE_IN_PAST / INVALID_TIMEZONE /
     MISSING_UTC_OFFSET when that is the only problem), NotFound for accounts or media not
     in the workspace, Conflict REFERENCE_KEY_EXISTS, QuotaExceeded MONTHLY_QUOTA_EXCEEDED
-    or DAILY_CAP_EXCEEDED, ValidationFailed PUBLICATION_TOO_LARGE, ApprovalRequired
+    or DAILY_CAP_EXCEEDED, ValidationFailed PUBLICATION_TOO_LARGE / FIRST_COMMENT_TOO_LONG,
+    ApprovalRequired
     APPROVAL_REQUIRED when the author's posts need approval first (`apps.approvals.rule`).
 
     keep_rows: the publication comes back with its segments and renditions (and theirs)
@@ -113,6 +118,7 @@ def publication_create(
     seg_inputs = inputs.parse_segments(segments, path="segments", errors=errors.details)
     dest_inputs = inputs.parse_destinations(destinations, errors=errors.details)
     key = inputs.parse_reference_key(reference_key, errors=errors.details)
+    comment = inputs.parse_first_comment(first_comment, errors=errors.details)
     if target == P.SCHEDULED and not dest_inputs and "destinations" not in errors.details:
         errors.details["destinations"] = ["Choose at least one destination to schedule."]
     pub_time, zone = resolve_time(
@@ -135,6 +141,7 @@ def publication_create(
     accounts, media = _content.resolve_references(
         workspace=workspace, segments=seg_inputs, destinations=dest_inputs
     )
+    check_first_comment(comment, accounts.values())
     organization = quotas.lock_organization(workspace)
     # Delivery reads the organization through the workspace: hand it the row just locked.
     workspace.organization = organization
@@ -149,6 +156,7 @@ def publication_create(
         scheduled_at=pub_time,
         timezone=zone,
         reference_key=key,
+        first_comment=comment,
     )
     # The zone was checked by resolve_time; the field's own validator lists every zone on
     # disk (milliseconds per create).
@@ -289,7 +297,8 @@ def publication_update(
     entry read as at creation: new accounts get renditions, missing ones are removed or
     cancelled, renditions that went out may only be listed unchanged), scheduled_at /
     local_time / timezone (as in publication_reschedule), status ("scheduled" schedules the
-    drafts, "draft" unschedules, refused once anything started), reference_key.
+    drafts, "draft" unschedules, refused once anything started), reference_key,
+    first_comment (for the posts still to go out: one already live keeps the comment it got).
 
     actor: the person making the edit; scheduling is refused (APPROVAL_REQUIRED) when their
     posts need approval first (``apps.approvals.rule``). None for work without a person.
@@ -320,6 +329,8 @@ def publication_update(
         dest_inputs = inputs.parse_destinations(changes["destinations"], errors=errors.details)
     if "reference_key" in changes:
         key = inputs.parse_reference_key(changes["reference_key"], errors=errors.details)
+    if "first_comment" in changes:
+        comment = inputs.parse_first_comment(changes["first_comment"], errors=errors.details)
     schedule_given = bool({"scheduled_at", "local_time", "timezone"} & set(changes))
     if schedule_given:
         new_time, zone = resolve_time(
@@ -349,8 +360,18 @@ def publication_update(
     accounts, media = _content.resolve_references(
         workspace=publication.workspace, segments=seg_inputs or [], destinations=dest_inputs or []
     )
+    if "first_comment" in changes or dest_inputs is not None:
+        # New destinations are checked against the comment the publication keeps.
+        check_first_comment(
+            comment if "first_comment" in changes else publication.first_comment,
+            accounts.values()
+            if dest_inputs is not None
+            else [r.social_account for r in renditions],
+        )
     quotas.lock_organization(publication.workspace)
 
+    if "first_comment" in changes:
+        publication.first_comment = comment
     if "reference_key" in changes:
         check_reference_key(publication.workspace, key, exclude_pk=publication.pk)
         publication.reference_key = key

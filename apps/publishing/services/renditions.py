@@ -10,6 +10,7 @@ from apps.accounts.models import User
 from apps.common import events
 from apps.common.errors import Conflict, ValidationFailed
 from apps.publications.models import Publication
+from apps.publishing.delivery.comment import start_first_comment
 from apps.publishing.delivery.enqueue import rendition_cancel_delivery, schedule_publish
 from apps.publishing.delivery.waiting import forget_accepted_work
 from apps.publishing.locks import lock_rendition
@@ -168,6 +169,8 @@ def rendition_resolve(
         if segment is not None:
             segment.mark_published(post_id, provider_url)
         current.mark_published(post_id, provider_url)
+        if provider_post_id:  # a comment needs the post's own id, not its address
+            start_first_comment(current)
         events.emit(events.RENDITION_PUBLISHED, rendition=current)
     elif outcome == Resolution.FAILED:
         error = dict(current.last_error or {})

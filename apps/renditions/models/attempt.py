@@ -32,6 +32,7 @@ class DeliveryAttempt(models.Model):
         POLL = "poll"  # an asynchronous platform's next step
         RECONCILE = "reconcile"  # looking for a post after an unknown outcome
         RESOLVE = "resolve"  # a person settled an ambiguous outcome
+        COMMENT = "comment"  # the first comment under the post
 
     class Outcome(models.TextChoices):
         IN_FLIGHT = "in_flight"

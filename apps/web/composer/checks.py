@@ -167,6 +167,8 @@ class FieldMap:
             return "Schedule", "schedule-date"
         if path in ("destinations", "status"):
             return "Destinations", "destinations"
+        if path == "first_comment":
+            return "First comment", "first-comment"
         match = _SEG.match(path)
         if match:
             return self._part(int(match.group(1)), match.group(2) or "", None)

@@ -10,6 +10,7 @@ Form field names:
     override-<account>                  "on": this destination has its own texts
     override-<account>-<i>-text         its text for part i (blank: part i is left out)
     setting-<account>-<name>            a platform setting (a YouTube title...)
+    first_comment                       posted under each live post where the platform takes it
     date, time                          the schedule, a wall-clock time in `zone`
     revision                            the revision an edit was made against
 """
@@ -97,6 +98,7 @@ class Draft:
     zone: str = "UTC"
     revision: int | None = None
     active_tab: str = ""
+    first_comment: str = ""
 
     # --- reading ---------------------------------------------------------------------
 
@@ -168,6 +170,7 @@ class Draft:
             zone=zone,
             revision=int(revision) if revision.isdigit() else None,
             active_tab=data.get("active_tab", ""),
+            first_comment=data.get("first_comment", ""),
         )
 
     @classmethod
@@ -209,6 +212,7 @@ class Draft:
             time=time,
             zone=zone,
             revision=publication.revision,
+            first_comment=publication.first_comment,
         )
 
     @classmethod

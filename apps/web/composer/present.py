@@ -190,6 +190,8 @@ def composer_context(
         "general_errors": [m for m in errors if not m.field_id],
         "schedule_errors": by_field.get("schedule-date", []),
         "destination_errors": by_field.get("destinations", []),
+        "first_comment_errors": by_field.get("first-comment", []),
+        "first_comment_platforms": _first_comment_platforms(draft),
         "active_tab": active or (destinations[0].key if destinations else ""),
         "previews": preview_draft(workspace, draft),
         "needs_reconnect": [
@@ -198,3 +200,12 @@ def composer_context(
             if d.account.status == SocialAccount.Status.NEEDS_RECONNECT
         ],
     }
+
+
+def _first_comment_platforms(draft: Draft) -> tuple[list[str], list[str]]:
+    """The chosen destinations' platforms that take a first comment, and those that do not."""
+    takes, skips = set(), set()
+    for destination in draft.destinations:
+        caps = destination.capabilities
+        (takes if caps and caps.supports_first_comment else skips).add(destination.account.platform)
+    return sorted(takes), sorted(skips)

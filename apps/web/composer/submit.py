@@ -56,6 +56,7 @@ def draft_submit(
         content = {
             "segments": draft.segments_payload(),
             "destinations": draft.destinations_payload(),
+            "first_comment": draft.first_comment,
         }
         if publication is None:
             return queued_publication_create(workspace=workspace, author=user, **content)
@@ -71,6 +72,7 @@ def draft_submit(
             author=user,
             segments=draft.segments_payload(),
             destinations=draft.destinations_payload(),
+            first_comment=draft.first_comment,
             status=status,
             **times,
         )
@@ -82,6 +84,7 @@ def draft_submit(
         actor=user,
         segments=draft.segments_payload(),
         destinations=draft.destinations_payload(),
+        first_comment=draft.first_comment,
         status=status,
         **times,
     )

@@ -33,13 +33,15 @@ from apps.publications.models import Publication
 from apps.publishing.delivery.enqueue import publish_dedupe_key
 from apps.publishing.services import (
     MANUAL_RETRY_LIMIT,
+    first_comment_mark_posted,
+    first_comment_retry,
     publication_cancel,
     publication_reschedule,
     publication_retry,
     rendition_resolve,
     rendition_retry,
 )
-from apps.renditions.models import DeliveryAttempt, Rendition
+from apps.renditions.models import DeliveryAttempt, FirstComment, Rendition
 from apps.renditions.selectors import account_text_limit
 from apps.web.access import WorkspaceRequest, is_htmx, permits, workspace_view
 from apps.web.composer.destination_retry import destination_edit_and_retry
@@ -93,6 +95,7 @@ class DestinationCard:
     message: str = ""
     message_level: str = "success"
     parts: list[SentPart] = field(default_factory=list)
+    first_comment: FirstComment | None = None
 
     @property
     def error(self) -> dict | None:
@@ -168,11 +171,18 @@ def _card(request: WorkspaceRequest, rendition: Rendition, *, editable: bool) ->
             kwargs={"workspace_slug": workspace.slug, "pk": rendition.publication_id},
         )
     due = due_at(rendition) if rendition.status in (R.SCHEDULED, R.FAILED) else None
+    comment = None
+    if rendition.status == R.PUBLISHED:  # a first comment exists only under a live post
+        comment = FirstComment.objects.filter(rendition=rendition).first()
+    poll = poll_seconds(rendition, timezone.now(), due)
+    if comment is not None and comment.status == FirstComment.Status.PENDING:
+        poll = FAST_POLL_S  # the comment is on its way: show it land
     return DestinationCard(
         rendition=rendition,
         capabilities=caps,
         attempts=list(rendition.delivery_attempts.order_by("started_at", "pk")),
-        poll=poll_seconds(rendition, timezone.now(), due),
+        poll=poll,
+        first_comment=comment,
         due_at=due,
         url=reverse(
             "rendition-card",
@@ -317,6 +327,39 @@ def _render_card_page(
     """Without htmx, a form error shows on a page holding just that destination."""
     context = {"workspace": request.workspace, "publication": publication, "card": card}
     return render(request, "web/publications/card_page.html", context, status=400)
+
+
+@workspace_view(Action.PUBLISH)
+@require_POST
+def first_comment_retry_view(request: WorkspaceRequest, pk: int, rendition_pk: int) -> HttpResponse:
+    """Post a failed first comment again (or one whose outcome was unknown and that the
+    person did not find under the post)."""
+    rendition = _rendition(request, pk, rendition_pk)
+    comment = get_object_or_404(FirstComment, rendition=rendition)
+    try:
+        first_comment_retry(comment, actor_note=f"Checked by {request.user.email}: none found.")
+    except DomainError as exc:
+        text, level = exc.message, "error"
+    else:
+        text, level = "Posting the first comment again.", "success"
+    return _after_action(request, rendition, text, level)
+
+
+@workspace_view(Action.PUBLISH)
+@require_POST
+def first_comment_posted_view(
+    request: WorkspaceRequest, pk: int, rendition_pk: int
+) -> HttpResponse:
+    """The person found the comment whose answer never came: record it as posted."""
+    rendition = _rendition(request, pk, rendition_pk)
+    comment = get_object_or_404(FirstComment, rendition=rendition)
+    try:
+        first_comment_mark_posted(comment)
+    except DomainError as exc:
+        text, level = exc.message, "error"
+    else:
+        text, level = "Recorded the first comment as posted.", "success"
+    return _after_action(request, rendition, text, level)
 
 
 def _after_action(
