@@ -357,7 +357,8 @@ def test_connect_lists_pages_to_choose_and_the_choice_keeps_the_page_token(fake)
 
     assert url.startswith("https://www.facebook.com/v23.0/dialog/oauth?")
     assert _query(httpx.Request("GET", url))["scope"] == (
-        "pages_manage_posts,pages_read_engagement,pages_show_list,publish_video"
+        "pages_manage_posts,pages_read_engagement,pages_show_list,publish_video,"
+        "pages_manage_engagement"
     )
     assert _query(code.calls.last.request) == {
         "client_id": "meta-app",

@@ -1,5 +1,5 @@
-"""The Bluesky adapter: posts, images, video and GIFs, link cards, reply threads,
-reconciliation, connect.
+"""The Bluesky adapter: posts, images, video and GIFs, link cards, reply threads, first
+comments (self-replies), reconciliation, connect.
 
 A post with a video (or an animated GIF, which Bluesky shows as a video) is asynchronous:
 the file goes to the video service, the job id is checkpointed the moment it exists, the
@@ -39,7 +39,7 @@ from apps.providers.bluesky.errors import (
 )
 from apps.providers.bluesky.facets import build_facets, first_link, mention_handles
 from apps.providers.bluesky.langs import post_langs
-from apps.providers.bluesky.tid import legacy_segment_rkey, segment_rkey
+from apps.providers.bluesky.tid import MAX_POSITION, legacy_segment_rkey, segment_rkey
 from apps.providers.errors import ErrorKind, ProviderError
 
 POST = "app.bsky.feed.post"
@@ -68,6 +68,7 @@ class BlueskyAdapter(Adapter):
     # second record under it, so resending after an unknown outcome cannot post twice.
     retry_safe_after_unknown = True
     lookup_is_strong = True  # getRecord by the deterministic record key
+    comment_lookup_is_strong = True  # the same for the comment's keys: absent means never made
 
     # Credentials
 
@@ -108,17 +109,7 @@ class BlueskyAdapter(Adapter):
         xrpc = _Xrpc(ctx)
         rkey = _kept_rkey(ctx, segment.position)
         created_at = datetime.now(UTC)
-        record: dict = {
-            "$type": POST,
-            "text": segment.text,
-            "createdAt": created_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        }
-        langs = post_langs(ctx.settings)
-        if langs:
-            record["langs"] = langs
-        facets = build_facets(segment.text, xrpc.resolve_handles(mention_handles(segment.text)))
-        if facets:
-            record["facets"] = facets
+        record = _text_record(ctx, xrpc, segment.text, created_at)
         if reply_to is not None:
             record["reply"] = {
                 "root": xrpc.strong_ref(reply_to.root.provider_post_id),
@@ -316,6 +307,47 @@ class BlueskyAdapter(Adapter):
             image["aspectRatio"] = {"width": media.width, "height": media.height}
         return image
 
+    # First comment
+
+    def publish_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment:
+        """A self-reply to the post (root and parent both), built like a segment (facets,
+        langs, link card) under the comment's record key, or its fallback when another
+        record holds that key."""
+        xrpc = _Xrpc(ctx)
+        created_at = datetime.now(UTC)
+        record = _text_record(ctx, xrpc, text, created_at)
+        ref = xrpc.strong_ref(post.provider_post_id)
+        record["reply"] = {"root": ref, "parent": ref}
+        embed = self._embed(ctx, xrpc, SegmentPayload(0, text))
+        if embed:
+            record["embed"] = embed
+        for rkey in _comment_rkeys(ctx, key):
+            try:
+                return self._create(xrpc, rkey, record, created_at)
+            except _KeyTaken:
+                continue  # our create never landed under it: the fallback is as safe
+        raise ProviderError(
+            ErrorKind.UNKNOWN,
+            "Bluesky holds other posts under this comment's record keys.",
+            code="rkey_taken",
+        )
+
+    def find_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment | None:
+        """Strong: getRecord by the comment's record key, then by its fallback only when
+        another record holds the first (the only case a create goes there)."""
+        xrpc = _Xrpc(ctx)
+        for rkey in _comment_rkeys(ctx, key):
+            found = xrpc.get_record(xrpc.did, POST, rkey)
+            if found is None:
+                return None
+            if _is_ours(found, text):
+                return _published(xrpc.did, rkey, found)
+        return None
+
     # Reconciliation
 
     def lookup_segment(
@@ -425,6 +457,32 @@ class _Xrpc:
 
 class _KeyTaken(Exception):
     """The record key holds a post other than ours."""
+
+
+def _text_record(ctx: PublishContext, xrpc: _Xrpc, text: str, created_at: datetime) -> dict:
+    """A post record's text part: the text, its facets (links, mentions, tags) and langs."""
+    record: dict = {
+        "$type": POST,
+        "text": text,
+        "createdAt": created_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+    }
+    langs = post_langs(ctx.settings)
+    if langs:
+        record["langs"] = langs
+    facets = build_facets(text, xrpc.resolve_handles(mention_handles(text)))
+    if facets:
+        record["facets"] = facets
+    return record
+
+
+def _comment_rkeys(ctx: PublishContext, key: str) -> tuple[str, str]:
+    """The comment's record key and its fallback, both derived from the comment's key (so
+    every attempt and every lookup knows them without a checkpoint). They sit at the last
+    thread position, which the post's own segments never reach in practice."""
+    base = f"{installation_id()}:{key}"
+    first = segment_rkey(ctx.rendition_id, MAX_POSITION, installation=base)
+    fallback = segment_rkey(ctx.rendition_id, MAX_POSITION, installation=f"{base}:{first}")
+    return first, fallback
 
 
 def _kept_rkey(ctx: PublishContext, position: int) -> str | None:

@@ -4,7 +4,7 @@ the Page's access token.
 
 Connecting goes through the person who manages the Page (apps.providers.facebook.connect).
 Facebook offers no idempotency handle; a lost answer is reconciled by listing the Page's
-published posts.
+published posts, and a lost first comment by listing the post's comments.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ from apps.providers.meta.graph import FACEBOOK_GRAPH, graph_call, graph_client, 
 POLL_SCHEDULE = PollSchedule(
     initial_delay_s=5, interval_s=10, factor=1.5, max_interval_s=60, max_wait_s=1800
 )
+# A first comment is looked for among the post's newest comments, a few pages deep.
+COMMENT_PAGE = 50
+COMMENT_PAGES = 3
 
 
 class FacebookPagesAdapter(Adapter):
@@ -47,6 +50,8 @@ class FacebookPagesAdapter(Adapter):
         settings=frozenset({"link", "title"}),
     )
     poll_schedule = POLL_SCHEDULE
+    # Comments are found by listing the post's comments, which may lag behind a new one.
+    comment_lookup_is_strong = False
 
     def publish_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
@@ -134,6 +139,63 @@ class FacebookPagesAdapter(Adapter):
                     provider_url=post.get("permalink_url", ""),
                     published_at=created,
                 )
+        return None
+
+    def publish_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment:
+        """Comment under the post as the Page; the Graph API takes no idempotency handle."""
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            body = graph_call(
+                client,
+                "POST",
+                f"{FACEBOOK_GRAPH}/{post.provider_post_id}/comments",
+                data={"message": text},
+                is_create=True,
+            )
+            comment_id = str(body["id"])
+            return PublishedSegment(
+                provider_post_id=comment_id,
+                provider_url=self._permalink(client, comment_id),
+                published_at=timezone.now(),
+            )
+
+    def find_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment | None:
+        """Our comment among the post's newest: made by the Page, with the same text."""
+        wanted = normalize_text(text)
+        params = {
+            "filter": "stream",
+            "order": "reverse_chronological",
+            "fields": "id,message,from,created_time,permalink_url",
+            "limit": COMMENT_PAGE,
+        }
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            for _ in range(COMMENT_PAGES):
+                body = graph_call(
+                    client,
+                    "GET",
+                    f"{FACEBOOK_GRAPH}/{post.provider_post_id}/comments",
+                    params=params,
+                    is_create=False,
+                )
+                for comment in body.get("data", []):
+                    if (
+                        str((comment.get("from") or {}).get("id")) == ctx.account.remote_id
+                        and normalize_text(comment.get("message")) == wanted
+                    ):
+                        return PublishedSegment(
+                            provider_post_id=str(comment["id"]),
+                            provider_url=comment.get("permalink_url")
+                            or f"https://www.facebook.com/{comment['id']}",
+                            published_at=parse_graph_time(comment.get("created_time")),
+                        )
+                paging = body.get("paging") or {}
+                after = (paging.get("cursors") or {}).get("after")
+                if not paging.get("next") or not after:
+                    return None
+                params = {**params, "after": after}
         return None
 
     # Steps -----------------------------------------------------------------------------

@@ -15,7 +15,13 @@ from apps.providers.meta.login import exchange_token, token_call
 from apps.providers.oauth import parse_expires_at
 
 FACEBOOK_AUTHORIZE = f"https://www.facebook.com/{GRAPH_VERSION}/dialog/oauth"
-SCOPES = ["pages_manage_posts", "pages_read_engagement", "pages_show_list", "publish_video"]
+SCOPES = [
+    "pages_manage_posts",
+    "pages_read_engagement",
+    "pages_show_list",
+    "publish_video",
+    "pages_manage_engagement",  # the first comment under a post
+]
 # A Page role that may publish (`tasks` of /me/accounts).
 PUBLISH_TASK = "CREATE_CONTENT"
 

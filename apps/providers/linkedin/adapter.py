@@ -9,13 +9,17 @@ idempotency handle. Member posts cannot be listed without a restricted scope, so
 no lookup. A resend of the same text is refused as DUPLICATE_POST naming the existing post,
 so reconciliation resends once the unanswered request can no longer land: the resend makes
 the one post, or the refusal names it and settles the attempt.
+
+A first comment goes under the post as the post's author. Comments have no idempotency
+handle either; an unanswered one is looked for among the post's comments, which member
+tokens may only read with the restricted r_member_social.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from urllib.parse import quote, unquote, urlencode
 
 import httpx
@@ -36,11 +40,12 @@ from apps.providers.base import (
     SegmentPayload,
     register_adapter,
 )
-from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.providers.linkedin.assets import wait_available
 from apps.providers.linkedin.errors import classify
 from apps.providers.linkedin.text import commentary
 from apps.providers.linkedin.video import upload_video
+from apps.providers.matching import normalize_text
 
 API = "https://api.linkedin.com"
 OAUTH = "https://www.linkedin.com/oauth/v2"
@@ -56,10 +61,13 @@ IMAGE_POLL_S = 2.0
 IMAGE_POLLS = 5
 _AUTHOR = re.compile(r"^urn:li:(person|organization):[A-Za-z0-9_-]+$")
 _POST_URN = re.compile(r"^urn:li:(share|ugcPost):\d+$")
-# A post created without its URN in the answer is recorded under this prefix.
+# A post or comment created without its URN in the answer is recorded under this prefix.
 UNIDENTIFIED = "linkedin-unidentified:"
 FIND_COUNT = 10
 CLOCK_SKEW = timedelta(minutes=2)
+# A first comment is looked for in the post's first pages of comments, no further.
+COMMENT_PAGE = 50
+COMMENT_PAGES = 3
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +83,8 @@ class LinkedInAdapter(Adapter):
     )
     retry_safe_after_unknown = False
     duplicate_refusal_names_post = True
+    # Comments are found by listing the post's comments, which may lag or be refused.
+    comment_lookup_is_strong = False
 
     # Credentials
 
@@ -169,6 +179,74 @@ class LinkedInAdapter(Adapter):
             provider_url=f"https://www.linkedin.com/feed/update/{urn}",
             published_at=sent_at,
         )
+
+    def publish_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment:
+        """Comment under the post as its author; LinkedIn takes no idempotency handle."""
+        urn, actor = _post_urn(post), _author(ctx)
+        with _client(ctx.credentials) as http:
+            sent_at = timezone.now()
+            response = httpcall.send(
+                http,
+                "POST",
+                _comments_url(urn),
+                is_create=True,
+                json={"actor": actor, "object": urn, "message": {"text": text}},
+            )
+        if response.status_code not in (200, 201):
+            raise classify(response, is_create=True)
+        comment = _comment_urn(
+            httpcall.json_body(response), urn, response.headers.get("x-restli-id", "")
+        )
+        if comment is None:
+            # Made, but not named: never fail (a retry would comment again).
+            logger.warning(
+                "LinkedIn created a comment without naming it",
+                extra={"rendition_id": ctx.rendition_id},
+            )
+            return PublishedSegment(provider_post_id=f"{UNIDENTIFIED}{key}", published_at=sent_at)
+        return PublishedSegment(
+            provider_post_id=comment, provider_url=_comment_url(urn, comment), published_at=sent_at
+        )
+
+    def find_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment | None:
+        """Our comment among the post's first pages of comments: the author's, with the same
+        text. A refused listing (a member token without r_member_social) tells nothing, so
+        it finds nothing and the comment is left to a person."""
+        urn, author, wanted = _post_urn(post), _author(ctx), normalize_text(text)
+        with _client(ctx.credentials) as http:
+            for page in range(COMMENT_PAGES):
+                response = httpcall.send(
+                    http,
+                    "GET",
+                    _comments_url(urn),
+                    is_create=False,
+                    params={"start": page * COMMENT_PAGE, "count": COMMENT_PAGE},
+                )
+                if response.status_code == 403:
+                    return None
+                if response.status_code != 200:
+                    raise classify(response, is_create=False)
+                elements = httpcall.json_body(response).get("elements") or []
+                for element in elements:
+                    comment = _comment_urn(element, urn)
+                    if (
+                        comment
+                        and element.get("actor") == author
+                        and normalize_text((element.get("message") or {}).get("text")) == wanted
+                    ):
+                        created = (element.get("created") or {}).get("time")
+                        return PublishedSegment(
+                            provider_post_id=comment,
+                            provider_url=_comment_url(urn, comment),
+                            published_at=_from_millis(created) if created else None,
+                        )
+                if len(elements) < COMMENT_PAGE:
+                    break
+        return None
 
     def _content(
         self, http: httpx.Client, ctx: PublishContext, author: str, media: list[MediaPayload]
@@ -298,6 +376,48 @@ def _find_created(http: httpx.Client, post: dict, *, not_before) -> str | None:
         ):
             return element["id"]
     return None
+
+
+def _post_urn(post: PublishedSegment) -> str:
+    """The URN a comment goes under; a post LinkedIn never named cannot take one."""
+    if not _POST_URN.match(post.provider_post_id):
+        raise ProviderError(
+            ErrorKind.UNKNOWN,
+            "LinkedIn did not name the post, so the comment cannot be placed under it; "
+            "add it on LinkedIn.",
+            code="post_unidentified",
+            action=Action.VERIFY,
+            retryable=False,
+        )
+    return post.provider_post_id
+
+
+def _comments_url(urn: str) -> str:
+    return f"{API}/rest/socialActions/{quote(urn, safe='')}/comments"
+
+
+def _comment_urn(comment: dict, post_urn: str, restli_id: str = "") -> str | None:
+    """A comment's URN: `commentUrn` (`$URN` in older versions), else composed from its id
+    (or the create's `x-restli-id`) and the thread it is under."""
+    urn = comment.get("commentUrn") or comment.get("$URN")
+    if urn:
+        return str(urn)
+    comment_id = unquote(str(comment.get("id") or restli_id)).strip()
+    if not comment_id:
+        return None
+    if comment_id.startswith("urn:li:comment:"):
+        return comment_id
+    return f"urn:li:comment:({comment.get('object') or post_urn},{comment_id})"
+
+
+def _comment_url(post_urn: str, comment_urn: str) -> str:
+    return (
+        f"https://www.linkedin.com/feed/update/{post_urn}?commentUrn={quote(comment_urn, safe='')}"
+    )
+
+
+def _from_millis(value: int) -> datetime:
+    return datetime.fromtimestamp(value / 1000, tz=UTC)
 
 
 def _author(ctx: PublishContext) -> str:

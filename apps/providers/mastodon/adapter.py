@@ -1,9 +1,11 @@
-"""The Mastodon adapter: statuses, media, reply-chain threads, reconciliation and connect."""
+"""The Mastodon adapter: statuses, media, reply-chain threads, first comments (self-replies),
+reconciliation and connect."""
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
@@ -59,6 +61,8 @@ class MastodonAdapter(Adapter):
     # repeated key during the hour after it was stored.
     retry_safe_after_unknown = True
     idempotency_window = timedelta(hours=1)
+    # A comment is found by listing the account's statuses, which may lag behind a reply.
+    comment_lookup_is_strong = False
     connect_asks_instance = True
 
     def is_retry_safe(self, account: SocialAccount) -> bool:
@@ -99,14 +103,8 @@ class MastodonAdapter(Adapter):
     def _status_payload(self, ctx: PublishContext, segment: SegmentPayload) -> dict:
         settings = ctx.settings
         payload: dict = {"status": segment.text}
-        visibility = settings.get("visibility")
+        visibility = _visibility(settings)
         if visibility:
-            if visibility not in VISIBILITIES:
-                raise ProviderError(
-                    ErrorKind.CONTENT_REJECTED,
-                    f"Mastodon visibility must be one of {', '.join(VISIBILITIES)}.",
-                    code="invalid_visibility",
-                )
             payload["visibility"] = visibility
         if settings.get("spoiler_text"):
             # A content warning hides the text behind it; Mastodon marks such posts sensitive.
@@ -197,34 +195,56 @@ class MastodonAdapter(Adapter):
     ) -> PublishedSegment | None:
         """Best effort past the key's hour: the account's newest statuses, matched on
         normalized text and created_at >= not_before."""
-        instance = _instance(ctx.account)
-        account_id = ctx.account.settings.get("account_id") or ctx.account.remote_id.split("@")[0]
         wanted = _normalize(segment.text, mentions=True)
-        params: dict = {"limit": LOOKUP_PAGE_SIZE, "exclude_reblogs": "true"}
         with _client(ctx.credentials) as http:
-            for _ in range(LOOKUP_MAX_PAGES):
-                response = httpcall.send(
-                    http,
-                    "GET",
-                    f"{instance}/api/v1/accounts/{account_id}/statuses",
-                    is_create=False,
-                    params=params,
-                )
-                if response.status_code != 200:
-                    raise classify(response, is_create=False)
-                statuses = response.json()
+            for statuses in _own_statuses(http, ctx.account, {}):
                 for status in statuses:
                     created = _parse_time(status["created_at"])
                     if created >= not_before - CLOCK_SKEW and (
                         _normalize(_html_text(status.get("content", ""))) == wanted
                     ):
                         return _published(status)
-                if (
-                    not statuses
-                    or _parse_time(statuses[-1]["created_at"]) < not_before - CLOCK_SKEW
-                ):
+                if _parse_time(statuses[-1]["created_at"]) < not_before - CLOCK_SKEW:
                     return None
-                params["max_id"] = statuses[-1]["id"]
+        return None
+
+    # First comment
+
+    def publish_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment:
+        """A self-reply under the post, as visible as the post (else the account's default);
+        the key makes a resend within the hour return the first reply."""
+        payload: dict = {"status": text, "in_reply_to_id": post.provider_post_id}
+        visibility = _visibility(ctx.settings)
+        if visibility:
+            payload["visibility"] = visibility
+        with _client(ctx.credentials) as http:
+            response = httpcall.send(
+                http,
+                "POST",
+                f"{_instance(ctx.account)}/api/v1/statuses",
+                is_create=True,
+                json=payload,
+                headers={"Idempotency-Key": key},
+            )
+        if response.status_code != 200:
+            raise classify(response, is_create=True)
+        return _published(response.json())
+
+    def find_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment | None:
+        """The account's own statuses newer than the post (a reply always is), newest first:
+        the one replying to the post with the comment's normalized text."""
+        wanted = _normalize(text, mentions=True)
+        with _client(ctx.credentials) as http:
+            for statuses in _own_statuses(http, ctx.account, {"since_id": post.provider_post_id}):
+                for status in statuses:
+                    if str(status.get("in_reply_to_id")) == post.provider_post_id and (
+                        _normalize(_html_text(status.get("content", ""))) == wanted
+                    ):
+                        return _published(status)
         return None
 
     # Connect
@@ -306,6 +326,39 @@ def _server_info(http: httpx.Client, instance_url: str) -> dict:
     if isinstance(limit, int):
         info["max_characters"] = limit
     return info
+
+
+def _visibility(settings: dict) -> str | None:
+    visibility = settings.get("visibility")
+    if visibility and visibility not in VISIBILITIES:
+        raise ProviderError(
+            ErrorKind.CONTENT_REJECTED,
+            f"Mastodon visibility must be one of {', '.join(VISIBILITIES)}.",
+            code="invalid_visibility",
+        )
+    return visibility or None
+
+
+def _own_statuses(http: httpx.Client, account: SocialAccount, params: dict) -> Iterator[list[dict]]:
+    """The account's statuses (reblogs excluded), newest first, one non-empty page at a
+    time, for at most LOOKUP_MAX_PAGES pages."""
+    account_id = account.settings.get("account_id") or account.remote_id.split("@")[0]
+    params = {"limit": LOOKUP_PAGE_SIZE, "exclude_reblogs": "true", **params}
+    for _ in range(LOOKUP_MAX_PAGES):
+        response = httpcall.send(
+            http,
+            "GET",
+            f"{_instance(account)}/api/v1/accounts/{account_id}/statuses",
+            is_create=False,
+            params=params,
+        )
+        if response.status_code != 200:
+            raise classify(response, is_create=False)
+        statuses = response.json()
+        if not statuses:
+            return
+        yield statuses
+        params["max_id"] = statuses[-1]["id"]
 
 
 def _client(credentials: dict) -> httpx.Client:
