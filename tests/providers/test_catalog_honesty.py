@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from apps.providers.base import Implements, get_adapter
+from apps.providers.base import Implements, SupportsFirstComment, get_adapter
 from apps.providers.catalog import (
     GIF,
     IMAGE,
@@ -64,6 +64,19 @@ def test_the_catalog_says_what_the_adapter_builds(platform):
 
     mismatches = _mismatches(get_capabilities(platform), built)
     assert not mismatches, f"{platform}: " + "; ".join(mismatches)
+
+
+@pytest.mark.parametrize("platform", platforms())
+def test_a_first_comment_is_offered_exactly_where_the_adapter_posts_one(platform):
+    caps, adapter = get_capabilities(platform), get_adapter(platform)
+    posts_comments = isinstance(adapter, SupportsFirstComment)
+    assert caps.supports_first_comment == posts_comments, (
+        f"{platform}: the catalog says first_comment {caps.supports_first_comment}, the "
+        f"adapter {'posts' if posts_comments else 'does not post'} one"
+    )
+    if posts_comments:
+        assert isinstance(adapter.comment_lookup_is_strong, bool)
+        assert caps.first_comment_mode in ("comment", "reply")
 
 
 def _settings_read(tree: ast.AST) -> set[str]:

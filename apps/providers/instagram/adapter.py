@@ -2,10 +2,14 @@
 Reels, stories and carousels, the publishing cap, long-lived tokens.
 
 Instagram fetches media by URL (the pipeline's signed `public_url`). Captions are the
-segment's text; Instagram has no threads, so only single segments are published.
+segment's text; Instagram has no threads, so only single segments are published. A first
+comment goes under the published media; Instagram takes no idempotency handle for it, so a
+lost answer is settled by listing the media's comments.
 """
 
 from __future__ import annotations
+
+from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
 from apps.providers.base import (
@@ -14,18 +18,23 @@ from apps.providers.base import (
     MediaPayload,
     PollSchedule,
     PublishContext,
+    PublishedSegment,
     SegmentPayload,
     register_adapter,
 )
 from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.providers.instagram import connect
 from apps.providers.instagram.connect import INSTAGRAM_GRAPH
+from apps.providers.matching import normalize_text
 from apps.providers.meta.container import ContainerAdapter
-from apps.providers.meta.graph import public_media_url
+from apps.providers.meta.graph import graph_call, graph_client, parse_graph_time, public_media_url
 
 # Docs: check the container once a minute for at most 5 minutes. Reels routinely take
 # longer to process, so the budget allows 15 minutes.
 POLL_SCHEDULE = PollSchedule(initial_delay_s=10, interval_s=60, max_wait_s=900)
+# A first comment is looked for among the media's comments, a few pages deep.
+COMMENT_PAGE = 50
+COMMENT_PAGES = 3
 
 
 class InstagramAdapter(ContainerAdapter):
@@ -49,6 +58,58 @@ class InstagramAdapter(ContainerAdapter):
     # The docs disagree on a cap of 50 or 100 posts a day: it is read live.
     quota_edge = "content_publishing_limit"
     poll_schedule = POLL_SCHEDULE
+    # Comments are found by listing the media's comments, which may lag behind a new one.
+    comment_lookup_is_strong = False
+
+    # First comment ---------------------------------------------------------------------
+
+    def publish_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment:
+        """Comment under the media as the account; Instagram takes no idempotency handle,
+        and the API gives a comment no permalink."""
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            body = graph_call(
+                client,
+                "POST",
+                f"{self.graph_base}/{post.provider_post_id}/comments",
+                data={"message": text},
+                is_create=True,
+            )
+        return PublishedSegment(provider_post_id=str(body["id"]), published_at=timezone.now())
+
+    def find_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment | None:
+        """Our comment among the media's comments: made by the account's username, with the
+        same text."""
+        wanted = normalize_text(text)
+        handle = ctx.account.handle.casefold()  # usernames are case-insensitive
+        params: dict = {"fields": "id,text,username,timestamp", "limit": COMMENT_PAGE}
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            for _ in range(COMMENT_PAGES):
+                body = graph_call(
+                    client,
+                    "GET",
+                    f"{self.graph_base}/{post.provider_post_id}/comments",
+                    params=params,
+                    is_create=False,
+                )
+                for comment in body.get("data", []):
+                    if (
+                        str(comment.get("username") or "").casefold() == handle
+                        and normalize_text(comment.get("text")) == wanted
+                    ):
+                        return PublishedSegment(
+                            provider_post_id=str(comment["id"]),
+                            published_at=parse_graph_time(comment.get("timestamp")),
+                        )
+                paging = body.get("paging") or {}
+                after = (paging.get("cursors") or {}).get("after")
+                if not paging.get("next") or not after:
+                    return None
+                params = {**params, "after": after}
+        return None
 
     # Containers ------------------------------------------------------------------------
 
