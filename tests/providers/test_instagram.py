@@ -379,7 +379,8 @@ def test_connect_exchanges_for_a_long_lived_token_and_reads_the_professional_id(
 
     assert url.startswith("https://www.instagram.com/oauth/authorize?")
     assert _query(httpx.Request("GET", url))["scope"] == (
-        "instagram_business_basic,instagram_business_content_publish"
+        "instagram_business_basic,instagram_business_content_publish,"
+        "instagram_business_manage_comments"
     )
     assert _form(token.calls.last.request) == {
         "client_id": "ig-app",

@@ -379,7 +379,8 @@ def test_connect_asks_for_offline_access_with_pkce_and_reads_the_channel():
     assert query["code_challenge"] == ["CHAL"] and query["code_challenge_method"] == ["S256"]
     assert query["scope"] == [
         "https://www.googleapis.com/auth/youtube.upload "
-        "https://www.googleapis.com/auth/youtube.readonly"
+        "https://www.googleapis.com/auth/youtube.readonly "
+        "https://www.googleapis.com/auth/youtube.force-ssl"
     ]
 
     with respx.mock() as api:

@@ -16,7 +16,11 @@ LOGIN = LongLivedLogin(
     refresh_url="https://graph.instagram.com/refresh_access_token",
     exchange_grant="ig_exchange_token",
     refresh_grant="ig_refresh_token",
-    scopes=("instagram_business_basic", "instagram_business_content_publish"),
+    scopes=(
+        "instagram_business_basic",
+        "instagram_business_content_publish",
+        "instagram_business_manage_comments",  # the first comment
+    ),
     app_id_setting="INSTAGRAM_APP_ID",
     app_secret_setting="INSTAGRAM_APP_SECRET",
 )

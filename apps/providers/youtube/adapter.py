@@ -6,6 +6,10 @@ first byte moves, so any later attempt probes that session instead of opening a 
 resume, 404/410 means the session is gone. A gone session is replaced only when the final
 byte was never sent; otherwise the upload may have completed and only the channel's uploads
 can tell.
+
+A first comment goes under the published video (apps.providers.youtube.comments); YouTube
+takes no idempotency handle for it, so a lost answer is settled by listing the video's
+comment threads.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from apps.providers.base import (
     register_adapter,
 )
 from apps.providers.errors import ErrorKind, ProviderError, classify_transport
-from apps.providers.youtube import connect, media
+from apps.providers.youtube import comments, connect, media
 from apps.providers.youtube.errors import classify
 
 API = "https://www.googleapis.com/youtube/v3"
@@ -58,6 +62,8 @@ class YouTubeAdapter(Adapter):
     retry_safe_after_unknown = True
     # Sessions live about a week; past that only the uploads listing can settle an attempt.
     idempotency_window = timedelta(days=6)
+    # Comments are found by listing the video's comment threads, which may lag behind a new one.
+    comment_lookup_is_strong = False
 
     def publish_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
@@ -100,6 +106,23 @@ class YouTubeAdapter(Adapter):
                 if state == "resume" or not ctx.checkpoint.get("upload_final_sent"):
                     return None
             return self._find_upload(client, ctx, not_before)
+
+    # First comment ---------------------------------------------------------------------
+
+    def publish_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment:
+        """A top-level comment under the video, as the channel (50 quota units); YouTube
+        takes no idempotency handle."""
+        with self._client(ctx) as client:
+            return comments.insert(client, ctx, post.provider_post_id, text)
+
+    def find_comment(
+        self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
+    ) -> PublishedSegment | None:
+        """Our comment among the video's newest threads: by the channel, with the same text."""
+        with self._client(ctx) as client:
+            return comments.find(client, ctx, post.provider_post_id, text)
 
     # Steps -----------------------------------------------------------------------------
 

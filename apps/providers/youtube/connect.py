@@ -16,6 +16,7 @@ TOKEN = "https://oauth2.googleapis.com/token"
 SCOPES = [
     "https://www.googleapis.com/auth/youtube.upload",
     "https://www.googleapis.com/auth/youtube.readonly",  # reconciliation lists uploads
+    "https://www.googleapis.com/auth/youtube.force-ssl",  # first comments: insert and list
 ]
 REFRESH_MARGIN = timedelta(minutes=5)
 

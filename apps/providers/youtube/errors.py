@@ -17,7 +17,9 @@ QUOTA_ZONE = ZoneInfo("America/Los_Angeles")
 QUOTA_REASONS = frozenset({"quotaExceeded"})
 THROTTLE_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
 AUTH_REASONS = frozenset({"authError", "invalidCredentials"})
-PERMISSION_REASONS = frozenset({"insufficientPermissions", "forbidden", "youtubeSignupRequired"})
+PERMISSION_REASONS = frozenset(
+    {"insufficientPermissions", "forbidden", "youtubeSignupRequired", "ineligibleAccount"}
+)
 CONTENT_REASONS = frozenset(
     {
         "invalidTitle",
@@ -28,6 +30,18 @@ CONTENT_REASONS = frozenset(
         "invalidPublishAt",
         "invalidVideoMetadata",
         "invalidFilename",
+    }
+)
+# commentThreads.insert refusals of the comment itself, or of comments on the video (turned
+# off by the channel, and always off on videos made for kids).
+COMMENT_REASONS = frozenset(
+    {
+        "commentsDisabled",
+        "commentTextRequired",
+        "commentTextTooLong",
+        "invalidCommentThreadMetadata",
+        "channelOrVideoIdMissing",
+        "processingFailure",
     }
 )
 
@@ -70,3 +84,41 @@ def classify(response: httpx.Response, *, is_create: bool) -> ProviderError:
         # Every call here is safe to repeat: the upload itself resumes through the session.
         return make(ErrorKind.PROVIDER_UNAVAILABLE)
     return classify_status(response, is_create=is_create, code=reason, message=message)
+
+
+def classify_comment(response: httpx.Response, *, is_create: bool) -> ProviderError:
+    """A comment call's error. Unlike an upload, an insert is not repeatable: a 5xx answer
+    to it may hide a comment that was made, so it is an unknown outcome (the job looks the
+    comment up before anything is sent again)."""
+    error = classify(response, is_create=is_create)
+    status = response.status_code
+    if error.code == "commentsDisabled":
+        return ProviderError(
+            ErrorKind.CONTENT_REJECTED,
+            "Comments are turned off on this video (they always are on videos made for "
+            "kids): turn them on in YouTube Studio, then post the comment again.",
+            code=error.code,
+            http_status=status,
+        )
+    if error.code in COMMENT_REASONS:
+        return ProviderError(
+            ErrorKind.CONTENT_REJECTED, error.message, code=error.code, http_status=status
+        )
+    if error.kind == ErrorKind.PERMISSION_MISSING:
+        return ProviderError(
+            ErrorKind.PERMISSION_MISSING,
+            "YouTube refused the comment: reconnect the channel and allow it to manage "
+            "comments (channels connected before comments were offered have not).",
+            code=error.code,
+            http_status=status,
+        )
+    if is_create and status >= 500:
+        # `classify` falls back to the reason (or "None") when Google sent no message.
+        said = error.message if error.message != str(error.code) else ""
+        return ProviderError(
+            ErrorKind.OUTCOME_UNKNOWN,
+            said or f"YouTube answered HTTP {status}; the comment may exist.",
+            code=error.code,
+            http_status=status,
+        )
+    return error
