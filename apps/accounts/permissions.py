@@ -20,6 +20,10 @@ _ALLOWED: dict[str, set[Action]] = {
 }
 
 
+# Organization roles that are workspace admins everywhere in their organization.
+_ORGANIZATION_ADMINS = (OrganizationMembership.Role.OWNER, OrganizationMembership.Role.ADMIN)
+
+
 def workspace_role(user: User, workspace: Workspace) -> str | None:
     """The user's effective role in the workspace: organization owners and admins are
     workspace admins everywhere in their organization; otherwise the workspace membership."""
@@ -30,13 +34,24 @@ def workspace_role(user: User, workspace: Workspace) -> str | None:
         .values_list("role", flat=True)
         .first()
     )
-    if org_role in (OrganizationMembership.Role.OWNER, OrganizationMembership.Role.ADMIN):
+    membership_role = None
+    if org_role not in _ORGANIZATION_ADMINS:
+        membership_role = (
+            WorkspaceMembership.objects.filter(user=user, workspace=workspace)
+            .values_list("role", flat=True)
+            .first()
+        )
+    return effective_role(user, org_role, membership_role)
+
+
+def effective_role(user: User, org_role: str | None, membership_role: str | None) -> str | None:
+    """``workspace_role`` from roles already read: the user's in the workspace's
+    organization and the workspace's own membership (None where the user has none)."""
+    if not user.is_active:
+        return None
+    if org_role in _ORGANIZATION_ADMINS:
         return WorkspaceMembership.Role.ADMIN
-    return (
-        WorkspaceMembership.objects.filter(user=user, workspace=workspace)
-        .values_list("role", flat=True)
-        .first()
-    )
+    return membership_role
 
 
 def can(user: User, workspace: Workspace, action: Action | str) -> bool:

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.accounts import crypto
-from apps.accounts.membership import is_workspace_member, workspace_member_set
+from apps.accounts.membership import workspace_member_set
 from apps.accounts.models import (
     ApiToken,
     Organization,
@@ -20,6 +20,8 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
+from apps.accounts.permissions import effective_role
+from apps.accounts.token_read import token_read
 from apps.accounts.verification import email_verification_send, user_mark_email_verified
 from apps.common import events
 from apps.common.errors import Conflict, DomainError
@@ -180,19 +182,19 @@ def api_token_revoke(*, token: ApiToken) -> ApiToken:
 def api_token_authenticate(clear: str) -> ApiToken | None:
     """Return the live token for a clear secret, or None. Revoked tokens, tokens of deleted
     organizations and tokens whose creator is no longer an active member of the workspace
-    do not authenticate."""
+    do not authenticate. One query (see apps.accounts.token_read), whatever the case."""
     from apps.accounts.models import TOKEN_PREFIX_LEN
 
-    token = (
-        ApiToken.objects.select_related("workspace__organization", "created_by")
-        .filter(prefix=clear[:TOKEN_PREFIX_LEN])
-        .first()
-    )
-    if token is None or not token.matches(clear) or token.is_revoked:
+    found = token_read(clear[:TOKEN_PREFIX_LEN])
+    if found is None:
+        return None
+    token, org_role, membership_role = found
+    if not token.matches(clear) or token.is_revoked:
         return None
     if token.workspace.organization.state == Organization.State.DELETED:
         return None
-    if token.created_by is not None and not is_workspace_member(token.created_by, token.workspace):
+    creator = token.created_by
+    if creator is not None and effective_role(creator, org_role, membership_role) is None:
         return None
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > TOKEN_TOUCH_INTERVAL:

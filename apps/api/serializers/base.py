@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -42,6 +43,20 @@ class StrictSerializer(serializers.Serializer):
         if unknown:
             raise ValidationError(unknown)
         return value
+
+
+class ShownModelSerializer(serializers.ModelSerializer):
+    """An output serializer of a model whose fields are built once per class: DRF's
+    ModelSerializer rebuilds them from the model's fields for every serializer instance
+    (a nested one per request and level), which cost more than rendering the rows."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        built = type(self).__dict__.get("_built_fields")
+        if built is None:
+            built = super().get_fields()
+            type(self)._built_fields = built
+        # Fields are bound to their serializer (parent, name): each instance gets copies.
+        return copy.deepcopy(built)
 
 
 # JSON input fields that take only their own JSON type: DRF would read "5" as 5, 5 as "5"

@@ -14,6 +14,7 @@ from apps.api.serializers.base import (
     JSONObjectField,
     NumberField,
     ScheduleTextField,
+    ShownModelSerializer,
     StrictSerializer,
     TextField,
 )
@@ -190,7 +191,7 @@ class PublicationFilterSerializer(serializers.Serializer):
 # --- output ---------------------------------------------------------------------------------
 
 
-class SegmentMediaSerializer(serializers.ModelSerializer):
+class SegmentMediaSerializer(ShownModelSerializer):
     id = serializers.IntegerField(source="media_id")
     alt_text = serializers.CharField(source="effective_alt_text")
 
@@ -199,7 +200,7 @@ class SegmentMediaSerializer(serializers.ModelSerializer):
         fields = ["id", "alt_text"]
 
 
-class PublicationSegmentSerializer(serializers.ModelSerializer):
+class PublicationSegmentSerializer(ShownModelSerializer):
     media = SegmentMediaSerializer(source="media_links", many=True)
 
     class Meta:
@@ -207,7 +208,7 @@ class PublicationSegmentSerializer(serializers.ModelSerializer):
         fields = ["position", "text", "media"]
 
 
-class PublicationSerializer(serializers.ModelSerializer):
+class PublicationSerializer(ShownModelSerializer):
     """A publication and, per destination, what happened."""
 
     segments = PublicationSegmentSerializer(many=True)

@@ -10,7 +10,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from apps.api.serializers.base import StrictSerializer, TextField, URLField
+from apps.api.serializers.base import ShownModelSerializer, StrictSerializer, TextField, URLField
 from apps.publishing.services import Resolution
 from apps.renditions.models import (
     ERROR_KEYS,
@@ -57,7 +57,7 @@ class RenditionErrorSerializer(serializers.Serializer):
         }
 
 
-class DeliveryAttemptSerializer(serializers.ModelSerializer):
+class DeliveryAttemptSerializer(ShownModelSerializer):
     class Meta:
         model = DeliveryAttempt
         fields = [
@@ -75,7 +75,7 @@ class DeliveryAttemptSerializer(serializers.ModelSerializer):
         ]
 
 
-class RenditionMediaSerializer(serializers.ModelSerializer):
+class RenditionMediaSerializer(ShownModelSerializer):
     id = serializers.IntegerField(source="media_id")
 
     class Meta:
@@ -83,7 +83,7 @@ class RenditionMediaSerializer(serializers.ModelSerializer):
         fields = ["id", "alt_text"]
 
 
-class RenditionSegmentSerializer(serializers.ModelSerializer):
+class RenditionSegmentSerializer(ShownModelSerializer):
     text = serializers.CharField(
         help_text="The text this destination gets: its own, else the publication's segment's."
     )
@@ -94,7 +94,7 @@ class RenditionSegmentSerializer(serializers.ModelSerializer):
         fields = ["position", "text", "media", "provider_post_id", "provider_url", "published_at"]
 
 
-class FirstCommentSerializer(serializers.ModelSerializer):
+class FirstCommentSerializer(ShownModelSerializer):
     """The first comment under this destination's post."""
 
     error = RenditionErrorSerializer(source="last_error", allow_null=True)
@@ -112,7 +112,7 @@ class FirstCommentSerializer(serializers.ModelSerializer):
         ]
 
 
-class RenditionSerializer(serializers.ModelSerializer):
+class RenditionSerializer(ShownModelSerializer):
     """One destination of a publication."""
 
     account = serializers.IntegerField(source="social_account_id")

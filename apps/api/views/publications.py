@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.db.models import QuerySet
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -19,7 +20,7 @@ from apps.api.serializers.publications import (
     PublicationUpdateSerializer,
     ValidationReportSerializer,
 )
-from apps.api.shown import with_shown_relations
+from apps.api.shown import read_shown_publication, with_shown_relations
 from apps.api.validation import publication_validate
 from apps.publications.models import Publication
 from apps.publishing.services import (
@@ -149,7 +150,10 @@ class PublicationViewSet(WorkspaceViewSet):
         responses={200: PublicationSerializer, **errors(404)},
     )
     def retrieve(self, request: ApiRequest, pk: str) -> Response:
-        return self.render(self.get_object())
+        publication = read_shown_publication(workspace_id=self.workspace.pk, pk=int(pk))
+        if publication is None:
+            raise Http404
+        return self.render(publication)
 
     @extend_schema(
         summary="Edit a publication",

@@ -21,6 +21,8 @@ from django.db import connection
 from django.db.models import Model, QuerySet
 from django.db.models.sql import InsertQuery
 
+from apps.common.json_rows import cache_related  # noqa: F401  (rows.cache_related)
+
 
 def allocate_ids(
     counts: Sequence[tuple[type[Model], int]], *, counting: QuerySet | None = None
@@ -77,13 +79,3 @@ def insert_rows(*groups: Sequence[Model]) -> None:
         for obj in objects:
             obj._state.adding = False
             obj._state.db = connection.alias
-
-
-def cache_related(instance: Model, name: str, rows: list) -> None:
-    """Make ``instance.<name>.all()`` answer rows without a query, as prefetch_related
-    leaves it (used for rows this request has just built)."""
-    queryset = getattr(instance, name).get_queryset()
-    queryset._result_cache = rows
-    queryset._prefetch_done = True
-    cache = instance.__dict__.setdefault("_prefetched_objects_cache", {})
-    cache[name] = queryset
