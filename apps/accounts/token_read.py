@@ -48,7 +48,7 @@ _TOKEN_QUERY = JsonQuery(
     lambda prefix: (
         ApiToken.objects.filter(prefix=prefix).order_by("pk").values(row=json_object(_TOKEN))[:1]
     ),
-    prefix="\x00stand-in",
+    prefix="~token prefix stand-in~",
 )
 
 

@@ -5,10 +5,10 @@ little in PostgreSQL but much in Python: the ORM builds and compiles their query
 request. A :class:`Shape` says which row to read with which related rows: forward relations
 joined into the same row, reverse relations nested as JSON arrays
 (``ARRAY(SELECT jsonb_build_object(...))``). :class:`JsonQuery` compiles the queryset once
-with stand-in values, finds them among the SQL's parameters, and binds each call's values in
-their place. :func:`load` turns a row back into model instances, their relations in the
-caches where ``select_related`` and ``prefetch_related`` would put them, so the code reading
-them never knows.
+with stand-in values, writes its constant parameters into the SQL, and binds each call's
+values where the stand-ins were. :func:`load` turns a row back into model instances, their
+relations in the caches where ``select_related`` and ``prefetch_related`` would put them, so
+the code reading them never knows.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection
 from django.db.models import Expression, F, Model, OuterRef, QuerySet
 from django.db.models.functions import JSONObject
+
+from apps.common.prepared import execute_prepared, prepared_cursor
 
 
 @dataclass(frozen=True)
@@ -124,34 +126,42 @@ def extra(data: Mapping[str, Any], name: str) -> Any:
 class JsonQuery:
     """A query returning one JSON value per row, compiled once per process.
 
-    ``build(**standins)`` is the queryset (with ``.values(row=json_object(...))``); each
-    stand-in must appear exactly once among the compiled parameters, so it must be a value
-    no call passes (a negative id, a string no prefix takes)."""
+    ``build(**standins)`` is the queryset (with ``.values(row=json_object(...))``). It is
+    compiled once with the stand-in values and its constant parameters (the JSON keys,
+    about ten a row) are written into the SQL as literals, as the client-side binding of
+    every query does anyway; only the stand-ins stay placeholders, bound per call to a
+    statement prepared once per connection (apps.common.prepared). Each
+    stand-in's literal must appear exactly once in the SQL: a value no other part of the
+    query holds (a negative id, a marker string)."""
 
     def __init__(self, build: Callable[..., QuerySet], **standins: Any) -> None:
         self._build = build
         self._standins = standins
-        self._compiled: tuple[str, tuple[Any, ...], dict[str, int]] | None = None
+        self._compiled: tuple[str, tuple[str, ...]] | None = None
         self._lock = threading.Lock()
 
-    def _compile(self) -> tuple[str, tuple[Any, ...], dict[str, int]]:
+    def _compile(self) -> tuple[str, tuple[str, ...]]:
         with self._lock:
             if self._compiled is None:
                 sql, params = self._build(**self._standins).query.sql_with_params()
-                at = {}
+                ops: Any = connection.ops  # PostgreSQL's: it composes SQL with literals
+                # Literals may hold "%": escaped, so only the stand-ins' placeholders remain.
+                text = ops.compose_sql(sql, params).replace("%", "%%")
+                found = []
                 for name, standin in self._standins.items():
-                    found = [i for i, p in enumerate(params) if p == standin]
-                    if len(found) != 1:
-                        raise RuntimeError(f"stand-in {name!r} is bound {len(found)} times")
-                    at[name] = found[0]
-                self._compiled = (sql, tuple(params), at)
+                    literal = ops.compose_sql("%s", [standin]).strip()
+                    if text.count(literal) != 1:
+                        raise RuntimeError(
+                            f"stand-in {name!r} appears {text.count(literal)} times in the SQL"
+                        )
+                    found.append((text.index(literal), name, literal))
+                for _, _, literal in found:
+                    text = text.replace(literal, "%s")
+                self._compiled = (text, tuple(name for _, name, _ in sorted(found)))
             return self._compiled
 
     def rows(self, **values: Any) -> list[dict[str, Any]]:
-        sql, params, at = self._compiled or self._compile()
-        bound = list(params)
-        for name, value in values.items():
-            bound[at[name]] = value
-        with connection.cursor() as cursor:
-            cursor.execute(sql, bound)
+        sql, names = self._compiled or self._compile()
+        with prepared_cursor() as cursor:
+            execute_prepared(cursor, sql, [values[name] for name in names])
             return [row if isinstance(row, dict) else json.loads(row) for (row,) in cursor]

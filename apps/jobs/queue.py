@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import psycopg
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from django.db.models import BooleanField
 from django.db.models.base import ModelState
 from django.db.models.expressions import RawSQL
 
+from apps.common.prepared import execute_prepared, prepared_cursor
 from apps.jobs.constants import SEAT_CAP_COLUMNS
 from apps.jobs.models import Job
 
@@ -232,7 +231,7 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
     """
     type_filter = "AND j.type = ANY(%(types)s::text[])" if types else ""
     due_sql = _DUE_ORGS_SQL.format(type_filter=type_filter)
-    with transaction.atomic(), _cursor() as cursor:
+    with transaction.atomic(), prepared_cursor() as cursor:
         # Statistics lag behind bursts of new jobs (autovacuum analyzes at most once a
         # minute, if it runs at all), and a planner that believes the table tiny would
         # rather read an organization's whole history through its foreign-key index, or
@@ -242,8 +241,8 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
         # say; being index-driven, they are also planned once (generic plans). JIT is off:
         # wild row estimates would otherwise make PostgreSQL compile these small
         # statements (hundreds of ms each). These settings last for this transaction.
-        _execute(cursor, _SESSION_SQL, {})
-        _execute(cursor, due_sql, {"ns": CLAIM_LOCK_NAMESPACE, "types": list(types or ())})
+        execute_prepared(cursor, _SESSION_SQL, {})
+        execute_prepared(cursor, due_sql, {"ns": CLAIM_LOCK_NAMESPACE, "types": list(types or ())})
         orgs, seats, contended, system_due = [], [], False, False
         pending_in = waiting_in = None
         for org_id, locked, due_seats, pending, waiting in cursor.fetchall():
@@ -265,7 +264,7 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
             # Nothing due, or other workers are claiming every due organization: most
             # wake-ups end here, so they skip the claim statement.
             return found
-        _execute(
+        execute_prepared(
             cursor,
             claim_sql(typed=bool(types)),
             {
@@ -343,8 +342,8 @@ def complete_done(items: Sequence[tuple[int, uuid.UUID, float]], *, stale_s: flo
         "delays": _array(delays),
         "stale_s": stale_s,
     }
-    with _cursor() as cursor:
-        _execute(cursor, sql, params)
+    with prepared_cursor() as cursor:
+        execute_prepared(cursor, sql, params)
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -359,8 +358,10 @@ def heartbeat(items: Sequence[tuple[int, uuid.UUID]], *, stale_s: float) -> set[
          WHERE j.id = ANY(%(ids)s::bigint[]) AND {_LEASE_GUARD}
         RETURNING j.id
     """  # noqa: S608 - only constants are spliced in
-    with _cursor() as cursor:
-        _execute(cursor, sql, {"ids": _array(ids), "leases": _array(leases), "stale_s": stale_s})
+    with prepared_cursor() as cursor:
+        execute_prepared(
+            cursor, sql, {"ids": _array(ids), "leases": _array(leases), "stale_s": stale_s}
+        )
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -377,8 +378,10 @@ def release(items: Sequence[tuple[int, uuid.UUID]], *, stale_s: float) -> set[in
          WHERE j.id = ANY(%(ids)s::bigint[]) AND {_LEASE_GUARD}
         RETURNING j.id
     """  # noqa: S608 - only constants are spliced in
-    with _cursor() as cursor:
-        _execute(cursor, sql, {"ids": _array(ids), "leases": _array(leases), "stale_s": stale_s})
+    with prepared_cursor() as cursor:
+        execute_prepared(
+            cursor, sql, {"ids": _array(ids), "leases": _array(leases), "stale_s": stale_s}
+        )
         ids_released = {row[0] for row in cursor.fetchall()}
     if ids_released:
         notify()
@@ -440,8 +443,8 @@ def transition(job_id: int, lease: uuid.UUID | None, change: Transition, *, stal
         "leases": [lease],
         "stale_s": stale_s,
     }
-    with _cursor() as cursor:
-        _execute(cursor, sql, params)
+    with prepared_cursor() as cursor:
+        execute_prepared(cursor, sql, params)
         return cursor.fetchone() is not None
 
 
@@ -453,45 +456,15 @@ def promote_waiting(*, limit: int = 1000) -> int:
                  ORDER BY run_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED) w
          WHERE j.id = w.id
     """
-    with _cursor() as cursor:
-        _execute(cursor, sql, {"limit": limit})
+    with prepared_cursor() as cursor:
+        execute_prepared(cursor, sql, {"limit": limit})
         return cursor.rowcount
 
 
 def notify() -> None:
     """Wake listening workers (delivered when the current transaction commits)."""
-    with _cursor() as cursor:
-        _execute(cursor, "SELECT pg_notify(%(channel)s, '')", {"channel": NOTIFY_CHANNEL})
-
-
-# Django turns psycopg's automatic preparation off (prepare_threshold None), which also
-# ignores an explicit prepare=True. A threshold no query reaches prepares exactly the
-# statements that ask (these), and leaves the connection's other queries as they were.
-_PREPARE_ONLY_WHEN_ASKED = 2**31
-
-
-def _cursor() -> psycopg.Cursor:
-    """A cursor on the thread's Django connection (so it shares its transaction) that
-    binds parameters server-side, so the hot statements are prepared once per connection
-    instead of being parsed and planned on every batch."""
-    connection.ensure_connection()
-    raw = connection.connection
-    if raw.prepare_threshold is None:
-        raw.prepare_threshold = _PREPARE_ONLY_WHEN_ASKED
-    return psycopg.Cursor(raw)
-
-
-def _execute(cursor: psycopg.Cursor, sql: str, params: dict) -> None:
-    if not connection.queries_logged:
-        cursor.execute(sql, params, prepare=True)
-        return
-    # Logged like Django's own queries (DEBUG, or CaptureQueriesContext in tests).
-    started = time.monotonic()
-    try:
-        cursor.execute(sql, params, prepare=True)
-    finally:
-        elapsed = time.monotonic() - started
-        connection.queries_log.append({"sql": sql, "time": f"{elapsed:.3f}"})
+    with prepared_cursor() as cursor:
+        execute_prepared(cursor, "SELECT pg_notify(%(channel)s, '')", {"channel": NOTIFY_CHANNEL})
 
 
 def _array(values: Iterable) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import threading
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -11,6 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
+from rest_framework.utils.serializer_helpers import BindingDict
 
 from apps.api.errors import UNKNOWN_FIELD
 
@@ -46,17 +47,27 @@ class StrictSerializer(serializers.Serializer):
 
 
 class ShownModelSerializer(serializers.ModelSerializer):
-    """An output serializer of a model whose fields are built once per class: DRF's
-    ModelSerializer rebuilds them from the model's fields for every serializer instance
-    (a nested one per request and level), which cost more than rendering the rows."""
+    """An output serializer whose fields are built and bound once per class, then shared
+    by every instance: DRF builds them again for each serializer instance (one per nested
+    level, list item and request), which cost more than rendering the rows. So the fields,
+    nested serializers and method fields of such a serializer render the object they are
+    given and never read the serializer's context or state."""
 
-    def get_fields(self) -> dict[str, serializers.Field]:
-        built = type(self).__dict__.get("_built_fields")
-        if built is None:
-            built = super().get_fields()
-            type(self)._built_fields = built
-        # Fields are bound to their serializer (parent, name): each instance gets copies.
-        return copy.deepcopy(built)
+    @property
+    def fields(self) -> BindingDict:  # type: ignore[override]
+        cls = type(self)
+        shared = cls.__dict__.get("_shared_fields")
+        if shared is None:
+            with _SHARED_FIELDS_LOCK:
+                shared = cls.__dict__.get("_shared_fields")
+                if shared is None:
+                    # Bound to an instance of the class made for it, never to a caller's.
+                    shared = serializers.ModelSerializer.fields.func(cls())  # type: ignore[attr-defined]
+                    cls._shared_fields = shared
+        return shared
+
+
+_SHARED_FIELDS_LOCK = threading.Lock()
 
 
 # JSON input fields that take only their own JSON type: DRF would read "5" as 5, 5 as "5"

@@ -1,0 +1,47 @@
+"""Statements PostgreSQL prepares once per connection, for the hottest queries.
+
+Django binds parameters on the client, so PostgreSQL parses and plans every statement it
+gets. For the few statements run on every batch or request (the job queue's claims and
+outcomes, the API's token and detail reads) planning costs as much as running them: these
+go through a cursor that binds server-side and asks for a prepared statement.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import psycopg
+from django.db import connection
+
+# Django turns psycopg's automatic preparation off (prepare_threshold None), which also
+# ignores an explicit prepare=True. A threshold no query reaches prepares exactly the
+# statements that ask (these), and leaves the connection's other queries as they were.
+_PREPARE_ONLY_WHEN_ASKED = 2**31
+
+
+def prepared_cursor() -> psycopg.Cursor:
+    """A cursor on the thread's Django connection (so it shares its transaction) that
+    binds parameters server-side, so ``execute_prepared`` statements are prepared once per
+    connection instead of being parsed and planned on every call."""
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        raw.prepare_threshold = _PREPARE_ONLY_WHEN_ASKED
+    return psycopg.Cursor(raw)
+
+
+def execute_prepared(
+    cursor: psycopg.Cursor, sql: str, params: Mapping[str, Any] | Sequence[Any]
+) -> None:
+    if not connection.queries_logged:
+        cursor.execute(sql, params, prepare=True)
+        return
+    # Logged like Django's own queries (DEBUG, or CaptureQueriesContext in tests).
+    started = time.monotonic()
+    try:
+        cursor.execute(sql, params, prepare=True)
+    finally:
+        elapsed = time.monotonic() - started
+        connection.queries_log.append({"sql": sql, "time": f"{elapsed:.3f}"})
