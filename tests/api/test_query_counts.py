@@ -7,11 +7,12 @@ run outside a test transaction (so the create's own transaction is the outermost
 it is under gunicorn, and costs no savepoint). Savepoints and the token lookup are
 counted; the maintenance switch, cached per process, is not.
 
-- a draft, any number of destinations: 8 (the token; BEGIN; the media and the accounts
-  named; the organization's lock; one query for the ids of every new row, from the
-  tables' sequences, and the organization's publications this month; every row of the
-  six tables in one insert; COMMIT. The response is built from those rows, not read
-  back);
+- a draft, any number of destinations: 8 (the token; BEGIN; the accounts and media
+  named, in one query; one query for the ids of every new row, from the tables'
+  sequences; every row of the six tables in one insert; the organization's lock and,
+  after it, the count of its publications this month (the quota); COMMIT. The lock is
+  taken last, so concurrent creates of one organization wait for each other only over
+  the count and the commit. The response is built from the rows, not read back);
 - scheduled, any number of destinations: 12 (the draft's 8, one insert for every publish
   job with the NOTIFY waking the workers, and the status-change event's webhook outbox:
   its savepoint, endpoint lookup and release);

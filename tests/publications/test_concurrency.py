@@ -1,14 +1,18 @@
 """Two real transactions on two connections racing for the same row or the same unit."""
 
 import threading
+import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.utils import timezone
 
 from apps.common.errors import Conflict, QuotaExceeded
 from apps.publications.models import Publication
 from apps.publishing import services
+from apps.renditions.models import Rendition
+from tests.publications.test_quotas import fill_day
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -106,6 +110,92 @@ def test_two_creations_racing_for_the_last_quota_unit(org_a, workspace_a):
 
     assert sorted(type(r).__name__ for r in results) == ["Publication", "QuotaExceeded"]
     assert Publication.objects.count() == 1
+
+
+def _lock_waiters() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+        return cursor.fetchone()[0]
+
+
+def _second_waits_for_first(first, second):
+    """Run first() in a transaction left open until second() has started and is waiting
+    for a lock (the organization's), then commit it; return both outcomes."""
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with transaction.atomic():
+            result = first()
+            holding.set()
+            assert release.wait(15), "the second create never waited for the lock"
+        return result
+
+    def follow():
+        assert holding.wait(15)
+        return second()
+
+    def release_once_waiting():
+        assert holding.wait(15)
+        deadline = time.monotonic() + 15
+        while _lock_waiters() == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        release.set()
+        connection.close()
+
+    watcher = threading.Thread(target=release_once_waiting)
+    watcher.start()
+    results = race(hold, follow)
+    watcher.join(timeout=30)
+    return results
+
+
+def test_a_create_waiting_for_the_lock_counts_the_create_that_held_it(org_a, workspace_a):
+    """The quota is counted after the organization's lock is taken (the lock is taken
+    last, after the rows are written): a create that waited for the lock behind another,
+    uncommitted, create counts that one once it has committed."""
+    org_a.monthly_post_quota = 1
+    org_a.save()
+
+    def create():
+        return services.publication_create(
+            workspace=workspace_a, author=None, segments=["Hi"], destinations=[]
+        )
+
+    first, second = _second_waits_for_first(create, create)
+
+    assert isinstance(first, Publication), first
+    assert isinstance(second, QuotaExceeded), second
+    assert second.code == "MONTHLY_QUOTA_EXCEEDED" and second.details["used"] == 1
+    assert Publication.objects.count() == 1
+
+
+def test_a_schedule_waiting_for_the_lock_counts_the_daily_cap_unit_taken_before(
+    workspace_a, instagram_a, jpeg_a
+):
+    """The same for an account's daily cap (Instagram: 100 a day): 99 taken, two creates
+    for the last unit, the second waiting for the first's lock, then refused."""
+    when = timezone.now() + timedelta(days=2)
+    fill_day(instagram_a, 99, when=when)
+
+    def schedule():
+        return services.publication_create(
+            workspace=workspace_a,
+            author=None,
+            segments=[{"text": "pic", "media": [jpeg_a.pk]}],
+            destinations=[instagram_a.pk],
+            scheduled_at=when,
+            status="scheduled",
+        )
+
+    first, second = _second_waits_for_first(schedule, schedule)
+
+    assert isinstance(first, Publication), first
+    assert isinstance(second, QuotaExceeded), second
+    assert second.code == "DAILY_CAP_EXCEEDED" and second.details["used"] == 100
+    assert Rendition.objects.filter(social_account=instagram_a).count() == 100
 
 
 def test_two_creations_racing_for_one_reference_key(workspace_a):

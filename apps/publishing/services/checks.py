@@ -237,13 +237,19 @@ def schedule_renditions(
 
 
 def check_schedulable(
-    renditions: list[tuple[Rendition, str]], *, now: datetime, changing: set[int]
+    renditions: list[tuple[Rendition, str]],
+    *,
+    now: datetime,
+    changing: set[int],
+    daily_caps: bool = True,
 ) -> None:
     """The scheduling gate alone: every problem of every rendition against its platform
     and account (ValidationFailed, all at once), times in the past for those in
     ``changing`` (ids becoming due or moving), then the daily caps of those
     (QuotaExceeded). Renditions not written yet (ids allocated, content in their
-    prefetch caches) are checked without a query but the caps' counts."""
+    prefetch caches) are checked without a query but the caps' counts. ``daily_caps``
+    False leaves the caps to a caller that counts them later, under the organization's
+    lock."""
     errors = FieldErrors()
     # Their content in one query per table, read after any edit rewrote it.
     prefetch_related_objects([r for r, _path in renditions], "segments__media__media")
@@ -263,5 +269,7 @@ def check_schedulable(
             except ScheduleError as exc:
                 errors.absorb(exc)
     errors.raise_if_any("The publication cannot be scheduled as it is.")
+    if not daily_caps:
+        return
     due = [r for r, _path in renditions if r.pk in changing]
     quotas.check_daily_caps(renditions=due, paths={r.pk: path for r, path in renditions})

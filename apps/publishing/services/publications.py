@@ -142,9 +142,12 @@ def publication_create(
         workspace=workspace, segments=seg_inputs, destinations=dest_inputs
     )
     check_first_comment(comment, accounts.values())
-    organization = quotas.lock_organization(workspace)
-    # Delivery reads the organization through the workspace: hand it the row just locked.
-    workspace.organization = organization
+    # The organization's lock serializes what must be counted or looked up exactly: the
+    # monthly quota, the daily caps and, when there is one, the reference key. It is taken
+    # last (below), so creates of one organization queue for three round trips, not for
+    # the whole create; a reference key takes it now, so the publication holding the key
+    # is found and named (a series links it) rather than met at the insert.
+    organization = quotas.lock_organization(workspace) if key is not None else None
     check_reference_key(workspace, key)
 
     if target == P.SCHEDULED and pub_time is None:
@@ -175,17 +178,18 @@ def publication_create(
             )
             for dest in dest_inputs
         ],
-        # Counted under the organization's lock, in the query that allocates the ids.
-        counting=quotas.month_usage(organization, now),
     )
-    quotas.check_monthly_quota(organization=organization, now=now, used=new.counted)
+    destination_paths = {
+        r.pk: dest.path for r, dest in zip(new.renditions, dest_inputs, strict=True)
+    }
     if target == P.SCHEDULED:
         # The gate reads the rows built in memory; they are written scheduled, so there is
-        # no earlier status to move them from.
+        # no earlier status to move them from. The daily caps are counted under the lock.
         check_schedulable(
-            [(r, dest.path) for r, dest in zip(new.renditions, dest_inputs, strict=True)],
+            [(r, destination_paths[r.pk]) for r in new.renditions],
             now=now,
             changing={r.pk for r in new.renditions},
+            daily_caps=False,
         )
         for rendition in new.renditions:
             rendition.status = R.SCHEDULED
@@ -206,6 +210,14 @@ def publication_create(
             events.PUBLICATION_STATUS_CHANGED,
             [{"publication": publication, "previous": P.DRAFT, "status": publication.status}],
         )
+    # Counted after the lock, each count sees every create of the organization committed
+    # before it (and this one's own rows, left out); a refusal rolls back all written above.
+    if organization is None:
+        organization = quotas.lock_organization(workspace)
+    used = quotas.month_usage(organization, now).exclude(pk=publication.pk).count()
+    quotas.check_monthly_quota(organization=organization, now=now, used=used)
+    if target == P.SCHEDULED:
+        quotas.check_daily_caps(renditions=new.renditions, paths=destination_paths)
     if not keep_rows:
         publication.__dict__.pop("_prefetched_objects_cache", None)
     return publication

@@ -5,8 +5,7 @@ segments and their media, the renditions, their segments and their media), each 
 pointing at rows of the others. Written one ``bulk_create`` per table, that is six round
 trips, each waiting for the ids the next one needs. Here the ids come first, from the
 tables' own sequences in one query (``allocate_ids``), so every row is complete before
-anything is written (the same query counts what the quota needs), and then every row
-of every table goes in one statement
+anything is written, and then every row of every table goes in one statement
 (``insert_rows``: each table's INSERT, as Django builds it for ``bulk_create``, chained as
 data-modifying CTEs). Foreign keys are checked at commit (Django declares them
 ``DEFERRABLE INITIALLY DEFERRED`` on PostgreSQL), so the order inside the statement does
@@ -18,17 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import Model
 from django.db.models.sql import InsertQuery
 
 from apps.common.json_rows import cache_related  # noqa: F401  (rows.cache_related)
 
 
-def allocate_ids(
-    counts: Sequence[tuple[type[Model], int]], *, counting: QuerySet | None = None
-) -> tuple[list[list[int]], int | None]:
-    """Fresh primary keys from each model's own sequence, ``n`` per (model, n), and the
-    number of rows of ``counting`` when given, in one query."""
+def allocate_ids(counts: Sequence[tuple[type[Model], int]]) -> list[list[int]]:
+    """Fresh primary keys from each model's own sequence, ``n`` per (model, n), in one
+    query."""
     columns = [
         "ARRAY(SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s))"
         for _ in counts
@@ -36,15 +33,10 @@ def allocate_ids(
     params: list = []
     for model, n in counts:
         params += [model._meta.db_table, model._meta.pk.column, n]
-    if counting is not None:
-        count_sql, count_params = counting.order_by().values("pk").query.sql_with_params()
-        columns.append(f"(SELECT count(*) FROM ({count_sql}) AS counted)")  # noqa: S608
-        params += list(count_params)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {', '.join(columns)}", params)  # noqa: S608 - placeholders only
         row = cursor.fetchone()
-    ids = [list(values) for values in row[: len(counts)]]
-    return ids, row[len(counts)] if counting is not None else None
+    return [list(values) for values in row]
 
 
 def assign_ids(objects: Sequence[Model], ids: Sequence[int]) -> None:
