@@ -21,7 +21,7 @@ from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection
-from django.db.models import Expression, F, Model, OuterRef, QuerySet
+from django.db.models import BinaryField, Expression, F, Model, OuterRef, QuerySet
 from django.db.models.functions import JSONObject
 
 from apps.common.prepared import execute_prepared, prepared_cursor
@@ -59,11 +59,16 @@ def _key(name: str) -> str:
 
 def json_object(shape: Shape, prefix: str = "") -> JSONObject:
     """The JSON of shape's row; ``prefix`` is the path of a joined row (``workspace__``)."""
-    columns: dict[str, Any] = {
-        f.attname: F(prefix + f.attname)
+    read = [
+        f
         for f in shape.model._meta.concrete_fields
         if shape.fields is None or f.attname in shape.fields
-    }
+    ]
+    for f in read:
+        if isinstance(f, BinaryField):
+            # JSON shows bytes as hex text, which the field would not read back.
+            raise ValueError(f"{shape.model.__name__}.{f.name}: leave binary fields out")
+    columns: dict[str, Any] = {f.attname: F(prefix + f.attname) for f in read}
     for name, joined in shape.joined.items():
         columns[_key(name)] = json_object(joined, f"{prefix}{name}__")
     for child in shape.nested:
