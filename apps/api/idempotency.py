@@ -37,6 +37,7 @@ from rest_framework.utils import json
 
 from apps.accounts.models import Workspace
 from apps.api.models import IdempotencyRecord
+from apps.common import deferred_checks
 from apps.common.errors import Conflict, ValidationFailed
 
 HEADER = "Idempotency-Key"
@@ -148,7 +149,9 @@ def idempotent(handler: Handler, *, redact: frozenset[str] = frozenset()) -> Han
             return handler(request, *args, **kwargs)
         key = clean_key(raw)
         fingerprint = request_fingerprint(request)
-        with transaction.atomic():
+        # The handler's last checks (a create's quota, under its organization's lock) run
+        # after the record is written, so that lock is held only until the COMMIT.
+        with transaction.atomic(), deferred_checks.deferred():
             record = _claim(
                 workspace=request.auth.workspace,
                 key=key,

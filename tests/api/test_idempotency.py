@@ -173,3 +173,21 @@ def test_two_concurrent_requests_with_one_key_create_one_publication(
     created = next(r for r in responses if r.status_code == 201)
     assert replay.json() == {**created.json(), "replayed": True}
     assert Publication.objects.count() == 1
+
+
+def test_a_create_refused_by_the_quota_after_its_record_is_written_leaves_nothing(api_a, org_a):
+    """With a key, the create's quota is counted last, after the key's record is written:
+    a refusal there rolls back the record with the publication, so the same key can be
+    sent again once the quota allows."""
+    assert post(api_a, {"text": "First"}, key="first").status_code == 201
+    org_a.monthly_post_quota = 1
+    org_a.save()
+
+    refused = post(api_a, {"text": "Second"}, key="second")
+
+    assert error(refused)["code"] == "MONTHLY_QUOTA_EXCEEDED"
+    assert Publication.objects.count() == 1
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["first"]
+    org_a.monthly_post_quota = 2
+    org_a.save()
+    assert post(api_a, {"text": "Second"}, key="second").status_code == 201

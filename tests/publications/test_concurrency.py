@@ -2,12 +2,14 @@
 
 import threading
 import time
+from contextlib import nullcontext
 from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.common.deferred_checks import deferred
 from apps.common.errors import Conflict, QuotaExceeded
 from apps.publications.models import Publication
 from apps.publishing import services
@@ -152,17 +154,23 @@ def _second_waits_for_first(first, second):
     return results
 
 
-def test_a_create_waiting_for_the_lock_counts_the_create_that_held_it(org_a, workspace_a):
+@pytest.mark.parametrize("deferring", [False, True], ids=["at-once", "deferred"])
+def test_a_create_waiting_for_the_lock_counts_the_create_that_held_it(
+    org_a, workspace_a, deferring
+):
     """The quota is counted after the organization's lock is taken (the lock is taken
-    last, after the rows are written): a create that waited for the lock behind another,
-    uncommitted, create counts that one once it has committed."""
+    last, after the rows are written; "deferred": at the end of the caller's
+    ``deferred()`` block, as the API's idempotent create runs it): a create that waited
+    for the lock behind another, uncommitted, create counts that one once it has
+    committed."""
     org_a.monthly_post_quota = 1
     org_a.save()
 
     def create():
-        return services.publication_create(
-            workspace=workspace_a, author=None, segments=["Hi"], destinations=[]
-        )
+        with transaction.atomic(), deferred() if deferring else nullcontext():
+            return services.publication_create(
+                workspace=workspace_a, author=None, segments=["Hi"], destinations=[]
+            )
 
     first, second = _second_waits_for_first(create, create)
 

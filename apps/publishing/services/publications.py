@@ -25,7 +25,7 @@ from django.utils import timezone as django_timezone
 
 from apps.accounts.models import User, Workspace
 from apps.approvals.rule import check_may_schedule
-from apps.common import events
+from apps.common import deferred_checks, events
 from apps.common.errors import Conflict, ValidationFailed
 from apps.jobs.services import JobSpec, job_enqueue_many
 from apps.publications import inputs
@@ -144,9 +144,10 @@ def publication_create(
     check_first_comment(comment, accounts.values())
     # The organization's lock serializes what must be counted or looked up exactly: the
     # monthly quota, the daily caps and, when there is one, the reference key. It is taken
-    # last (below), so creates of one organization queue for three round trips, not for
-    # the whole create; a reference key takes it now, so the publication holding the key
-    # is found and named (a series links it) rather than met at the insert.
+    # last (below, just before the COMMIT where the caller allows), so creates of one
+    # organization queue for the count and the COMMIT, not the whole create; a reference
+    # key takes it now, so the publication holding the key is found and named (a series
+    # links it) rather than met at the insert.
     organization = quotas.lock_organization(workspace) if key is not None else None
     check_reference_key(workspace, key)
 
@@ -210,14 +211,19 @@ def publication_create(
             events.PUBLICATION_STATUS_CHANGED,
             [{"publication": publication, "previous": P.DRAFT, "status": publication.status}],
         )
-    # Counted after the lock, each count sees every create of the organization committed
-    # before it (and this one's own rows, left out); a refusal rolls back all written above.
-    if organization is None:
-        organization = quotas.lock_organization(workspace)
-    used = quotas.month_usage(organization, now).exclude(pk=publication.pk).count()
-    quotas.check_monthly_quota(organization=organization, now=now, used=used)
-    if target == P.SCHEDULED:
-        quotas.check_daily_caps(renditions=new.renditions, paths=destination_paths)
+
+    def check_quotas() -> None:
+        # Counted after the lock, each count sees every create of the organization
+        # committed before it (and this one's own rows, left out); a refusal rolls back
+        # all written above.
+        locked = organization or quotas.lock_organization(workspace)
+        used = quotas.month_usage(locked, now).exclude(pk=publication.pk).count()
+        quotas.check_monthly_quota(organization=locked, now=now, used=used)
+        if target == P.SCHEDULED:
+            quotas.check_daily_caps(renditions=new.renditions, paths=destination_paths)
+
+    # Now, or as late as the caller's transaction allows (apps.common.deferred_checks).
+    deferred_checks.run_last(check_quotas)
     if not keep_rows:
         publication.__dict__.pop("_prefetched_objects_cache", None)
     return publication
