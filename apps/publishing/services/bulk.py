@@ -36,8 +36,9 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone as django_timezone
 
 from apps.accounts.models import Organization, SocialAccount, User, Workspace
-from apps.common import events
+from apps.common import events, table_stats
 from apps.common.errors import DomainError, NotFound, QuotaExceeded, ValidationFailed
+from apps.jobs.models import Job
 from apps.jobs.services import JobSpec, job_enqueue_many
 from apps.providers.catalog import UnknownPlatform, get_capabilities
 from apps.providers.validation import MediaInfo, validate_rendition
@@ -64,6 +65,16 @@ P = Publication.Status
 R = Rendition.Status
 
 MAX_BULK_ITEMS = 500
+# The tables a bulk create writes (their statistics are refreshed as they grow).
+WRITTEN_MODELS = (
+    Publication,
+    PublicationSegment,
+    SegmentMedia,
+    Rendition,
+    RenditionSegment,
+    RenditionMedia,
+    Job,
+)
 ITEM_KEYS = frozenset(
     {
         "text",
@@ -142,7 +153,11 @@ def publications_bulk_create(
             details={"items": [f"At most {MAX_BULK_ITEMS} items."]},
         )
     with transaction.atomic():
-        return _create(workspace=workspace, author=author, items=items)
+        outcomes = _create(workspace=workspace, author=author, items=items)
+        # Once committed: statistics that still describe the tables as small make every
+        # later import's foreign-key checks scan them whole (apps.common.table_stats).
+        transaction.on_commit(lambda: table_stats.analyze_stale(WRITTEN_MODELS), robust=True)
+        return outcomes
 
 
 def _create(*, workspace: Workspace, author: User | None, items: list[Any]) -> list[BulkOutcome]:
