@@ -145,8 +145,8 @@ _session_options = " ".join(
 _db_options = DATABASES["default"].setdefault("OPTIONS", {})
 # After any options the URL carries (?options=...), so these settings win.
 _db_options["options"] = f"{_db_options.get('options', '')} {_session_options}".strip()
-# One pool of connections per process (psycopg_pool) for the ASGI web server: there each
-# request's sync code runs in a thread of its own, so a connection kept per thread
+# One pool of connections per process (psycopg_pool) for the ASGI web server: there the MCP
+# endpoint's sync calls run in threads of their own, so a connection kept per thread
 # (CONN_MAX_AGE) would be left open when its thread ends. deploy/gunicorn.conf.py and
 # `serve` turn it on for ASGI; workers keep one connection per thread.
 DB_POOL = env.bool("DB_POOL", default=False)

@@ -34,8 +34,9 @@ if any(arg.endswith("wsgi:application") or arg == "config.wsgi" for arg in sys.a
 if _interface == "asgi":
     wsgi_app = "config.asgi:application"  # the application gunicorn loads, ASGI here
     worker_class = "apps.ops.asgi_worker.AsgiWorker"
-    # Each request's sync code runs in a thread of its own under ASGI, so connections are
-    # pooled per process instead of kept per thread (config/settings.py, DB_POOL).
+    # The MCP endpoint's sync calls run in threads of their own under ASGI, so connections
+    # are pooled per process instead of kept per thread (config/settings.py, DB_POOL); the
+    # rest runs in a pool of `threads` threads (apps.ops.threaded_wsgi).
     os.environ.setdefault("DB_POOL", "true")
 else:
     wsgi_app = "config.wsgi:application"

@@ -52,7 +52,8 @@ def gunicorn_argv(bind: str, *options: str, wsgi: bool = False) -> list[str]:
 
 def web_environment(env: dict[str, str], *, wsgi: bool = False) -> dict[str, str]:
     """The environment of a web child: under ASGI, database connections pooled per
-    process (each request's sync code runs in a thread of its own)."""
+    process (requests run in a pool of threads, the MCP endpoint's sync calls in threads of
+    their own)."""
     if wsgi:
         return dict(env)
     return {"DB_POOL": "true", **env}

@@ -16,12 +16,14 @@ the MCP endpoint at /mcp) with uvicorn, keeping what the WSGI worker gave:
 from __future__ import annotations
 
 import ipaddress
+import os
 import time
 from typing import Any
 
 from uvicorn_worker import UvicornWorker
 
 from apps.ops.access_log import redact_request_line, redact_url
+from apps.ops.threaded_wsgi import THREADS_ENV
 
 
 class AsgiWorker(UvicornWorker):
@@ -35,6 +37,9 @@ class AsgiWorker(UvicornWorker):
     }
 
     def load_wsgi(self) -> None:
+        # The site's thread pool (apps.ops.threaded_wsgi) is gunicorn's --threads, as under
+        # the threaded WSGI worker.
+        os.environ[THREADS_ENV] = str(self.cfg.threads)
         super().load_wsgi()
         trusted = _trusted_proxies(self.cfg.forwarded_allow_ips)
         self.wsgi = AccessLog(TrustedScheme(self.wsgi, trusted), self.log)
