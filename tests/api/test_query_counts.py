@@ -21,7 +21,9 @@ counted; the maintenance switch, cached per process, is not.
 - the detail read: 2 (the token with its workspace, organization, creator and the
   creator's roles; the publication with its segments and their media, its renditions
   with their accounts, attempts, first comments, segments and media, as one JSON value).
-  Before the JSON read it was 5 (a query per relation).
+  Before the JSON read it was 5 (a query per relation);
+- a list page: 2 (the token; the page, each publication read whole as its detail read is,
+  in the query that lists them), whatever the number of publications.
 """
 
 import pytest
@@ -220,3 +222,21 @@ def test_an_unknown_or_foreign_id_is_not_found(api, sandboxes, media_a, api_b):
     response = api_b.get(f"{URL}/{created['id']}")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("publications", [1, 4])
+def test_a_list_shows_each_publication_as_its_detail_read_and_costs_the_same_for_any_number(
+    api, sandboxes, media_a, publications
+):
+    """A list reads each publication whole in the query that lists them: the same answer
+    as its detail read, and no query more per publication."""
+    created = [
+        api.post(URL, _body(sandboxes, media_a, first_comment="Hi"), format="json").json()
+        for _ in range(publications)
+    ]
+
+    count, listed = _queries(lambda: api.get(URL), 200)
+
+    details = [api.get(f"{URL}/{p['id']}").json() for p in reversed(created)]
+    assert listed["results"] == details
+    assert count == 2  # the token, the page with everything it shows
