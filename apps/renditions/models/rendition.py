@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import models
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount, Workspace
@@ -19,8 +18,11 @@ ERROR_KEYS = ("kind", "code", "http_status", "message", "retryable", "action", "
 
 class RenditionQuerySet(WorkspaceQuerySet):
     def with_effective_scheduled_at(self) -> RenditionQuerySet:
-        """Annotate ``effective_at``: the rendition's own time, else its publication's."""
-        return self.annotate(effective_at=Coalesce("scheduled_at", "publication__scheduled_at"))
+        """The rows with ``effective_at`` (the rendition's own time, else its publication's).
+
+        It is a column kept by the database (see ``Rendition.effective_at``), so this adds
+        nothing to the query; it stays for the readers that name what they rely on."""
+        return self.all()
 
 
 class Rendition(models.Model):
@@ -86,6 +88,14 @@ class Rendition(models.Model):
     scheduled_at = models.DateTimeField(
         null=True, blank=True, help_text="Overrides the publication's time for this destination."
     )
+    # When it is due: ``coalesce(scheduled_at, publication.scheduled_at)``, stored so the
+    # queue, the daily caps and the sweep filter and sort on an indexed column instead of a
+    # join. Written only by the database: the triggers of migration 0005_effective_at set
+    # it on every insert and on every change of either time, whoever writes the rows
+    # (services, bulk INSERTs, the admin, raw SQL), so no writer has to remember it. Read
+    # back on insert (the column default makes Django ask for it); after an update that
+    # moves a time, an instance in memory holds the old value until refreshed.
+    effective_at = models.DateTimeField(null=True, blank=True, editable=False, db_default=None)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.DRAFT)
     provider_post_id = models.CharField(max_length=255, blank=True)
     provider_url = models.URLField(max_length=1000, blank=True)
@@ -121,6 +131,21 @@ class Rendition(models.Model):
         ]
         indexes = [
             models.Index(fields=["workspace", "status"], name="rendition_ws_status"),
+            # An account's queue: its scheduled posts from now on, in time order (`WHERE
+            # social_account_id = ? AND status = 'scheduled' AND effective_at >= ? ORDER BY
+            # effective_at, id`). Holds scheduled rows only, so the published history of
+            # the account, and every other tenant, stays out of it.
+            models.Index(
+                fields=["social_account", "effective_at", "id"],
+                condition=models.Q(status="scheduled"),
+                name="rendition_queue",
+            ),
+            # The outbox sweep: scheduled renditions whose time has come, every tenant.
+            models.Index(
+                fields=["effective_at"],
+                condition=models.Q(status="scheduled"),
+                name="rendition_due",
+            ),
             # Daily caps count an account's renditions per UTC day.
             models.Index(fields=["social_account", "status"], name="rendition_account_status"),
             # Operators look for ambiguous outcomes first.
