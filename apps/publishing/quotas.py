@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from django.db.models import Q, QuerySet
 
-from apps.accounts.models import Organization, Workspace
+from apps.accounts.models import Organization, SocialAccount, Workspace
 from apps.common.errors import QuotaExceeded
 from apps.providers.catalog import UnknownPlatform, get_capabilities
 from apps.publications.models import Publication
@@ -122,19 +122,31 @@ def check_daily_caps(*, renditions: Iterable[Rendition], paths: dict[int, str]) 
             .count()
         )
         if used + wanted[key] > cap:
-            account = rendition.social_account
-            field = paths.get(rendition.pk, "destinations")
-            raise QuotaExceeded(
-                f"{account.platform} account @{account.handle} already has {used} posts on "
-                f"{start:%Y-%m-%d} (UTC); the platform allows {cap} a day.",
-                code="DAILY_CAP_EXCEEDED",
-                details={
-                    "field": f"{field}.account",
-                    "account": account.pk,
-                    "handle": account.handle,
-                    "platform": account.platform,
-                    "limit": cap,
-                    "used": used,
-                    "day": f"{start:%Y-%m-%d}",
-                },
+            raise daily_cap_exceeded(
+                account=rendition.social_account,
+                used=used,
+                cap=cap,
+                day=start.date(),
+                path=paths.get(rendition.pk, "destinations"),
             )
+
+
+def daily_cap_exceeded(
+    *, account: SocialAccount, used: int, cap: int, day: date, path: str
+) -> QuotaExceeded:
+    """The refusal of one more post on account's UTC day (code DAILY_CAP_EXCEEDED); path:
+    the destination's field path ("destinations.N")."""
+    return QuotaExceeded(
+        f"{account.platform} account @{account.handle} already has {used} posts on "
+        f"{day:%Y-%m-%d} (UTC); the platform allows {cap} a day.",
+        code="DAILY_CAP_EXCEEDED",
+        details={
+            "field": f"{path}.account",
+            "account": account.pk,
+            "handle": account.handle,
+            "platform": account.platform,
+            "limit": cap,
+            "used": used,
+            "day": f"{day:%Y-%m-%d}",
+        },
+    )

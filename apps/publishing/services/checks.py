@@ -15,6 +15,7 @@ from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import Conflict, ValidationFailed
 from apps.providers.catalog import get_capabilities
 from apps.providers.text_counting import count_text
+from apps.providers.validation import Problem
 from apps.publications.inputs import DestinationInput, Errors, SegmentInput
 from apps.publications.models import Publication
 from apps.publications.scheduling import ScheduleError, check_not_in_past, get_zone
@@ -209,10 +210,6 @@ def save_publication(publication: Publication) -> None:
         raise reference_key_exists(key, found) from None
 
 
-def _time_path(rendition: Rendition, path: str) -> str:
-    return f"{path}.scheduled_at" if rendition.scheduled_at is not None else "scheduled_at"
-
-
 def schedule_renditions(
     renditions: list[tuple[Rendition, str]],
     *,
@@ -241,35 +238,55 @@ def check_schedulable(
     *,
     now: datetime,
     changing: set[int],
-    daily_caps: bool = True,
 ) -> None:
-    """The scheduling gate alone: every problem of every rendition against its platform
-    and account (ValidationFailed, all at once), times in the past for those in
-    ``changing`` (ids becoming due or moving), then the daily caps of those
-    (QuotaExceeded). Renditions not written yet (ids allocated, content in their
-    prefetch caches) are checked without a query but the caps' counts. ``daily_caps``
-    False leaves the caps to a caller that counts them later, under the organization's
-    lock."""
+    """The scheduling gate on saved renditions: every problem of every rendition against
+    its platform and account (ValidationFailed, all at once), times in the past for those
+    in ``changing`` (ids becoming due or moving), then the daily caps of those
+    (QuotaExceeded). New publications pass the same gate on their content in memory
+    (``create_pipeline``)."""
     errors = FieldErrors()
     # Their content in one query per table, read after any edit rewrote it.
     prefetch_related_objects([r for r, _path in renditions], "segments__media__media")
     for rendition, path in renditions:
-        for problem in rendition_problems(rendition):
-            errors.details.setdefault(f"{path}.{problem.path}", []).append(problem.message)
-        if rendition.social_account.status == SocialAccount.Status.DISABLED:
-            errors.details.setdefault(f"{path}.account", []).append("This account is disabled.")
-        # No time yet means "now" (delivery runs it at once), never in the past.
-        if rendition.pk in changing and (instant := rendition.effective_scheduled_at) is not None:
-            try:
-                check_not_in_past(
-                    instant,
-                    now=now,
-                    field=_time_path(rendition, path),
-                )
-            except ScheduleError as exc:
-                errors.absorb(exc)
+        gate_rendition(
+            errors,
+            path=path,
+            problems=rendition_problems(rendition),
+            account=rendition.social_account,
+            # No time yet means "now" (delivery runs it at once), never in the past.
+            instant=rendition.effective_scheduled_at if rendition.pk in changing else None,
+            own_time=rendition.scheduled_at is not None,
+            now=now,
+        )
     errors.raise_if_any("The publication cannot be scheduled as it is.")
-    if not daily_caps:
-        return
     due = [r for r, _path in renditions if r.pk in changing]
     quotas.check_daily_caps(renditions=due, paths={r.pk: path for r, path in renditions})
+
+
+def gate_rendition(
+    errors: FieldErrors,
+    *,
+    path: str,
+    problems: Iterable[Problem],
+    account: SocialAccount,
+    instant: datetime | None,
+    own_time: bool,
+    now: datetime,
+) -> None:
+    """One rendition through the scheduling gate, its problems gathered in errors at
+    ``path`` ("destinations.N"): what the capability catalog refuses (``problems``), a
+    disabled account, and a time more than the grace in the past (``instant``: when it
+    publishes, None when it is not becoming due or moving; ``own_time``: the time is the
+    destination's own, not the publication's)."""
+    for problem in problems:
+        errors.details.setdefault(f"{path}.{problem.path}", []).append(problem.message)
+    if account.status == SocialAccount.Status.DISABLED:
+        errors.details.setdefault(f"{path}.account", []).append("This account is disabled.")
+    if instant is None:
+        return
+    try:
+        check_not_in_past(
+            instant, now=now, field=f"{path}.scheduled_at" if own_time else "scheduled_at"
+        )
+    except ScheduleError as exc:
+        errors.absorb(exc)

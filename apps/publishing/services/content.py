@@ -16,7 +16,7 @@ from django.db.models import Value
 from apps.accounts.models import SocialAccount, Workspace
 from apps.common.errors import NotFound
 from apps.common.json_rows import Shape, json_object, load
-from apps.publications.inputs import DestinationInput, SegmentInput
+from apps.publications.inputs import DestinationInput, MediaRef, SegmentInput
 from apps.publications.models import MediaAsset, Publication, PublicationSegment, SegmentMedia
 from apps.publishing.services import rows
 from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
@@ -37,27 +37,48 @@ def resolve_references(
     Another workspace's id is reported exactly like an id that does not exist: NotFound,
     with every offending field path in details.
     """
+    accounts, media = read_references(
+        workspace,
+        account_ids={dest.account_id for dest in destinations},
+        media_ids={ref.media_id for ref in media_refs(segments, destinations)},
+    )
+    missing = missing_references(segments, destinations, accounts, media)
+    if missing is not None:
+        raise missing
+    return accounts, media
+
+
+def media_refs(
+    segments: list[SegmentInput], destinations: list[DestinationInput]
+) -> list[MediaRef]:
+    """Every media reference of an input: its segments' and each destination's own."""
     refs = [ref for seg in segments for ref in seg.media]
     for dest in destinations:
         refs += [ref for seg in dest.segments or [] for ref in seg.media]
-    accounts, media = _read_references(
-        workspace,
-        account_ids={dest.account_id for dest in destinations},
-        media_ids={ref.media_id for ref in refs},
-    )
+    return refs
+
+
+def missing_references(
+    segments: list[SegmentInput],
+    destinations: list[DestinationInput],
+    accounts: dict[int, SocialAccount],
+    media: dict[int, MediaAsset],
+) -> NotFound | None:
+    """NotFound naming every account or media of the input not among those loaded for the
+    workspace (None when all are there)."""
     missing: dict[str, list[str]] = {}
-    for ref in refs:
+    for ref in media_refs(segments, destinations):
         if ref.media_id not in media:
             missing[f"{ref.path}.id"] = ["No such media in this workspace."]
     for dest in destinations:
         if dest.account_id not in accounts:
             missing[f"{dest.path}.account"] = ["No such account in this workspace."]
-    if missing:
-        raise NotFound(
-            "Some referenced accounts or media do not exist in this workspace.",
-            details=missing,
-        )
-    return accounts, media
+    if not missing:
+        return None
+    return NotFound(
+        "Some referenced accounts or media do not exist in this workspace.",
+        details=missing,
+    )
 
 
 # What a create reads of the accounts and media it names (not the account's credentials).
@@ -70,11 +91,12 @@ _ACCOUNT = Shape(
 _MEDIA = Shape(MediaAsset)
 
 
-def _read_references(
+def read_references(
     workspace: Workspace, *, account_ids: set[int], media_ids: set[int]
 ) -> tuple[dict[int, SocialAccount], dict[int, MediaAsset]]:
-    """The workspace's accounts and media of these ids; one query (a UNION ALL of the two
-    as JSON rows) when media are named too, as every create holds accounts."""
+    """The workspace's accounts and media of these ids (those of another workspace are
+    left out); one query (a UNION ALL of the two as JSON rows) when media are named too,
+    as every create holds accounts."""
     named = SocialAccount.objects.for_workspace(workspace).filter(pk__in=account_ids)
     if not media_ids:
         return {account.pk: account for account in named}, {}
@@ -225,14 +247,15 @@ def create_source_segments(
     return rows
 
 
-def _new_rendition(
+def new_rendition(
     *,
     publication: Publication,
     account: SocialAccount,
     destination: DestinationInput,
     scheduled_at: datetime | None,
 ) -> Rendition:
-    """An unsaved draft rendition for account, checked."""
+    """An unsaved draft rendition for account, checked (Django's ValidationError by
+    field)."""
     rendition = Rendition(
         publication=publication,
         # The publication's workspace object, so delivery reads no row it already has.
@@ -262,7 +285,7 @@ def create_rendition(
     scheduled_at: datetime | None,
 ) -> Rendition:
     """A new draft rendition for account, with its content copied in."""
-    rendition = _new_rendition(
+    rendition = new_rendition(
         publication=publication,
         account=account,
         destination=destination,
@@ -273,53 +296,22 @@ def create_rendition(
     return rendition
 
 
-class NewRendition(NamedTuple):
-    """What create_renditions needs for one destination."""
+class NewPublication(NamedTuple):
+    """A new publication built in memory and checked: its source segments, its renditions
+    (unsaved, from ``new_rendition``) and each rendition's content, in order."""
 
-    account: SocialAccount
-    destination: DestinationInput
-    content: Content
-    scheduled_at: datetime | None
-
-
-def create_renditions(
-    *,
-    publication: Publication,
-    wanted: list[NewRendition],
-    sources: list[PublicationSegment],
-) -> list[Rendition]:
-    """New draft renditions with their content copied in, like create_rendition for each
-    of wanted (in order), in one insert per table."""
-    renditions = Rendition.objects.bulk_create(
-        [
-            _new_rendition(
-                publication=publication,
-                account=item.account,
-                destination=item.destination,
-                scheduled_at=item.scheduled_at,
-            )
-            for item in wanted
-        ]
-    )
-    segments = RenditionSegment.objects.bulk_create(
-        [
-            segment
-            for rendition, item in zip(renditions, wanted, strict=True)
-            for segment in _segment_rows(rendition, item.content, sources)
-        ]
-    )
-    contents = [segment for item in wanted for segment in item.content]
-    RenditionMedia.objects.bulk_create(_media_rows(segments, contents))
-    return renditions
+    publication: Publication
+    segments: list[SegmentInput]
+    renditions: list[Rendition]
+    contents: list[Content]
 
 
 @dataclass
 class NewRows:
-    """Every row of a new publication, built in memory with their ids (see ``rows``):
-    ``insert()`` writes them in one statement. Each object's relations are cached, so the
-    scheduling gate and the response read them without a query."""
+    """Every row of new publications, built in memory with their ids (see ``rows``):
+    ``insert()`` writes them all in one statement."""
 
-    publication: Publication
+    publications: list[Publication] = field(default_factory=list)
     segments: list[PublicationSegment] = field(default_factory=list)
     links: list[SegmentMedia] = field(default_factory=list)
     renditions: list[Rendition] = field(default_factory=list)
@@ -328,7 +320,7 @@ class NewRows:
 
     def insert(self) -> None:
         rows.insert_rows(
-            [self.publication],
+            self.publications,
             self.segments,
             self.links,
             self.renditions,
@@ -337,40 +329,45 @@ class NewRows:
         )
 
 
-def new_publication_rows(
-    publication: Publication,
-    segments: list[SegmentInput],
-    media: dict[int, MediaAsset],
-    wanted: list[NewRendition],
+def new_publications_rows(
+    new: list[NewPublication], media: dict[int, MediaAsset], *, cache: bool = False
 ) -> NewRows:
-    """The unsaved rows of a new publication (checked like their ``full_clean``), with
-    their ids allocated in one query."""
-    built = NewRows(publication)
-    for position, seg in enumerate(segments):
-        row = PublicationSegment(publication=publication, position=position, text=seg.text)
-        row.full_clean(exclude=["publication"], validate_unique=False, validate_constraints=False)
-        built.segments.append(row)
-    link_rows = [
-        [
-            SegmentMedia(segment=row, media=media[ref.media_id], position=j, alt_text=ref.alt_text)
-            for j, ref in enumerate(seg.media)
+    """The unsaved rows of new publications (checked like their ``full_clean``), with the
+    ids of every row of every table allocated in one query, whatever their number.
+
+    cache: each object's relations are cached as written, so a caller that shows the
+    publications at once reads nothing back (a later ``.all()`` would not see changes).
+    """
+    built = NewRows()
+    sources: list[list[PublicationSegment]] = []
+    link_rows: list[list[list[SegmentMedia]]] = []
+    for item in new:
+        own = []
+        for position, seg in enumerate(item.segments):
+            row = PublicationSegment(publication=item.publication, position=position, text=seg.text)
+            row.full_clean(
+                exclude=["publication"], validate_unique=False, validate_constraints=False
+            )
+            own.append(row)
+        links = [
+            [
+                SegmentMedia(
+                    segment=row, media=media[ref.media_id], position=j, alt_text=ref.alt_text
+                )
+                for j, ref in enumerate(seg.media)
+            ]
+            for row, seg in zip(own, item.segments, strict=True)
         ]
-        for row, seg in zip(built.segments, segments, strict=True)
-    ]
-    built.links = [link for links in link_rows for link in links]
-    built.renditions = [
-        _new_rendition(
-            publication=publication,
-            account=item.account,
-            destination=item.destination,
-            scheduled_at=item.scheduled_at,
-        )
-        for item in wanted
-    ]
-    contents = [segment for item in wanted for segment in item.content]
+        sources.append(own)
+        link_rows.append(links)
+        built.publications.append(item.publication)
+        built.segments += own
+        built.links += [link for segment_links in links for link in segment_links]
+        built.renditions += item.renditions
+    contents = [segment for item in new for content in item.contents for segment in content]
     ids = rows.allocate_ids(
         [
-            (Publication, 1),
+            (Publication, len(built.publications)),
             (PublicationSegment, len(built.segments)),
             (SegmentMedia, len(built.links)),
             (Rendition, len(built.renditions)),
@@ -378,28 +375,41 @@ def new_publication_rows(
             (RenditionMedia, sum(len(items) for _text, items in contents)),
         ]
     )
-    rows.assign_ids([publication], ids[0])
+    rows.assign_ids(built.publications, ids[0])
     rows.assign_ids(built.segments, ids[1])
     rows.assign_ids(built.links, ids[2])
     rows.assign_ids(built.renditions, ids[3])
     # Assigned before the children are built: each child reads its parent's id.
-    for rendition, item in zip(built.renditions, wanted, strict=True):
-        own = _segment_rows(rendition, item.content, built.segments)
-        built.rendition_segments += own
-        rows.cache_related(rendition, "segments", own)
-        rows.cache_related(rendition, "delivery_attempts", [])
+    for item, own in zip(new, sources, strict=True):
+        for rendition, content in zip(item.renditions, item.contents, strict=True):
+            segments = _segment_rows(rendition, content, own)
+            built.rendition_segments += segments
+            if cache:
+                rows.cache_related(rendition, "segments", segments)
+                rows.cache_related(rendition, "delivery_attempts", [])
     rows.assign_ids(built.rendition_segments, ids[4])
     built.rendition_media = _media_rows(built.rendition_segments, contents)
     rows.assign_ids(built.rendition_media, ids[5])
     for media_row in built.rendition_media:
         media_row.media = media[media_row.media_id]
+    if cache:
+        _cache_new_rows(built, new, sources, link_rows)
+    return built
+
+
+def _cache_new_rows(
+    built: NewRows,
+    new: list[NewPublication],
+    sources: list[list[PublicationSegment]],
+    link_rows: list[list[list[SegmentMedia]]],
+) -> None:
     by_segment: dict[int, list[RenditionMedia]] = {s.pk: [] for s in built.rendition_segments}
     for media_row in built.rendition_media:
         by_segment[media_row.rendition_segment_id].append(media_row)
     for segment in built.rendition_segments:
         rows.cache_related(segment, "media", by_segment[segment.pk])
-    for row, links in zip(built.segments, link_rows, strict=True):
-        rows.cache_related(row, "media_links", links)
-    rows.cache_related(publication, "segments", built.segments)
-    rows.cache_related(publication, "renditions", built.renditions)
-    return built
+    for item, own, links in zip(new, sources, link_rows, strict=True):
+        for row, segment_links in zip(own, links, strict=True):
+            rows.cache_related(row, "media_links", segment_links)
+        rows.cache_related(item.publication, "segments", own)
+        rows.cache_related(item.publication, "renditions", item.renditions)

@@ -1,7 +1,8 @@
 """Creating, editing, rescheduling and cancelling publications.
 
 Every client (web, API, admin, commands, the series materializer) writes publications
-through these functions. Each runs in one transaction and, for edits, under the
+through these functions; a create is the create pipeline's batch of one
+(``create_pipeline``). Each runs in one transaction and, for edits, under the
 publication's row lock: the caller names the revision it edited, a stale one is refused
 with REVISION_CONFLICT, and a successful edit bumps the revision in the same transaction.
 
@@ -20,43 +21,39 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone as django_timezone
 
 from apps.accounts.models import User, Workspace
 from apps.approvals.rule import check_may_schedule
-from apps.common import deferred_checks, events
 from apps.common.errors import Conflict, ValidationFailed
-from apps.jobs.services import JobSpec, job_enqueue_many
 from apps.publications import inputs
 from apps.publications.inputs import DestinationInput, SegmentInput
 from apps.publications.models import Publication
 from apps.publications.scheduling import resolve_schedule as _resolve_schedule
 from apps.publishing import quotas
 from apps.publishing.delivery import enqueue
-from apps.publishing.delivery.enqueue import PUBLISH_JOB, publish_dedupe_key
 from apps.publishing.services import content as _content
 from apps.publishing.services.checks import (
     FieldErrors,
     check_content_size,
     check_first_comment,
     check_reference_key,
-    check_schedulable,
     destination_times,
     input_texts,
     parse_status,
-    reference_key_exists,
     resolve_time,
     save_publication,
     schedule_renditions,
 )
+from apps.publishing.services.create_pipeline import create_publications
+from apps.publishing.services.approval import approval_watch, check_approval_kept
 from apps.publishing.services.edits import (
     apply_destinations,
     apply_intent,
     apply_segments,
 )
 from apps.publishing.services.status import publication_refresh_status
-from apps.publishing.status import RenditionState, aggregate_status
 from apps.renditions.models import Rendition, RenditionSegment
 
 R = Rendition.Status
@@ -91,7 +88,8 @@ def publication_create(
     first_comment: str | None = None,
     keep_rows: bool = False,
 ) -> Publication:
-    """Create a publication and one rendition per destination account.
+    """Create a publication and one rendition per destination account: the create
+    pipeline (``create_pipeline``) with a batch of one, taken all or nothing.
 
     segments: [{"text": ..., "media": [{"id": media_id, "alt_text": ...}]}], in thread
     order. destinations: [{"account": social_account_id, "segments": optional override,
@@ -102,147 +100,37 @@ def publication_create(
 
     Errors: ValidationFailed (details by field path: "segments.0.text",
     "destinations.1.segments.0.text"...; code SCHEDULE_IN_PAST / INVALID_TIMEZONE /
-    MISSING_UTC_OFFSET when that is the only problem), NotFound for accounts or media not
-    in the workspace, Conflict REFERENCE_KEY_EXISTS, QuotaExceeded MONTHLY_QUOTA_EXCEEDED
-    or DAILY_CAP_EXCEEDED, ValidationFailed PUBLICATION_TOO_LARGE / FIRST_COMMENT_TOO_LONG,
-    ApprovalRequired
-    APPROVAL_REQUIRED when the author's posts need approval first (`apps.approvals.rule`).
+    MISSING_UTC_OFFSET when that is the only problem), ApprovalRequired APPROVAL_REQUIRED
+    when the author's posts need approval first (`apps.approvals.rule`), NotFound for
+    accounts or media not in the workspace, Conflict REFERENCE_KEY_EXISTS (details with
+    the publication_id holding it), QuotaExceeded MONTHLY_QUOTA_EXCEEDED or
+    DAILY_CAP_EXCEEDED, ValidationFailed PUBLICATION_TOO_LARGE / FIRST_COMMENT_TOO_LONG.
 
     keep_rows: the publication comes back with its segments and renditions (and theirs)
     cached as written, to show them without reading them back; only for a caller that
     shows it at once (a later ``.all()`` on it would not see later changes).
     """
-    now = django_timezone.now()
-    errors = FieldErrors()
-    target = parse_status(status, errors)
-    seg_inputs = inputs.parse_segments(segments, path="segments", errors=errors.details)
-    dest_inputs = inputs.parse_destinations(destinations, errors=errors.details)
-    key = inputs.parse_reference_key(reference_key, errors=errors.details)
-    comment = inputs.parse_first_comment(first_comment, errors=errors.details)
-    if target == P.SCHEDULED and not dest_inputs and "destinations" not in errors.details:
-        errors.details["destinations"] = ["Choose at least one destination to schedule."]
-    pub_time, zone = resolve_time(
-        scheduled_at=scheduled_at,
-        local_time=local_time,
-        timezone=timezone,
-        default_zone=workspace.default_timezone,
-        now=now,
-        errors=errors,
-    )
-    dest_times = destination_times(
-        dest_inputs, default_zone=zone or workspace.default_timezone, now=now, errors=errors
-    )
-    errors.raise_if_any()
-    assert zone is not None, "resolve_time leaves the zone out only with an error, raised above"
-    if target == P.SCHEDULED:
-        check_may_schedule(workspace, author)
-    check_content_size(input_texts(seg_inputs, dest_inputs))
-
-    accounts, media = _content.resolve_references(
-        workspace=workspace, segments=seg_inputs, destinations=dest_inputs
-    )
-    check_first_comment(comment, accounts.values())
-    # The organization's lock serializes what must be counted or looked up exactly: the
-    # monthly quota, the daily caps and, when there is one, the reference key. It is taken
-    # last (below, just before the COMMIT where the caller allows), so creates of one
-    # organization queue for the count and the COMMIT, not the whole create; a reference
-    # key takes it now, so the publication holding the key is found and named (a series
-    # links it) rather than met at the insert.
-    organization = quotas.lock_organization(workspace) if key is not None else None
-    check_reference_key(workspace, key)
-
-    if target == P.SCHEDULED and pub_time is None:
-        pub_time = now  # scheduled without a time: publish now
-    publication = Publication(
+    [outcome] = create_publications(
         workspace=workspace,
         author=author,
-        status=P.DRAFT,
-        scheduled_at=pub_time,
-        timezone=zone,
-        reference_key=key,
-        first_comment=comment,
-    )
-    # The zone was checked by resolve_time; the field's own validator lists every zone on
-    # disk (milliseconds per create).
-    publication.full_clean(exclude=["workspace", "author", "timezone"], validate_constraints=False)
-    source = _content.input_content(seg_inputs, media)
-    new = _content.new_publication_rows(
-        publication,
-        seg_inputs,
-        media,
-        wanted=[
-            _content.NewRendition(
-                account=accounts[dest.account_id],
-                destination=dest,
-                content=_content.input_content(dest.segments, media) if dest.segments else source,
-                scheduled_at=dest_times[dest.path],
-            )
-            for dest in dest_inputs
+        items=[
+            {
+                "segments": segments,
+                "destinations": destinations,
+                "scheduled_at": scheduled_at,
+                "local_time": local_time,
+                "timezone": timezone,
+                "status": status,
+                "reference_key": reference_key,
+                "first_comment": first_comment,
+            }
         ],
+        existing_keys_answer=False,
+        all_or_nothing=True,
+        keep_rows=keep_rows,
     )
-    destination_paths = {
-        r.pk: dest.path for r, dest in zip(new.renditions, dest_inputs, strict=True)
-    }
-    if target == P.SCHEDULED:
-        # The gate reads the rows built in memory; they are written scheduled, so there is
-        # no earlier status to move them from. The daily caps are counted under the lock.
-        check_schedulable(
-            [(r, destination_paths[r.pk]) for r in new.renditions],
-            now=now,
-            changing={r.pk for r in new.renditions},
-            daily_caps=False,
-        )
-        for rendition in new.renditions:
-            rendition.status = R.SCHEDULED
-    publication.status = aggregate_status(
-        [RenditionState(status=r.status) for r in new.renditions], current=P.DRAFT
-    )
-    try:
-        new.insert()
-    except IntegrityError as exc:
-        # Only a writer that skipped the organization lock can take the key meanwhile.
-        if "publication_reference_key_unique" not in str(exc):
-            raise
-        raise reference_key_exists(key or "", None) from None
-    _enqueue_publishes([r for r in new.renditions if r.status == R.SCHEDULED])
-    if publication.status != P.DRAFT:
-        # emit_many: the outbox takes it in one savepoint (emit nests two).
-        events.emit_many(
-            events.PUBLICATION_STATUS_CHANGED,
-            [{"publication": publication, "previous": P.DRAFT, "status": publication.status}],
-        )
-
-    def check_quotas() -> None:
-        # Counted after the lock, each count sees every create of the organization
-        # committed before it (and this one's own rows, left out); a refusal rolls back
-        # all written above.
-        locked = organization or quotas.lock_organization(workspace)
-        used = quotas.month_usage(locked, now).exclude(pk=publication.pk).count()
-        quotas.check_monthly_quota(organization=locked, now=now, used=used)
-        if target == P.SCHEDULED:
-            quotas.check_daily_caps(renditions=new.renditions, paths=destination_paths)
-
-    # Now, or as late as the caller's transaction allows (apps.common.deferred_checks).
-    deferred_checks.run_last(check_quotas)
-    if not keep_rows:
-        publication.__dict__.pop("_prefetched_objects_cache", None)
-    return publication
-
-
-def _enqueue_publishes(renditions: list[Rendition]) -> None:
-    """The publish jobs of new scheduled renditions, in one insert (their dedupe keys are
-    new, so none can be taken)."""
-    job_enqueue_many(
-        JobSpec(
-            type=PUBLISH_JOB,
-            payload={"rendition_id": r.pk},
-            organization_id=r.workspace.organization_id,
-            workspace_id=r.workspace_id,
-            run_at=r.effective_scheduled_at,
-            dedupe_key=publish_dedupe_key(r.pk),
-        )
-        for r in renditions
-    )
+    assert outcome.publication is not None, "all or nothing: a refusal was raised"
+    return outcome.publication
 
 
 def _lock_for_edit(publication: Publication, expected_revision: Any) -> Publication:
@@ -319,7 +207,9 @@ def publication_update(
     first_comment (for the posts still to go out: one already live keeps the comment it got).
 
     actor: the person making the edit; scheduling is refused (APPROVAL_REQUIRED) when their
-    posts need approval first (``apps.approvals.rule``). None for work without a person.
+    posts need approval first (``apps.approvals.rule``), and so is any change of theirs to
+    what a post past draft says, where and when (``apps.publishing.services.approval``).
+    None for work without a person.
 
     Errors: as publication_create, plus Conflict REVISION_CONFLICT (details with
     current_revision), PUBLICATION_CANCELLED, RENDITION_LOCKED, PUBLICATION_STARTED,
@@ -332,6 +222,7 @@ def publication_update(
             details={name: ["Unknown field."] for name in unknown},
         )
     publication = _lock_for_edit(publication, expected_revision)
+    watch = approval_watch(publication, actor)
     now = django_timezone.now()
     errors = FieldErrors()
     target = parse_status(changes["status"], errors) if "status" in changes else None
@@ -436,7 +327,9 @@ def publication_update(
         )
     schedule_renditions(due, now=now, newly=newly, moved=moved)
     _bump(publication)
-    return publication_refresh_status(publication)
+    publication = publication_refresh_status(publication)
+    check_approval_kept(publication, watch)
+    return publication
 
 
 @transaction.atomic
@@ -447,17 +340,21 @@ def publication_reschedule(
     scheduled_at: str | datetime | None = None,
     local_time: str | datetime | None = None,
     timezone: str | None = None,
+    actor: User | None = None,
 ) -> Publication:
     """Move the publication's time (an ISO instant, or local_time in timezone, by default
     the publication's own zone). Scheduled renditions that follow it become due at the new
     time (daily caps are checked against the new day); renditions with their own time, and
-    failed ones waiting for a retry, keep theirs.
+    failed ones waiting for a retry, keep theirs. actor: the person moving it (a move by
+    someone whose posts need approval is refused, ``apps.publishing.services.approval``);
+    None for work without a person.
 
     Errors: ValidationFailed (SCHEDULE_REQUIRED, SCHEDULE_IN_PAST, INVALID_TIMEZONE...),
     Conflict REVISION_CONFLICT / PUBLICATION_CANCELLED / NOTHING_TO_RESCHEDULE,
-    QuotaExceeded DAILY_CAP_EXCEEDED.
+    QuotaExceeded DAILY_CAP_EXCEEDED, ApprovalRequired APPROVAL_REQUIRED.
     """
     publication = _lock_for_edit(publication, expected_revision)
+    watch = approval_watch(publication, actor)
     now = django_timezone.now()
     new_time, zone = _resolve_schedule(
         scheduled_at=scheduled_at,
@@ -481,7 +378,9 @@ def publication_reschedule(
     moved = {r.pk for r, _ in due if before[r.pk] != r.effective_scheduled_at}
     schedule_renditions(due, now=now, newly=set(), moved=moved)
     _bump(publication)
-    return publication_refresh_status(publication)
+    publication = publication_refresh_status(publication)
+    check_approval_kept(publication, watch)
+    return publication
 
 
 @transaction.atomic
