@@ -1,13 +1,23 @@
 """What a calendar card shows of a publication: its local time, first words, destinations'
 platforms, a thumbnail of its first image, whether a series made it, its status, and
-whether it can be moved. One query per table, whatever the number of posts."""
+whether it can be moved. One query per table, whatever the number of posts.
+
+A page shows a bounded number of cards: the first few of each day (month, agenda) or of
+each hour (week), chosen by one query that asks each of those cells for its first rows
+through the (workspace, scheduled_at) index, and how many posts each cell holds, counted
+by one grouped query; the rest of a cell is "N more", a link to the day's list. So a
+month of 6,000 posts costs what a month of 100 does.
+"""
 
 from __future__ import annotations
 
 import zoneinfo
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Prefetch
 
 from apps.accounts.models import Workspace
@@ -70,12 +80,68 @@ class Card:
         return ", ".join(f"@{d.handle}" for d in self.destinations)
 
 
-def publications_between(workspace: Workspace, start: datetime, end: datetime):
-    """A workspace's timed publications in [start, end), cancelled ones left out, with
-    everything a card shows fetched in one query per table."""
+# Cards a cell shows before "N more".
+CARDS_PER_DAY = 4  # a day of the month
+CARDS_PER_HOUR = 3  # an hour of the week
+CARDS_PER_AGENDA_DAY = 20  # a day of the agenda, one card per line
+
+# Counts are grouped by quarter hours in UTC: every zone's offset is a whole number of
+# quarter hours, so each group falls in one local hour (and one local day) of any zone.
+_COUNTS_SQL = f"""
+    SELECT date_bin('15 minutes', scheduled_at, TIMESTAMPTZ '2000-01-01 00:00+00'), count(*)
+      FROM publications_publication
+     WHERE workspace_id = %s AND scheduled_at >= %s AND scheduled_at < %s
+       AND status <> '{Publication.Status.CANCELLED}'
+     GROUP BY 1
+"""  # noqa: S608 - a constant
+
+# The first `limit` posts of each cell [start, end): one index probe per cell.
+_FIRST_SQL = f"""
+    SELECT first.id
+      FROM unnest(%s::timestamptz[], %s::timestamptz[]) AS cell(start_at, end_at)
+     CROSS JOIN LATERAL (
+           SELECT p.id FROM publications_publication p
+            WHERE p.workspace_id = %s
+              AND p.scheduled_at >= cell.start_at AND p.scheduled_at < cell.end_at
+              AND p.status <> '{Publication.Status.CANCELLED}'
+            ORDER BY p.scheduled_at, p.id
+            LIMIT %s
+       ) AS first
+"""  # noqa: S608 - a constant
+
+
+def counts_between(workspace: Workspace, start: datetime, end: datetime) -> Counter[datetime]:
+    """How many posts (cancelled ones left out) start in each UTC quarter hour of
+    [start, end), by the quarter's first instant."""
+    with connection.cursor() as cursor:
+        cursor.execute(_COUNTS_SQL, [workspace.pk, start, end])
+        return Counter(dict(cursor.fetchall()))
+
+
+def first_in_cells(
+    workspace: Workspace, cells: Sequence[tuple[datetime, datetime]], limit: int
+) -> list[int]:
+    """The ids of the first `limit` posts of each cell, in one query."""
+    if not cells:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _FIRST_SQL,
+            [[start for start, _ in cells], [end for _, end in cells], workspace.pk, limit],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def publications_between(
+    workspace: Workspace, start: datetime, end: datetime, *, ids: Sequence[int] | None = None
+):
+    """A workspace's timed publications in [start, end) (only those of `ids` when given),
+    cancelled ones left out, with everything a card shows fetched in one query per table."""
+    publications = Publication.objects.for_workspace(workspace)
+    if ids is not None:
+        publications = publications.filter(pk__in=ids)
     return (
-        Publication.objects.for_workspace(workspace)
-        .filter(scheduled_at__gte=start, scheduled_at__lt=end)
+        publications.filter(scheduled_at__gte=start, scheduled_at__lt=end)
         .exclude(status=Publication.Status.CANCELLED)
         .annotate(in_series=Exists(SeriesOccurrence.objects.filter(publication=OuterRef("pk"))))
         .prefetch_related(
@@ -125,8 +191,17 @@ def card_for(publication: Publication, zone: zoneinfo.ZoneInfo, *, can_move: boo
 
 
 def cards_between(
-    workspace: Workspace, start: datetime, end: datetime, zone: zoneinfo.ZoneInfo, *, can_move: bool
+    workspace: Workspace,
+    start: datetime,
+    end: datetime,
+    zone: zoneinfo.ZoneInfo,
+    *,
+    can_move: bool,
+    ids: Sequence[int] | None = None,
 ) -> list[Card]:
+    if ids is not None and not ids:
+        return []
     return [
-        card_for(p, zone, can_move=can_move) for p in publications_between(workspace, start, end)
+        card_for(p, zone, can_move=can_move)
+        for p in publications_between(workspace, start, end, ids=ids)
     ]

@@ -91,6 +91,11 @@ class Slot:
     row: int
     is_past: bool  # it ended: nothing can be composed or dropped there
     items: list = field(default_factory=list)
+    count: int = 0  # posts in the hour; items holds the first few of them
+
+    @property
+    def more(self) -> int:
+        return max(self.count - len(self.items), 0)
 
     @property
     def fold(self) -> int:
@@ -111,6 +116,11 @@ class Day:
     relative: str = ""  # "Today", "Tomorrow"
     items: list = field(default_factory=list)
     hours: int = 24
+    count: int = 0  # posts on the day; items holds the ones shown
+
+    @property
+    def more(self) -> int:
+        return max(self.count - len(self.items), 0)
 
 
 @dataclass
@@ -212,3 +222,42 @@ def build_week(days: list[Day], *, now: datetime) -> list[HourRow]:
             if slot is not None:
                 slot.items.append(card)
     return rows
+
+
+def day_cells(days: list[date], zone: zoneinfo.ZoneInfo) -> list[tuple[datetime, datetime]]:
+    """Each day's [start, end) instants."""
+    return [(local_midnight(d, zone), local_midnight(d + timedelta(days=1), zone)) for d in days]
+
+
+def hour_cells(days: list[date], zone: zoneinfo.ZoneInfo) -> list[tuple[datetime, datetime]]:
+    """Each local hour's [start, end) instants, as the week grid has them (a skipped hour
+    has none, a repeated one two)."""
+    cells = []
+    for d in days:
+        starts = day_hours(d, zone) + [local_midnight(d + timedelta(days=1), zone)]
+        pairs = zip(starts, starts[1:], strict=False)
+        cells += [(a.astimezone(UTC), b.astimezone(UTC)) for a, b in pairs]
+    return cells
+
+
+def place_counts(
+    days: list[Day], rows: list[HourRow], counts: dict[datetime, int], zone: zoneinfo.ZoneInfo
+) -> None:
+    """Add each counted instant's posts to its local day and, in the week, to its hour."""
+    by_date = {day.date: day for day in days}
+    by_key = {
+        (slot.start.date(), slot.start.hour, slot.fold): slot
+        for row in rows
+        for slot in row.cells
+        if slot is not None
+    }
+    for instant, n in counts.items():
+        local = instant.astimezone(zone)
+        day = by_date.get(local.date())
+        if day is not None:
+            day.count += n
+        slot = by_key.get((local.date(), local.hour, local.fold)) or by_key.get(
+            (local.date(), local.hour, 0)
+        )
+        if slot is not None:
+            slot.count += n

@@ -13,7 +13,9 @@ from django.utils import timezone
 from apps.jobs.models import Job
 from apps.publications.models import Publication
 from apps.publishing.services import publication_create, publication_reschedule
+from apps.renditions.models import Rendition
 from apps.series.models import Series, SeriesOccurrence
+from apps.web.calendar_cards import CARDS_PER_AGENDA_DAY, CARDS_PER_DAY, CARDS_PER_HOUR
 from tests.factories import (
     PublicationFactory,
     PublicationSegmentFactory,
@@ -424,14 +426,64 @@ def test_a_busy_month_costs_the_same_queries_as_a_quiet_one(
     with django_assert_num_queries(len(quiet.captured_queries)):
         response = as_alice.get(url)
     assert response.content.decode().count('class="cal-item') >= 5
-    # The posts, their parts, their media (with the files) and their destinations (with
-    # the accounts): one query each; the rest is the session, the user and permissions.
+    # The count per quarter hour, the first posts of each cell, then the posts shown,
+    # their parts, their media (with the files) and their destinations (with the
+    # accounts): one query each; the rest is the session, the user and permissions.
     calendar_queries = [
         q["sql"]
         for q in quiet.captured_queries
-        if re.search(r'FROM "(publications|renditions)_', q["sql"])
+        if re.search(r'FROM "?(publications|renditions)_', q["sql"])
     ]
-    assert len(calendar_queries) == 4
+    assert len(calendar_queries) == 6
+
+
+def busy_day(workspace, count: int, day: datetime) -> None:
+    """`count` posts on one local day, one a quarter hour from 08:00, one destination each."""
+    account = SocialAccountFactory(workspace=workspace, platform="mastodon")
+    publications = Publication.objects.bulk_create(
+        [
+            Publication(
+                workspace=workspace,
+                status=Publication.Status.SCHEDULED,
+                scheduled_at=day + timedelta(minutes=15 * i),
+                timezone="Europe/Warsaw",
+            )
+            for i in range(count)
+        ]
+    )
+    for i, publication in enumerate(publications):
+        PublicationSegmentFactory(publication=publication, text=f"busy {i:02d}")
+    Rendition.objects.bulk_create(
+        [
+            Rendition(
+                publication=p, workspace=workspace, social_account=account, status="scheduled"
+            )
+            for p in publications
+        ]
+    )
+
+
+def test_a_busy_day_shows_a_few_cards_and_how_many_more(as_alice, in_warsaw, workspace_a):
+    busy_day(workspace_a, 40, datetime(2030, 1, 15, 8, 0, tzinfo=WARSAW))
+    post(workspace_a, "quiet day", datetime(2030, 1, 16, 9, 0, tzinfo=WARSAW))
+    month = as_alice.get("/w/ws-a/calendar/?date=2030-01-15").content.decode()
+    shown = list(dict.fromkeys(re.findall(r"busy (\d\d)", month)))  # label and link
+    assert shown == [f"{i:02d}" for i in range(CARDS_PER_DAY)]  # the day's first ones
+    assert month.count('<li class="cal-item ') == CARDS_PER_DAY + 1
+    assert f"{40 - CARDS_PER_DAY} more" in month
+    assert "?start=2030-01-15&amp;end=2030-01-15" in month
+    assert 'aria-label="Tuesday 15 January, 40 posts"' in month
+    assert "quiet day" in month and "more<" not in month.split("quiet day")[1]
+
+    # The week: a few per hour (four posts an hour from 08:00 to 17:45).
+    week = as_alice.get("/w/ws-a/calendar/?view=week&date=2030-01-15").content.decode()
+    assert week.count('<li class="cal-item ') == 10 * CARDS_PER_HOUR + 1
+    assert week.count(f"{4 - CARDS_PER_HOUR} more") == 10
+
+    agenda = as_alice.get("/w/ws-a/calendar/?view=agenda&date=2030-01-15").content.decode()
+    assert "40 posts" in agenda
+    assert agenda.count('<li class="cal-item ') == CARDS_PER_AGENDA_DAY + 1
+    assert f"{40 - CARDS_PER_AGENDA_DAY} more" in agenda
 
 
 def test_switching_views_stays_around_the_same_date(as_alice, workspace_a):

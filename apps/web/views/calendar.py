@@ -25,7 +25,14 @@ from apps.publications.models import Publication
 from apps.publications.scheduling import is_ambiguous
 from apps.publishing.services import publication_reschedule
 from apps.web.access import WorkspaceRequest, permits, workspace_view
-from apps.web.calendar_cards import cards_between
+from apps.web.calendar_cards import (
+    CARDS_PER_AGENDA_DAY,
+    CARDS_PER_DAY,
+    CARDS_PER_HOUR,
+    cards_between,
+    counts_between,
+    first_in_cells,
+)
 from apps.web.calendar_grid import (
     AGENDA,
     MONTH,
@@ -34,7 +41,10 @@ from apps.web.calendar_grid import (
     WEEKDAYS,
     build_days,
     build_week,
+    day_cells,
+    hour_cells,
     page_range,
+    place_counts,
 )
 from apps.web.forms.workspace import RescheduleForm
 
@@ -63,14 +73,23 @@ def calendar(request: WorkspaceRequest) -> HttpResponse:
     page = page_range(view, anchor)
     start, end = page.bounds(zone)
     can_edit = permits(request, request.workspace, Action.EDIT)
+    # A bounded number of cards per cell (day, or hour of the week), and every cell's count.
+    if view == WEEK:
+        cells, per_cell = hour_cells(page.days(), zone), CARDS_PER_HOUR
+    else:
+        per_cell = CARDS_PER_DAY if view == MONTH else CARDS_PER_AGENDA_DAY
+        cells = day_cells(page.days(), zone)
     cards = cards_between(
         request.workspace,
         start,
         end,
         zone,
         can_move=permits(request, request.workspace, Action.PUBLISH),
+        ids=first_in_cells(request.workspace, cells, per_cell),
     )
     days = build_days(page, cards, now=now)
+    hour_rows = build_week(days, now=now) if view == WEEK else []
+    place_counts(days, hour_rows, counts_between(request.workspace, start, end), zone)
     if not can_edit:
         for day in days:
             day.compose_at = None
@@ -82,8 +101,8 @@ def calendar(request: WorkspaceRequest) -> HttpResponse:
         "page": page,
         "title": page.title,
         "days": days,
-        "agenda_days": [day for day in days if day.items],
-        "hour_rows": build_week(days, now=now) if view == WEEK else [],
+        "agenda_days": [day for day in days if day.count],
+        "hour_rows": hour_rows,
         "weekdays": WEEKDAYS,
         "anchor": anchor,  # switching views stays around the same date
         "agenda_from": anchor if view == AGENDA else max(anchor, today),
@@ -92,6 +111,7 @@ def calendar(request: WorkspaceRequest) -> HttpResponse:
         "can_edit": can_edit,
         "move_url": reverse("calendar-move", kwargs={"workspace_slug": slug, "pk": 0}),
         "compose_url": reverse("composer", kwargs={"workspace_slug": slug}),
+        "list_url": reverse("publication-list", kwargs={"workspace_slug": slug}),
     }
     return render(request, "web/calendar/calendar.html", context)
 
@@ -140,6 +160,7 @@ def calendar_move(request: WorkspaceRequest, pk: int) -> JsonResponse:
             publication=publication,
             expected_revision=data["revision"],
             timezone=zone_name,
+            actor=request.user,
             **target,
         )
     except DomainError as exc:
