@@ -2,9 +2,9 @@
 started can be withdrawn.
 
 Every active series is expanded over its horizon (60 days by default) into scheduled
-publications through ``publication_create``, one ``reference_key`` per occurrence
-(``series-<id>-<local wall-clock ISO>``) and one SeriesOccurrence row, so a re-run (or two
-runs at once) creates nothing twice.
+publications through the create pipeline (one batch a run), one ``reference_key`` per
+occurrence (``series-<id>-<local wall-clock ISO>``) and one SeriesOccurrence row, so a
+re-run (or two runs at once) creates nothing twice.
 
 Missed occurrences (the system was down, or the publication could not be created in time):
 one missed by at most the series' ``late_window_minutes`` is published late, at once;
@@ -23,13 +23,11 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from apps.common.errors import Conflict, DomainError
+from apps.common.errors import DomainError
 from apps.publications.models import Publication
-from apps.publishing.services import (
-    publication_cancel,
-    publication_create,
-    publication_update,
-)
+from apps.publishing.services import publication_cancel, publication_update
+from apps.publishing.services.checks import reference_key_exists
+from apps.publishing.services.create_pipeline import OutcomeStatus, create_publications
 from apps.series import recurrence
 from apps.series.constants import MAX_OCCURRENCES_PER_RUN, ORGANIZATION_RUN_SECONDS
 from apps.series.models import Series, SeriesOccurrence
@@ -147,9 +145,12 @@ def _apply(series: Series, plan: _Plan, *, now: datetime) -> MaterializeResult:
         return result
     window = timedelta(minutes=series.late_window_minutes)
     _expire_unstarted(series, now=now, window=window, result=result)
-    _retry_failed(series, now=now, window=window, result=result)
-    for occurrence in plan.found:
-        _materialize_one(series, occurrence, now=now, window=window, result=result)
+    # The failed ones tried again first, then the new ones, in one batch.
+    retries = _failed_to_retry(series, now=now, window=window)
+    found: list[tuple[recurrence.Occurrence, SeriesOccurrence | None]] = [
+        (o, None) for o in plan.found
+    ]
+    _materialize(series, retries + found, now=now, window=window, result=result)
     if plan.complete:
         series.materialized_through = max(plan.after, plan.horizon)
     elif plan.found:
@@ -184,90 +185,117 @@ def _has_more(series: Series, after: datetime) -> bool:
     return bool(expansion.occurrences) or not expansion.complete
 
 
-def _materialize_one(
+def _materialize(
     series: Series,
-    occurrence: recurrence.Occurrence,
+    occurrences: list[tuple[recurrence.Occurrence, SeriesOccurrence | None]],
     *,
     now: datetime,
     window: timedelta,
     result: MaterializeResult,
-    row: SeriesOccurrence | None = None,
 ) -> None:
-    if row is None:
-        existing = series.occurrences.current().filter(local_start=occurrence.local_iso).first()
-        if existing is not None:
-            return  # handled by an earlier or concurrent run
-        row = SeriesOccurrence(
-            series=series,
-            workspace_id=series.workspace_id,
-            local_start=occurrence.local_iso,
-            scheduled_at=occurrence.utc,
-        )
-    late = occurrence.utc < now
-    if late and now - occurrence.utc > window:
-        row.status = Occ.SKIPPED
-        row.error = {
-            "code": "MISSED",
-            "message": f"Missed by more than {series.late_window_minutes} minutes.",
-        }
-        row.save()
-        result.skipped += 1
-        return
-    key = reference_key(series, occurrence)
-    try:
-        with transaction.atomic():
-            publication = publication_create(
-                workspace=series.workspace,
-                author=series.created_by,
-                segments=series.template.get("segments"),
-                destinations=series.template.get("destinations"),
-                scheduled_at=now if late else occurrence.utc,
-                timezone=series.timezone,
-                status=Publication.Status.SCHEDULED,
-                reference_key=key,
+    """Make the publications of these occurrences (each with its row when it has one) in
+    one batch through the create pipeline: its rules (approval, quota, caps, the gate)
+    hold for a series' posts as for any other. An occurrence missed by more than the
+    window is skipped; one whose key is already used links the publication holding it
+    (made by an earlier run whose occurrence row was lost) unless it was cancelled.
+    A failure is counted once, when the occurrence first fails (not when a retry of it
+    fails again)."""
+    known = set(
+        series.occurrences.current()
+        .filter(local_start__in=[o.local_iso for o, row in occurrences if row is None])
+        .values_list("local_start", flat=True)
+    )
+    pending: list[tuple[SeriesOccurrence, bool, bool]] = []  # (row, late, a retry)
+    items = []
+    for occurrence, row in occurrences:
+        retry = row is not None
+        if row is None:
+            if occurrence.local_iso in known:
+                continue  # handled by an earlier or concurrent run
+            row = SeriesOccurrence(
+                series=series,
+                workspace_id=series.workspace_id,
+                local_start=occurrence.local_iso,
+                scheduled_at=occurrence.utc,
             )
-        row.publication, row.status, row.is_late, row.error = (
-            publication,
-            Occ.MATERIALIZED,
-            late,
-            None,
+        late = occurrence.utc < now
+        if late and now - occurrence.utc > window:
+            row.status = Occ.SKIPPED
+            row.error = {
+                "code": "MISSED",
+                "message": f"Missed by more than {series.late_window_minutes} minutes.",
+            }
+            row.save()
+            result.skipped += 1
+            continue
+        pending.append((row, late, retry))
+        items.append(
+            {
+                "segments": series.template.get("segments"),
+                "destinations": series.template.get("destinations"),
+                "scheduled_at": now if late else occurrence.utc,
+                "timezone": series.timezone,
+                "status": Publication.Status.SCHEDULED,
+                "reference_key": reference_key(series, occurrence),
+            }
         )
-        result.created.append(publication.pk)
-        result.late += late
-    except Conflict as exc:
-        existing_id = (
-            exc.details.get("publication_id") if exc.code == "REFERENCE_KEY_EXISTS" else None
-        )
-        existing = Publication.objects.filter(pk=existing_id).first() if existing_id else None
-        if existing is not None and existing.status != Publication.Status.CANCELLED:
-            # Made by an earlier run whose occurrence row was lost: link it.
-            row.publication, row.status, row.error = existing, Occ.MATERIALIZED, None
+    if not pending:
+        return
+    outcomes = create_publications(
+        workspace=series.workspace,
+        author=series.created_by,
+        items=items,
+        existing_keys_answer=True,
+        all_or_nothing=False,
+    )
+    for (row, late, retry), outcome in zip(pending, outcomes, strict=True):
+        publication = outcome.publication
+        if outcome.status == OutcomeStatus.CREATED and publication is not None:
+            row.publication, row.status, row.is_late, row.error = (
+                publication,
+                Occ.MATERIALIZED,
+                late,
+                None,
+            )
+            result.created.append(publication.pk)
+            result.late += late
+        elif outcome.status == OutcomeStatus.EXISTS and publication is not None:
+            if publication.status != Publication.Status.CANCELLED:
+                row.publication, row.status, row.error = publication, Occ.MATERIALIZED, None
+            else:
+                key = outcome.reference_key or ""
+                row.status, row.error = (
+                    Occ.FAILED,
+                    _error(reference_key_exists(key, publication.pk)),
+                )
+                result.failed += not retry
         else:
-            row.status, row.error = Occ.FAILED, _error(exc)
-            result.failed += 1
-    except DomainError as exc:
-        row.status, row.error = Occ.FAILED, _error(exc)
-        result.failed += 1
-    row.save()
+            assert outcome.error is not None, "an outcome neither created nor found is an error"
+            row.status, row.error = Occ.FAILED, _error(outcome.error)
+            result.failed += not retry
+        row.save()
 
 
 def _error(exc: DomainError) -> dict:
     return {"code": exc.code, "message": exc.message, "details": exc.details}
 
 
-def _retry_failed(
-    series: Series, *, now: datetime, window: timedelta, result: MaterializeResult
-) -> None:
-    """Occurrences whose publication could not be made (a quota, an account removed) are
-    tried again while they are not past their window."""
+def _failed_to_retry(
+    series: Series, *, now: datetime, window: timedelta
+) -> list[tuple[recurrence.Occurrence, SeriesOccurrence | None]]:
+    """Occurrences whose publication could not be made (a quota, an account removed),
+    with their rows: tried again while they are not past their window."""
     failed = series.occurrences.filter(status=Occ.FAILED, scheduled_at__gte=now - window)
-    for row in failed.order_by("scheduled_at"):
-        local = recurrence.parse_local(row.local_start, field="local_start")
-        occurrence = recurrence.Occurrence(local=local, utc=row.scheduled_at)
-        before = result.failed
-        _materialize_one(series, occurrence, now=now, window=window, result=result, row=row)
-        if result.failed > before:
-            result.failed = before  # still failing: counted once, when it first failed
+    return [
+        (
+            recurrence.Occurrence(
+                local=recurrence.parse_local(row.local_start, field="local_start"),
+                utc=row.scheduled_at,
+            ),
+            row,
+        )
+        for row in failed.order_by("scheduled_at")
+    ]
 
 
 def _expire_unstarted(
