@@ -143,8 +143,27 @@ _session_options = " ".join(
     )
 )
 _db_options = DATABASES["default"].setdefault("OPTIONS", {})
-# After any options the URL carries (?options=...), so these settings win.
-_db_options["options"] = f"{_db_options.get('options', '')} {_session_options}".strip()
+# PostgreSQL itself, when DATABASE_URL is a pooler in transaction mode (PgBouncer): there a
+# server session serves one transaction of a client, then another client's. What needs a
+# session of its own (the worker's LISTEN) connects here instead. docs/operations.md.
+DATABASE_DIRECT_URL = env.str("DATABASE_DIRECT_URL", default="")
+DATABASE_DIRECT = env.db_url_config(DATABASE_DIRECT_URL) if DATABASE_DIRECT_URL else None
+if DATABASE_DIRECT is not None:
+    if DATABASE_DIRECT["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_DIRECT_URL must point at PostgreSQL (postgres://...).")
+    _direct_options = DATABASE_DIRECT.setdefault("OPTIONS", {})
+    _direct_options["options"] = f"{_direct_options.get('options', '')} {_session_options}".strip()
+else:
+    # After any options the URL carries (?options=...), so these settings win. Not through
+    # a pooler: PgBouncer refuses the `options` startup parameter (every connection would
+    # fail), and a server session outlives the client that set it. Behind one, the bounds
+    # are the role's own (ALTER ROLE ... SET, docs/operations.md).
+    _db_options["options"] = f"{_db_options.get('options', '')} {_session_options}".strip()
+# The hottest statements are prepared once per server session (apps.common.prepared). A
+# pooler in transaction mode hands each transaction any server session, where a statement
+# prepared in another is unknown: off behind one, unless it keeps protocol-level prepared
+# statements itself (PgBouncer 1.21+ with max_prepared_statements; Debian 12 ships 1.18).
+DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", default=DATABASE_DIRECT is None)
 # One pool of connections per process (psycopg_pool) for the ASGI web server: there the MCP
 # endpoint's sync calls run in threads of their own, so a connection kept per thread
 # (CONN_MAX_AGE) would be left open when its thread ends. deploy/gunicorn.conf.py and

@@ -4,6 +4,11 @@ Django binds parameters on the client, so PostgreSQL parses and plans every stat
 gets. For the few statements run on every batch or request (the job queue's claims and
 outcomes, the API's token and detail reads) planning costs as much as running them: these
 go through a cursor that binds server-side and asks for a prepared statement.
+
+Behind a pooler in transaction mode each transaction may run on another server session,
+which does not know the statements prepared on the others (PgBouncer before 1.21, or
+without max_prepared_statements): there DB_PREPARED_STATEMENTS is off and these
+statements are bound server-side but parsed and planned on every call, like the others.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
+from django.conf import settings
 from django.db import connection
 
 # Django turns psycopg's automatic preparation off (prepare_threshold None), which also
@@ -35,13 +41,14 @@ def prepared_cursor() -> psycopg.Cursor:
 def execute_prepared(
     cursor: psycopg.Cursor, sql: str, params: Mapping[str, Any] | Sequence[Any]
 ) -> None:
+    prepare = settings.DB_PREPARED_STATEMENTS
     if not connection.queries_logged:
-        cursor.execute(sql, params, prepare=True)
+        cursor.execute(sql, params, prepare=prepare)
         return
     # Logged like Django's own queries (DEBUG, or CaptureQueriesContext in tests).
     started = time.monotonic()
     try:
-        cursor.execute(sql, params, prepare=True)
+        cursor.execute(sql, params, prepare=prepare)
     finally:
         elapsed = time.monotonic() - started
         connection.queries_log.append({"sql": sql, "time": f"{elapsed:.3f}"})

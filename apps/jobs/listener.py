@@ -2,7 +2,9 @@
 
 The worker's loop waits on this connection's socket (with `select`), so a NOTIFY sent by
 an enqueuing transaction's commit wakes it at once; the claim itself runs on the worker's
-regular Django connection.
+regular Django connection. The LISTEN connection goes to PostgreSQL itself
+(apps.common.direct): through a pooler in transaction mode, the server session that ran
+the LISTEN serves other clients between transactions, and its notifications reach none.
 """
 
 from __future__ import annotations
@@ -10,12 +12,9 @@ from __future__ import annotations
 import contextlib
 
 import psycopg
-from django.db import connection
 
+from apps.common.direct import direct_connect
 from apps.jobs.queue import NOTIFY_CHANNEL
-
-# Django-specific keys of get_connection_params() that are not libpq connection options.
-_NOT_CONNINFO = ("cursor_factory", "context", "prepare_threshold")
 
 
 class Listener:
@@ -31,13 +30,7 @@ class Listener:
 
     def connect(self) -> None:
         self.close()
-        params = {
-            k: v for k, v in connection.get_connection_params().items() if k not in _NOT_CONNINFO
-        }
-        params.setdefault("application_name", self.application_name)
-        params.setdefault("connect_timeout", 10)
-        params["autocommit"] = True
-        self._conn = psycopg.connect(**params)
+        self._conn = direct_connect(application_name=self.application_name)
         self._conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
 
     def fileno(self) -> int:
