@@ -24,12 +24,8 @@ from apps.api.views.publications import with_shown_relations
 from apps.common.envelope import envelope
 from apps.common.errors import DomainError, ValidationFailed
 from apps.publications.models import Publication
-from apps.publishing.services.bulk import (
-    MAX_BULK_ITEMS,
-    BulkOutcome,
-    BulkStatus,
-    publications_bulk_create,
-)
+from apps.publishing.services.bulk import MAX_BULK_ITEMS, publications_bulk_create
+from apps.publishing.services.create_pipeline import Outcome, OutcomeStatus
 
 
 def _bulk_scopes(request: ApiRequest) -> Scopes:
@@ -78,8 +74,9 @@ class PublicationBulkViewSet(WorkspaceViewSet):
     @extend_schema(
         summary="Create many publications",
         description=f"Up to {MAX_BULK_ITEMS} items, each the body of POST /publications. "
-        "Every item is checked on its own (validation, accounts, monthly quota and daily "
-        "caps, counting the items accepted before it in the same request): the answer "
+        "Every item is checked on its own, by the same rules as POST /publications "
+        "(validation, accounts, the approval rule, monthly quota and daily caps, counting "
+        "the items accepted before it in the same request): the answer "
         'lists each item in order with `"status"` created, exists (its `reference_key` '
         "was already used: the existing publication, nothing created) or error (the error "
         "as POST /publications would answer it). More items than the limit is a 400 "
@@ -127,8 +124,8 @@ class PublicationBulkViewSet(WorkspaceViewSet):
             author=self.token.created_by,
             items=[data for _index, data in valid],
         )
-        outcomes: list[BulkOutcome] = [
-            BulkOutcome(index, _raw_key(items[index]), BulkStatus.ERROR, error=exc)
+        outcomes: list[Outcome] = [
+            Outcome(index, _raw_key(items[index]), OutcomeStatus.ERROR, error=exc)
             for index, exc in rejected.items()
         ]
         for (index, _data), outcome in zip(valid, done, strict=True):
@@ -137,7 +134,7 @@ class PublicationBulkViewSet(WorkspaceViewSet):
         outcomes.sort(key=lambda outcome: outcome.index)
         return Response(self._report(outcomes))
 
-    def _report(self, outcomes: list[BulkOutcome]) -> dict:
+    def _report(self, outcomes: list[Outcome]) -> dict:
         ids = {o.publication.pk for o in outcomes if o.publication is not None}
         fresh = self.get_queryset().filter(pk__in=ids).order_by("pk")
         # One list serializer for all: its fields are built once, not once per item.
@@ -155,7 +152,7 @@ class PublicationBulkViewSet(WorkspaceViewSet):
             if outcome.error is not None:
                 row["error"] = _error(outcome.error)
             rows.append(row)
-        counts = {status: 0 for status in (BulkStatus.CREATED, BulkStatus.EXISTS, "errors")}
+        counts = {status: 0 for status in (OutcomeStatus.CREATED, OutcomeStatus.EXISTS, "errors")}
         for outcome in outcomes:
-            counts["errors" if outcome.status == BulkStatus.ERROR else outcome.status] += 1
+            counts["errors" if outcome.status == OutcomeStatus.ERROR else outcome.status] += 1
         return {"items": rows, **counts}

@@ -21,11 +21,7 @@ from apps.common import table_stats
 from apps.common.errors import ValidationFailed
 from apps.jobs.models import Job
 from apps.publications.models import Publication, PublicationSegment, SegmentMedia
-from apps.publishing.services.create_pipeline import (
-    Outcome,
-    OutcomeStatus,
-    create_publications,
-)
+from apps.publishing.services.create_pipeline import Outcome, create_publications
 from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
 
 MAX_BULK_ITEMS = 500
@@ -40,15 +36,10 @@ WRITTEN_MODELS = (
     Job,
 )
 
-# One item's outcome: created, exists or error (the pipeline's, under the names the
-# bulk answers use).
-BulkOutcome = Outcome
-BulkStatus = OutcomeStatus
-
 
 def publications_bulk_create(
     *, workspace: Workspace, author: User | None, items: list[Any]
-) -> list[BulkOutcome]:
+) -> list[Outcome]:
     """Create one publication per item (each item as ``publication_create`` takes it, a
     top-level ``text`` being shorthand for one segment), in one transaction; returns one
     outcome per item, in order.

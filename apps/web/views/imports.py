@@ -1,6 +1,7 @@
 """Importing posts from a CSV file: upload, a preview of the first rows with their problems,
-then the import in batches of 500 through the bulk service, with a progress bar, and a
-per-row report.
+then the import in batches of 500 through the bulk service (the create pipeline: every
+rule of a single create, approval included, holds for each row), with a progress bar, and
+a per-row report.
 
 The browser drives the batches: each batch answers a progress fragment that asks for the
 next one (htmx), or, without JavaScript, a page with a button to continue. Which batch
@@ -18,8 +19,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.permissions import Action
+from apps.approvals.rule import needs_approval
 from apps.publishing import quotas
-from apps.publishing.services.bulk import BulkStatus, publications_bulk_create
+from apps.publishing.services.bulk import publications_bulk_create
+from apps.publishing.services.create_pipeline import OutcomeStatus
 from apps.web import csv_import
 from apps.web.access import WorkspaceRequest, is_htmx, permits, require, workspace_view
 
@@ -60,7 +63,7 @@ def _run_items(request: WorkspaceRequest, entries: list[dict]) -> list[dict]:
     rows = []
     for entry in entries:
         if "error" in entry:
-            rows.append(_outcome_row(entry["row"], BulkStatus.ERROR, None, entry["error"]))
+            rows.append(_outcome_row(entry["row"], OutcomeStatus.ERROR, None, entry["error"]))
             continue
         outcome = by_row[entry["row"]]
         rows.append(
@@ -85,7 +88,7 @@ def _preview(request: WorkspaceRequest, state: csv_import.ImportState) -> list[d
         item = entry.get("item", {})
         row["text"] = item.get("text", "")
         row["when"] = item.get("scheduled_at") or item.get("local_time") or ""
-        row["publication"] = row["publication"] if row["status"] == BulkStatus.EXISTS else None
+        row["publication"] = row["publication"] if row["status"] == OutcomeStatus.EXISTS else None
     return rows
 
 
@@ -104,6 +107,14 @@ def import_upload(request: WorkspaceRequest) -> HttpResponse:
         schedule = form.cleaned_data["schedule"]
         if schedule and not permits(request, request.workspace, Action.PUBLISH):
             form.add_error("schedule", "Your role may save drafts but not schedule posts.")
+        elif schedule and needs_approval(request.workspace, request.user):
+            # Told before the file is read; each row is refused anyway (APPROVAL_REQUIRED)
+            # by the create pipeline if the rule is turned on while the import runs.
+            form.add_error(
+                "schedule",
+                "Posts in this workspace need an admin's approval before they are scheduled: "
+                "import them as drafts and submit them for review.",
+            )
         else:
             try:
                 rows = csv_import.read_rows(form.cleaned_data["file"])
@@ -161,7 +172,9 @@ def import_detail(request: WorkspaceRequest, import_id: str) -> HttpResponse:
     if not context["finished"]:
         return render(request, "web/imports/progress.html", context)
     report = [row for n in range(state.batches) for row in csv_import.load_result(state, n) or []]
-    counts = {status: 0 for status in (BulkStatus.CREATED, BulkStatus.EXISTS, BulkStatus.ERROR)}
+    counts = {
+        status: 0 for status in (OutcomeStatus.CREATED, OutcomeStatus.EXISTS, OutcomeStatus.ERROR)
+    }
     for row in report:
         counts[row["status"]] += 1
     context.update(report=report, counts=counts)
