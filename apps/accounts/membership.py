@@ -4,6 +4,10 @@ Every client (web, admin, commands) changes memberships through these functions,
 product's guards hold everywhere: a new person takes one of the organization's seats, the
 last owner stays, and only owners grant or revoke ownership.
 
+A role that shrinks or goes takes the person's API tokens with it, in the same
+transaction (``apps.accounts.token_roles``): each ``*_change`` and removal returns which
+tokens were narrowed or revoked, and the audit log records them with the role change.
+
 Two ways to belong: an organization membership (owner, admin, member), given only by an
 organization invitation or an operator, and a workspace membership (admin, editor, viewer)
 in one workspace, which gives that workspace and nothing else of the organization. Each
@@ -12,7 +16,7 @@ person holding either takes one seat. Invitations themselves are ``invitations.p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.db.models import Q
@@ -25,6 +29,7 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
+from apps.accounts.token_roles import TokenChange, tokens_fit_role
 from apps.common import events
 from apps.common.errors import Conflict, PermissionDenied, QuotaExceeded
 
@@ -47,6 +52,15 @@ class Seats:
     @property
     def free(self) -> int:
         return max(0, self.total - self.used)
+
+
+@dataclass(frozen=True)
+class RoleChange:
+    """A membership as it is after a change, and what the change did to the person's
+    API tokens (empty when it narrowed none)."""
+
+    membership: OrganizationMembership | WorkspaceMembership
+    tokens: list[TokenChange] = field(default_factory=list)
 
 
 def lock_organization(organization: Organization) -> Organization:
@@ -136,11 +150,12 @@ def organization_member_set(
 
 
 @transaction.atomic
-def workspace_member_set(
+def workspace_member_change(
     *, workspace: Workspace, user: User, role: str, actor: User | None = None
-) -> WorkspaceMembership:
+) -> RoleChange:
     """Give the user this workspace role (and no role in the organization). Someone holding
-    no seat of the organization takes one (QuotaExceeded SEATS_EXHAUSTED when none is free)."""
+    no seat of the organization takes one (QuotaExceeded SEATS_EXHAUSTED when none is free).
+    Returns the membership and the tokens the new role narrowed or revoked."""
     organization = lock_organization(workspace.organization)
     ensure_seat(organization, user=user)
     membership = WorkspaceMembership.objects.filter(workspace=workspace, user=user).first()
@@ -149,8 +164,17 @@ def workspace_member_set(
     membership.role = role
     membership.full_clean()
     membership.save()
-    _emit_set(organization, workspace, user, previous, role, actor)
-    return membership
+    tokens = _emit_set(organization, workspace, user, previous, role, actor)
+    return RoleChange(membership=membership, tokens=tokens)
+
+
+def workspace_member_set(
+    *, workspace: Workspace, user: User, role: str, actor: User | None = None
+) -> WorkspaceMembership:
+    """``workspace_member_change``, answering the membership alone."""
+    change = workspace_member_change(workspace=workspace, user=user, role=role, actor=actor)
+    assert isinstance(change.membership, WorkspaceMembership)
+    return change.membership
 
 
 def _emit_set(
@@ -160,7 +184,9 @@ def _emit_set(
     previous: str | None,
     role: str,
     actor: User | None,
-) -> None:
+) -> list[TokenChange]:
+    """Announce the membership (added, or its role changed) and fit the person's tokens
+    to a changed role; returns what that did to them."""
     if previous is None:
         events.emit(
             events.MEMBER_ADDED,
@@ -170,34 +196,43 @@ def _emit_set(
             role=role,
             actor=actor,
         )
-    elif previous != role:
-        events.emit(
-            events.MEMBER_ROLE_CHANGED,
-            organization=organization,
-            workspace=workspace,
-            user=user,
-            previous=previous,
-            role=role,
-            actor=actor,
-        )
+        return []
+    if previous == role:
+        return []
+    tokens = tokens_fit_role(user=user, organization=organization)
+    events.emit(
+        events.MEMBER_ROLE_CHANGED,
+        organization=organization,
+        workspace=workspace,
+        user=user,
+        previous=previous,
+        role=role,
+        actor=actor,
+        tokens=[change.as_record() for change in tokens],
+    )
+    return tokens
 
 
 @transaction.atomic
 def workspace_member_remove(
     *, workspace: Workspace, user: User, removed_by: User | None = None
-) -> None:
+) -> list[TokenChange]:
     """Take the person out of one workspace. Organization owners and admins keep their
     access through the organization (remove them there); someone left with no role in the
-    organization frees their seat."""
+    organization frees their seat. Returns the tokens this revoked or narrowed."""
     deleted, _ = WorkspaceMembership.objects.filter(workspace=workspace, user=user).delete()
-    if deleted:
-        events.emit(
-            events.MEMBER_REMOVED,
-            organization=workspace.organization,
-            workspace=workspace,
-            user=user,
-            actor=removed_by,
-        )
+    if not deleted:
+        return []
+    tokens = tokens_fit_role(user=user, organization=workspace.organization)
+    events.emit(
+        events.MEMBER_REMOVED,
+        organization=workspace.organization,
+        workspace=workspace,
+        user=user,
+        actor=removed_by,
+        tokens=[change.as_record() for change in tokens],
+    )
+    return tokens
 
 
 def require_owner(organization: Organization, user: User | None) -> None:
@@ -221,11 +256,12 @@ def _guard_last_owner(organization: Organization, user: User) -> None:
 
 
 @transaction.atomic
-def organization_role_set(
+def organization_role_change(
     *, organization: Organization, user: User, role: str, changed_by: User | None
-) -> OrganizationMembership:
+) -> RoleChange:
     """Change a member's organization role. Granting or revoking ownership takes an
-    owner; the last owner keeps the role (Conflict LAST_OWNER)."""
+    owner; the last owner keeps the role (Conflict LAST_OWNER). Returns the membership and
+    the tokens the new role narrowed or revoked."""
     organization = lock_organization(organization)
     membership = organization.memberships.get(user=user)
     previous = membership.role
@@ -236,16 +272,28 @@ def organization_role_set(
     membership.role = role
     membership.full_clean()
     membership.save(update_fields=["role", "updated_at"])
-    _emit_set(organization, None, user, previous, role, changed_by)
-    return membership
+    tokens = _emit_set(organization, None, user, previous, role, changed_by)
+    return RoleChange(membership=membership, tokens=tokens)
+
+
+def organization_role_set(
+    *, organization: Organization, user: User, role: str, changed_by: User | None
+) -> OrganizationMembership:
+    """``organization_role_change``, answering the membership alone."""
+    change = organization_role_change(
+        organization=organization, user=user, role=role, changed_by=changed_by
+    )
+    assert isinstance(change.membership, OrganizationMembership)
+    return change.membership
 
 
 @transaction.atomic
 def organization_member_remove(
     *, organization: Organization, user: User, removed_by: User | None
-) -> None:
+) -> list[TokenChange]:
     """Remove the person from the organization and every workspace in it (the seat is
-    freed). The last owner cannot be removed; only owners remove owners."""
+    freed). The last owner cannot be removed; only owners remove owners. Returns the
+    tokens this revoked."""
     organization = lock_organization(organization)
     membership = organization.memberships.filter(user=user).first()
     if membership is not None and membership.role == OWNER:
@@ -256,14 +304,18 @@ def organization_member_remove(
     ).delete()
     if membership is not None:
         membership.delete()
-    if deleted or membership is not None:
-        events.emit(
-            events.MEMBER_REMOVED,
-            organization=organization,
-            workspace=None,
-            user=user,
-            actor=removed_by,
-        )
+    if not deleted and membership is None:
+        return []
+    tokens = tokens_fit_role(user=user, organization=organization)
+    events.emit(
+        events.MEMBER_REMOVED,
+        organization=organization,
+        workspace=None,
+        user=user,
+        actor=removed_by,
+        tokens=[change.as_record() for change in tokens],
+    )
+    return tokens
 
 
 def organization_role(user: User, organization: Organization) -> str | None:

@@ -82,3 +82,26 @@ SCOPE_FOR_ACTION = {
     Action.PUBLISH: "publish",
     Action.ADMIN: "admin",
 }
+
+# Scopes that name the client a token serves, not a power: any role may hold them.
+CLIENT_SCOPES = frozenset({"mcp"})
+
+
+def scopes_for_role(role: str | None) -> frozenset[str]:
+    """The token scopes a person with this workspace role may use: the powers of the role
+    (``SCOPE_FOR_ACTION``) and the client scopes; nothing without a role."""
+    if role is None:
+        return frozenset()
+    return frozenset(SCOPE_FOR_ACTION[action] for action in _ALLOWED[role]) | CLIENT_SCOPES
+
+
+def role_bound_scopes(scopes: list[str], role: str | None) -> list[str]:
+    """The scopes of a token that its creator's role still allows, in the token's order.
+    A token is never worth more than the person who made it is now."""
+    allowed = scopes_for_role(role)
+    return [scope for scope in scopes if scope in allowed]
+
+
+def holds_power(scopes: list[str]) -> bool:
+    """The scopes grant something beyond naming a client."""
+    return any(scope not in CLIENT_SCOPES for scope in scopes)

@@ -20,7 +20,7 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
-from apps.accounts.permissions import effective_role
+from apps.accounts.permissions import effective_role, role_bound_scopes
 from apps.accounts.token_read import token_read
 from apps.accounts.verification import email_verification_send, user_mark_email_verified
 from apps.common import events
@@ -182,7 +182,13 @@ def api_token_revoke(*, token: ApiToken) -> ApiToken:
 def api_token_authenticate(clear: str) -> ApiToken | None:
     """Return the live token for a clear secret, or None. Revoked tokens, tokens of deleted
     organizations and tokens whose creator is no longer an active member of the workspace
-    do not authenticate. One query (see apps.accounts.token_read), whatever the case."""
+    do not authenticate. One query (see apps.accounts.token_read), whatever the case.
+
+    The token comes back holding only the scopes its creator's role allows now
+    (``role_bound_scopes``): a token made by an admin who is a viewer today reads, and
+    nothing more. Role changes also narrow the stored scopes (``apps.accounts.token_roles``);
+    this bound holds even for a change made around the services. Tokens without a creator
+    are the operator's and keep their scopes."""
     from apps.accounts.models import TOKEN_PREFIX_LEN
 
     found = token_read(clear[:TOKEN_PREFIX_LEN])
@@ -194,8 +200,11 @@ def api_token_authenticate(clear: str) -> ApiToken | None:
     if token.workspace.organization.state == Organization.State.DELETED:
         return None
     creator = token.created_by
-    if creator is not None and effective_role(creator, org_role, membership_role) is None:
-        return None
+    if creator is not None:
+        role = effective_role(creator, org_role, membership_role)
+        if role is None:
+            return None
+        token.scopes = role_bound_scopes(token.scopes, role)
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > TOKEN_TOUCH_INTERVAL:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)

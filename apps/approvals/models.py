@@ -35,6 +35,13 @@ class ApprovalRule(models.Model):
 
 
 class Review(models.Model):
+    """A publication's way through approval. An approval is bound to what was approved:
+    ``approved_revision`` is the publication's revision once approved and scheduled,
+    ``approved_hash`` the digest of its content, media, destinations, first comment and
+    times then (``apps.publishing.services.approval``). Someone whose posts need approval
+    cannot change any of those on a post that is not a draft; an admin's later edit shows
+    as a revision past the approved one."""
+
     class State(models.TextChoices):
         IN_REVIEW = "in_review", "In review"
         CHANGES_REQUESTED = "changes_requested", "Changes requested"
@@ -53,6 +60,15 @@ class Review(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     decided_at = models.DateTimeField(null=True, blank=True)
+    approved_revision = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The publication's revision this approval covers."
+    )
+    approved_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="SHA-256 of what was approved: content, media, destinations, first "
+        "comment and times.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

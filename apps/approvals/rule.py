@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.db import transaction
+
 from apps.accounts.permissions import Action, can
 from apps.approvals.models import ApprovalRule
+from apps.common import events
 from apps.common.errors import DomainError
 
 if TYPE_CHECKING:
@@ -42,3 +45,22 @@ def check_may_schedule(workspace: Workspace, user: User | None) -> None:
             "as a draft and submit it for review.",
             details={"workspace": workspace.slug},
         )
+
+
+@transaction.atomic
+def approval_rule_set(*, workspace: Workspace, required: bool, actor: User | None) -> ApprovalRule:
+    """Switch the workspace's rule on or off. A change is announced (APPROVAL_RULE_CHANGED:
+    the audit log records who made it); setting the value it already has changes nothing.
+    Who may call this (a workspace admin, a token with the admin scope) is the caller's
+    check."""
+    rule = ApprovalRule.objects.select_for_update().filter(workspace=workspace).first()
+    previous = rule.required if rule is not None else False
+    rule = rule or ApprovalRule(workspace=workspace)
+    rule.required = required
+    rule.updated_by = actor
+    rule.save()
+    if previous != required:
+        events.emit(
+            events.APPROVAL_RULE_CHANGED, workspace=workspace, required=required, actor=actor
+        )
+    return rule

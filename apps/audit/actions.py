@@ -27,6 +27,11 @@ WEBHOOK_UPDATED = events.WEBHOOK_UPDATED
 WEBHOOK_SECRET_ROTATED = events.WEBHOOK_SECRET_ROTATED
 WEBHOOK_DELETED = events.WEBHOOK_DELETED
 RENDITION_RESOLVED = events.RENDITION_RESOLVED
+APPROVAL_RULE_CHANGED = events.APPROVAL_RULE_CHANGED
+# A publication's review, by step (the event's ``review`` state names the step).
+REVIEW_SUBMITTED = "review.submitted"
+REVIEW_APPROVED = "review.approved"
+REVIEW_CHANGES_REQUESTED = "review.changes_requested"
 
 LABELS: dict[str, str] = {
     LOGIN: "Signed in",
@@ -50,4 +55,8 @@ LABELS: dict[str, str] = {
     WEBHOOK_SECRET_ROTATED: "Webhook secret rotated",
     WEBHOOK_DELETED: "Webhook deleted",
     RENDITION_RESOLVED: "Delivery resolved",
+    APPROVAL_RULE_CHANGED: "Approval rule changed",
+    REVIEW_SUBMITTED: "Submitted for approval",
+    REVIEW_APPROVED: "Approved",
+    REVIEW_CHANGES_REQUESTED: "Changes requested",
 }

@@ -42,6 +42,8 @@ class AuditEvent(models.Model):
         ACCOUNT = "account"
         WEBHOOK = "webhook"
         RENDITION = "rendition"
+        PUBLICATION = "publication"
+        WORKSPACE = "workspace"
 
     organization = models.ForeignKey(
         Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="+"

@@ -75,6 +75,17 @@ def member_added(
     )
 
 
+def _token_effects(tokens: list[dict]) -> dict[str, Any]:
+    """What a role change did to the person's tokens, readable and by id."""
+    if not tokens:
+        return {}
+    return {
+        "tokens": [change["summary"] for change in tokens],
+        "tokens_revoked": [change["token"] for change in tokens if change["revoked"]],
+        "tokens_narrowed": [change["token"] for change in tokens if not change["revoked"]],
+    }
+
+
 def member_role_changed(
     *,
     organization: Organization,
@@ -83,6 +94,7 @@ def member_role_changed(
     previous: str,
     role: str,
     actor: User | None,
+    tokens: list[dict],
 ) -> None:
     audit_record(
         action=actions.MEMBER_ROLE_CHANGED,
@@ -91,7 +103,7 @@ def member_role_changed(
         target_type=Target.USER,
         target_id=user.pk,
         target_label=user.email,
-        metadata={"previous": previous, "role": role},
+        metadata={"previous": previous, "role": role, **_token_effects(tokens)},
     )
 
 
@@ -101,6 +113,7 @@ def member_removed(
     workspace: Workspace | None,
     user: User,
     actor: User | None,
+    tokens: list[dict],
 ) -> None:
     audit_record(
         action=actions.MEMBER_REMOVED,
@@ -109,6 +122,7 @@ def member_removed(
         target_type=Target.USER,
         target_id=user.pk,
         target_label=user.email,
+        metadata=_token_effects(tokens),
     )
 
 
@@ -200,6 +214,42 @@ def rendition_resolved(*, rendition: Any, outcome: str) -> None:
     )
 
 
+def approval_rule_changed(*, workspace: Workspace, required: bool, actor: User | None) -> None:
+    audit_record(
+        action=actions.APPROVAL_RULE_CHANGED,
+        workspace=workspace,
+        target_type=Target.WORKSPACE,
+        target_id=workspace.pk,
+        target_label=workspace.name,
+        metadata={"required": required},
+    )
+
+
+_REVIEW_ACTIONS = {
+    "in_review": actions.REVIEW_SUBMITTED,
+    "approved": actions.REVIEW_APPROVED,
+    "changes_requested": actions.REVIEW_CHANGES_REQUESTED,
+}
+
+
+def review_changed(*, publication: Any, review: str, actor: User | None, note: str) -> None:
+    """A step of a post's review. An approval records the revision and content hash it
+    approved (``apps.approvals.models.Review``)."""
+    metadata: dict[str, Any] = {"note": note[:500]} if note else {}
+    if review == "approved":
+        record = getattr(publication, "review", None)  # the reverse one-to-one: one read
+        metadata["revision"] = getattr(record, "approved_revision", None)
+        metadata["content_hash"] = getattr(record, "approved_hash", "")
+    audit_record(
+        action=_REVIEW_ACTIONS[review],
+        workspace=publication.workspace,
+        target_type=Target.PUBLICATION,
+        target_id=publication.pk,
+        target_label=f"Publication {publication.pk}",
+        metadata=metadata,
+    )
+
+
 def _personal(action: str, user: User) -> None:
     audit_record(action=action, target_type=Target.USER, target_id=user.pk, target_label=user.email)
 
@@ -280,6 +330,8 @@ def connect() -> None:
         events.WEBHOOK_SECRET_ROTATED: webhook_secret_rotated,
         events.WEBHOOK_DELETED: webhook_deleted,
         events.RENDITION_RESOLVED: rendition_resolved,
+        events.APPROVAL_RULE_CHANGED: approval_rule_changed,
+        events.PUBLICATION_REVIEW_CHANGED: review_changed,
         events.TWO_FACTOR_ENABLED: two_factor_enabled,
         events.TWO_FACTOR_DISABLED: two_factor_disabled,
     }

@@ -59,6 +59,8 @@ ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
 # back with changes requested. Payload: publication, review (its state now), actor (the
 # person), note (what they wrote, maybe empty).
 PUBLICATION_REVIEW_CHANGED = "publication.review_changed"
+# A workspace's approval rule was switched on or off. Payload: workspace, required, actor.
+APPROVAL_RULE_CHANGED = "approval.rule_changed"
 
 # Who belongs where (apps/accounts). ``actor`` is the user who did it, or None for an
 # operator (the admin, a command). An organization-wide change has ``workspace`` None.
@@ -73,10 +75,11 @@ MEMBER_INVITE_REVOKED = "member.invite_revoked"
 # organization member to a workspace, an operator). Payload: organization, workspace, user,
 # role, actor.
 MEMBER_ADDED = "member.added"
-# A member's role changed. Payload: organization, workspace, user, previous, role, actor.
+# A member's role changed. Payload: organization, workspace, user, previous, role, actor,
+# tokens (what it did to the person's API tokens: TokenChange.as_record() dicts).
 MEMBER_ROLE_CHANGED = "member.role_changed"
 # A member was removed from one workspace, or from the organization and all its workspaces
-# (workspace None). Payload: organization, workspace, user, actor.
+# (workspace None). Payload: organization, workspace, user, actor, tokens (as above).
 MEMBER_REMOVED = "member.removed"
 # A person proved they receive mail at their address. Payload: user, method
 # ("link", "password_reset", "invitation", "operator").
@@ -111,14 +114,15 @@ PAYLOADS: dict[str, frozenset[str]] = {
     PUBLICATION_STATUS_CHANGED: frozenset({"publication", "previous", "status"}),
     ACCOUNT_NEEDS_RECONNECT: frozenset({"account"}),
     PUBLICATION_REVIEW_CHANGED: frozenset({"publication", "review", "actor", "note"}),
+    APPROVAL_RULE_CHANGED: frozenset({"workspace", "required", "actor"}),
     MEMBER_INVITED: frozenset({"invitation", "actor", "resent"}),
     MEMBER_INVITE_ACCEPTED: frozenset({"invitation", "user"}),
     MEMBER_INVITE_REVOKED: frozenset({"invitation", "actor"}),
     MEMBER_ADDED: frozenset({"organization", "workspace", "user", "role", "actor"}),
     MEMBER_ROLE_CHANGED: frozenset(
-        {"organization", "workspace", "user", "previous", "role", "actor"}
+        {"organization", "workspace", "user", "previous", "role", "actor", "tokens"}
     ),
-    MEMBER_REMOVED: frozenset({"organization", "workspace", "user", "actor"}),
+    MEMBER_REMOVED: frozenset({"organization", "workspace", "user", "actor", "tokens"}),
     USER_EMAIL_VERIFIED: frozenset({"user", "method"}),
     TOKEN_CREATED: frozenset({"token"}),
     TOKEN_REVOKED: frozenset({"token"}),

@@ -277,6 +277,7 @@ def queue_swap(
     first_revision: int,
     second: Rendition,
     second_revision: int,
+    actor: User | None = None,
 ) -> tuple[Publication, Publication]:
     """Swap the times of two queued posts of one account (each named by its rendition and
     the publication revision it was shown at), through ``publication_reschedule``. Their
@@ -284,7 +285,8 @@ def queue_swap(
     in the same minute is refused.
 
     Errors: ValidationFailed (not the same account, the same post), Conflict
-    REVISION_CONFLICT, NOT_QUEUEABLE, OWN_TIME, SLOT_TAKEN, DAILY_CAP_EXCEEDED."""
+    REVISION_CONFLICT, NOT_QUEUEABLE, OWN_TIME, SLOT_TAKEN, DAILY_CAP_EXCEEDED, and
+    APPROVAL_REQUIRED for an actor whose posts need approval (a swap moves two times)."""
     if first.social_account_id != second.social_account_id:
         raise ValidationFailed(
             "Only posts of the same account's queue can swap.",
@@ -320,10 +322,10 @@ def queue_swap(
     _check_others_free(one, moving_to=at_two, pair={one.pk, two.pk})
     _check_others_free(two, moving_to=at_one, pair={one.pk, two.pk})
     one = publication_reschedule(
-        publication=one, expected_revision=first_revision, scheduled_at=at_two
+        publication=one, expected_revision=first_revision, scheduled_at=at_two, actor=actor
     )
     two = publication_reschedule(
-        publication=two, expected_revision=second_revision, scheduled_at=at_one
+        publication=two, expected_revision=second_revision, scheduled_at=at_one, actor=actor
     )
     return one, two
 

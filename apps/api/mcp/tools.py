@@ -467,6 +467,7 @@ def reschedule_publication(
             scheduled_at=scheduled_at,
             local_time=local_time,
             timezone=timezone,
+            actor=token.created_by,
         )
         return _rendered(moved)
 

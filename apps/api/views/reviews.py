@@ -26,6 +26,7 @@ from apps.api.serializers.reviews import (
     ReviewStepSerializer,
 )
 from apps.approvals.models import ApprovalRule, Review
+from apps.approvals.rule import approval_rule_set
 from apps.publications.models import Publication
 from apps.publishing.services.reviews import (
     review_approve,
@@ -183,11 +184,9 @@ class ApprovalRuleView(WorkspaceAPIView):
     def put(self, request: Request) -> Response:
         serializer = ApprovalRuleUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        rule, _ = ApprovalRule.objects.update_or_create(
+        rule = approval_rule_set(
             workspace=request.auth.workspace,
-            defaults={
-                "required": serializer.validated_data["required"],
-                "updated_by": request.auth.created_by,
-            },
+            required=serializer.validated_data["required"],
+            actor=request.auth.created_by,
         )
         return Response(ApprovalRuleSerializer(rule).data)

@@ -22,6 +22,7 @@ from apps.approvals.rule import is_approver
 from apps.common import events
 from apps.common.errors import Conflict, PermissionDenied, ValidationFailed
 from apps.publications.models import Publication
+from apps.publishing.services.approval import approval_hash, approval_parts
 from apps.publishing.services.publications import _lock_for_edit, publication_update
 
 P = Publication.Status
@@ -104,6 +105,8 @@ def review_submit(
     review.requested_at = now
     review.decided_by = None
     review.decided_at = None
+    review.approved_revision = None
+    review.approved_hash = ""
     review.save()
     _record(publication, review, actor, ReviewComment.Kind.SUBMITTED, text)
     return review
@@ -132,7 +135,10 @@ def review_approve(
     timezone_name: str | None = None,
 ) -> Review:
     """Approve a post in review and schedule it: at its own time, or at the time given
-    (the approver may move a time that has passed). Refused as the scheduling would be."""
+    (the approver may move a time that has passed). Refused as the scheduling would be.
+    The review records the revision and content hash it approved; from then on, the
+    author may not change what was approved while the post is scheduled
+    (``apps.publishing.services.approval``)."""
     text = _note(note)
     _require_approver(publication, actor)
     publication = _lock_for_edit(publication, expected_revision)
@@ -144,12 +150,15 @@ def review_approve(
         changes["local_time"] = local_time
     if timezone_name is not None:
         changes["timezone"] = timezone_name
-    publication_update(
+    publication = publication_update(
         publication=publication, expected_revision=publication.revision, actor=actor, **changes
     )
     review.state = S.APPROVED
     review.decided_by = actor
     review.decided_at = timezone.now()
+    # What stands approved: the post as scheduled by this approval (see Review).
+    review.approved_revision = publication.revision
+    review.approved_hash = approval_hash(approval_parts(publication))
     review.save()
     _record(publication, review, actor, ReviewComment.Kind.APPROVED, text)
     return review

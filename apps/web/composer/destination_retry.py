@@ -100,7 +100,10 @@ def destination_edit_and_retry(
             entry = _as_listed(other)
         destinations.append(entry)
     publication_update(
-        publication=publication, expected_revision=expected_revision, destinations=destinations
+        publication=publication,
+        expected_revision=expected_revision,
+        destinations=destinations,
+        actor=user,
     )
     rendition.refresh_from_db()
     return rendition_retry(rendition=rendition, user=user)

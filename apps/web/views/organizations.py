@@ -24,7 +24,7 @@ from apps.web.forms.tenants import (
     WorkspaceCreateForm,
 )
 from apps.web.selectors import organization_usage, workspaces_with_counts
-from apps.web.views.team import invite_message
+from apps.web.views.team import invite_message, tell_token_changes
 
 
 @verified_user_view
@@ -152,7 +152,7 @@ def organization_member_role(request: HttpRequest, org_slug: str, user_id: int) 
         messages.error(request, "Choose owner, admin or member.")
     else:
         try:
-            membership.organization_role_set(
+            change = membership.organization_role_change(
                 organization=organization,
                 user=member,
                 role=form.cleaned_data["role"],
@@ -162,6 +162,7 @@ def organization_member_role(request: HttpRequest, org_slug: str, user_id: int) 
             messages.error(request, getattr(exc, "message", str(exc)))
         else:
             messages.success(request, f"{member.email} is now {form.cleaned_data['role']}.")
+            tell_token_changes(request, change.tokens)
     return redirect("organization-detail", org_slug=organization.slug)
 
 
@@ -173,13 +174,14 @@ def organization_member_remove(request: HttpRequest, org_slug: str, user_id: int
         return refused
     member = _member(organization, user_id)
     try:
-        membership.organization_member_remove(
+        tokens = membership.organization_member_remove(
             organization=organization, user=member, removed_by=request.user
         )
     except DomainError as exc:
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Removed {member.email} from {organization.name}.")
+        tell_token_changes(request, tokens)
     if member == request.user:
         return redirect("home")
     return redirect("organization-detail", org_slug=organization.slug)

@@ -430,6 +430,7 @@ def publication_reschedule_view(request: WorkspaceRequest, pk: int) -> HttpRespo
                     expected_revision=data["revision"],
                     local_time=local,
                     timezone=request.user.display_timezone,
+                    actor=request.user,
                 )
             except Conflict as exc:
                 status = 409

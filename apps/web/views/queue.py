@@ -129,6 +129,7 @@ def queue_move(request: WorkspaceRequest) -> HttpResponse:
             first_revision=_number(request.POST.get("revision")),
             second=second,
             second_revision=_number(other_revision),
+            actor=request.user,
         )
     except DomainError as exc:
         status = exc.http_status if exc.http_status != 404 else 400

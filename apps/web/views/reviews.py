@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import Action, can
-from apps.approvals.models import ApprovalRule, Review
-from apps.approvals.rule import approval_required, is_approver
+from apps.approvals.models import Review
+from apps.approvals.rule import approval_required, approval_rule_set, is_approver
 from apps.common.errors import DomainError
 from apps.publications.models import Publication
 from apps.publishing.services.reviews import (
@@ -82,9 +82,7 @@ def review_queue(request: WorkspaceRequest) -> HttpResponse:
 @require_POST
 def review_rule_set(request: WorkspaceRequest) -> HttpResponse:
     required = request.POST.get("required") == "on"
-    ApprovalRule.objects.update_or_create(
-        workspace=request.workspace, defaults={"required": required, "updated_by": request.user}
-    )
+    approval_rule_set(workspace=request.workspace, required=required, actor=request.user)
     messages.success(
         request,
         "Editors' posts now need an admin's approval before they are scheduled."

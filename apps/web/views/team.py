@@ -4,13 +4,15 @@ resending and revoking invitations, role changes, removal."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts import invitations, membership
 from apps.accounts.models import Invitation, OrganizationMembership, User, WorkspaceMembership
 from apps.accounts.permissions import Action
+from apps.accounts.token_roles import TokenChange
+from apps.accounts.token_roles import describe as token_changes_sentence
 from apps.common.errors import DomainError
 from apps.web.access import WorkspaceRequest, workspace_view
 from apps.web.forms.tenants import WorkspaceInviteForm, WorkspaceRoleForm
@@ -134,7 +136,7 @@ def workspace_member_role(request: WorkspaceRequest, user_id: int) -> HttpRespon
         messages.error(request, "Choose admin, editor or viewer.")
     else:
         try:
-            membership.workspace_member_set(
+            change = membership.workspace_member_change(
                 workspace=request.workspace,
                 user=member,
                 role=form.cleaned_data["role"],
@@ -144,17 +146,26 @@ def workspace_member_role(request: WorkspaceRequest, user_id: int) -> HttpRespon
             messages.error(request, exc.message)
         else:
             messages.success(request, f"{member.email} is now {form.cleaned_data['role']}.")
+            tell_token_changes(request, change.tokens)
     return redirect("workspace-team", workspace_slug=request.workspace.slug)
+
+
+def tell_token_changes(request: HttpRequest, changes: list[TokenChange]) -> None:
+    """Name each API token a role change narrowed or revoked, so whoever made the change
+    sees what it did beyond the page."""
+    if changes:
+        messages.warning(request, token_changes_sentence(changes))
 
 
 @workspace_view(Action.ADMIN)
 @require_POST
 def workspace_member_remove(request: WorkspaceRequest, user_id: int) -> HttpResponse:
     member = _member(request, user_id)
-    membership.workspace_member_remove(
+    tokens = membership.workspace_member_remove(
         workspace=request.workspace, user=member, removed_by=request.user
     )
     messages.success(request, f"Removed {member.email} from {request.workspace.name}.")
+    tell_token_changes(request, tokens)
     if member == request.user:
         return redirect("home")
     return redirect("workspace-team", workspace_slug=request.workspace.slug)
