@@ -14,9 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 
 from django.contrib import messages
-from django.core.paginator import Paginator
-from django.db.models import Case, F, IntegerField, Q, Value, When
-from django.db.models.functions import Coalesce
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -47,6 +44,7 @@ from apps.web.access import WorkspaceRequest, is_htmx, permits, workspace_view
 from apps.web.composer.destination_retry import destination_edit_and_retry
 from apps.web.composer.sent import SentPart, sent_parts
 from apps.web.forms.workspace import PublicationFilterForm, RescheduleForm, ResolveForm
+from apps.web.post_list import read_page
 from apps.web.views.common import redirect_to
 from apps.web.views.composer import is_editable
 
@@ -596,21 +594,6 @@ def _day_start(day, zone: zoneinfo.ZoneInfo) -> datetime:
     return datetime.combine(day, time.min).replace(tzinfo=zone, fold=0)
 
 
-def posts_in_list_order(publications, *, now: datetime):
-    """Upcoming posts first, soonest first; then everything else, most recent first
-    (by its time, or when it was written if it has none)."""
-    upcoming = Q(scheduled_at__gte=now) & ~Q(status=Publication.Status.CANCELLED)
-    return publications.annotate(
-        is_past=Case(When(upcoming, then=Value(0)), default=Value(1), output_field=IntegerField()),
-        upcoming_at=Case(When(upcoming, then=F("scheduled_at")), default=None),
-    ).order_by(
-        "is_past",
-        F("upcoming_at").asc(nulls_last=True),
-        Coalesce(F("scheduled_at"), F("created_at")).desc(),
-        "-pk",
-    )
-
-
 @workspace_view(Action.VIEW)
 @require_GET
 def publication_list(request: WorkspaceRequest) -> HttpResponse:
@@ -627,14 +610,12 @@ def publication_list(request: WorkspaceRequest) -> HttpResponse:
             publications = publications.filter(
                 scheduled_at__lt=_day_start(data["end"] + timedelta(days=1), zone)
             )
-    ordered = posts_in_list_order(publications, now=timezone.now()).prefetch_related(
-        "segments", "renditions__social_account"
-    )
-    page = Paginator(ordered, 25).get_page(request.GET.get("page"))
+    page = read_page(publications, now=timezone.now(), after=request.GET.get("after"))
     query = request.GET.copy()
+    query.pop("after", None)
     query.pop("page", None)
-    upcoming = [p for p in page.object_list if not p.is_past]
-    recent = [p for p in page.object_list if p.is_past]
+    upcoming = [p for p in page.posts if not p.is_past]
+    recent = [p for p in page.posts if p.is_past]
     groups = [
         {"title": title, "posts": posts}
         for title, posts in (

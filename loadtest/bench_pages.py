@@ -1,0 +1,378 @@
+"""`bench_pages`: what each page and read costs at the size of a hosted workspace.
+
+For each size N (default 1,000 then 50,000) it fills two tenants (the measured one and a
+second organization of the same size beside it) to N scheduled publications each, three
+destinations apiece, spread over the next year, each destination with its pending
+publish job, plus a tenth of N published posts in the past with their finished jobs. The
+rows are written with ``bulk_create`` in batches (the publication, its text, its
+renditions and their jobs, as the create pipeline would leave them), not through HTTP:
+the create path has its own benchmark (``bench_api --bulk``), and filling 300,000 rows
+through it would take most of an hour on the 2-core machine. The filled tables are then
+ANALYZEd, as autovacuum would soon have done.
+
+Then every page is requested over HTTP through Django's test client (the full middleware
+and URL stack, in this process, no network): a few warm-up requests, then ``repeats``
+measured ones; each page's p50 is reported. The budgets: every web page ≤ 300 ms,
+``/readyz`` ≤ 20 ms, an API list of 50 ≤ 50 ms, at every size.
+
+The data of each size is deleted at the end unless ``keep`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TextIO
+
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.test import Client
+from django.test.utils import override_settings
+
+from apps.accounts import services as account_services
+from apps.accounts.models import Organization, SocialAccount, Workspace
+from apps.jobs.models import Job
+from apps.publications.models import Publication, PublicationSegment
+from apps.publishing.delivery.enqueue import PUBLISH_JOB, publish_dedupe_key
+from apps.renditions.models import Rendition
+from apps.sandbox.services import sandbox_account_create
+from loadtest.progress import ProgressBar
+
+WEB_BUDGET_MS = 300.0
+READYZ_BUDGET_MS = 20.0
+API_LIST_BUDGET_MS = 50.0
+YEAR = timedelta(days=365)
+BATCH = 2000  # publications written per round of bulk_create
+
+
+@dataclass
+class PagesBenchConfig:
+    sizes: tuple[int, ...] = (1000, 50_000)
+    destinations: int = 3
+    repeats: int = 15
+    warmup: int = 3
+    keep: bool = False
+
+
+@dataclass
+class Tenant:
+    owner: object
+    workspace: Workspace
+    accounts: list[SocialAccount]
+    token: str
+
+
+def make_tenant(tag: str, destinations: int) -> Tenant:
+    """An organization with one workspace, its owner, sandbox accounts and an API token."""
+    owner = account_services.user_get_or_create(email=f"{tag}@bench.invalid")
+    org = account_services.organization_create(name=tag, slug=f"{tag}-org", owner=owner)
+    Organization.objects.filter(pk=org.pk).update(monthly_post_quota=10_000_000)
+    workspace = account_services.workspace_create(organization=org, name=tag, slug=f"{tag}-ws")
+    accounts = [
+        sandbox_account_create(workspace=workspace, handle=f"{tag}-{i}")
+        for i in range(destinations)
+    ]
+    token = account_services.api_token_create(
+        workspace=workspace, name="bench", scopes=["read", "write", "publish"]
+    )
+    return Tenant(owner, workspace, accounts, token.clear)
+
+
+def _insert_select(model, supplied: dict[str, tuple[str, list]]) -> tuple[str, str, list]:
+    """The column list and SELECT list of an ``INSERT INTO model SELECT ...``: the
+    `supplied` columns (an SQL expression and its parameters each), and every other
+    column with what Django would write (its default; now() for auto_now times), or
+    left to the database default it declares."""
+    columns, expressions, params = [], [], []
+    for f in model._meta.concrete_fields:
+        if f.primary_key:
+            continue
+        if f.column in supplied:
+            sql, values = supplied[f.column]
+        elif f.has_db_default():
+            continue
+        elif getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
+            sql, values = "now()", []
+        else:
+            sql, values = "%s", [f.get_db_prep_save(f.get_default(), connection)]
+        columns.append(connection.ops.quote_name(f.column))
+        expressions.append(sql)
+        params += values
+    return ", ".join(columns), ", ".join(expressions), params
+
+
+def fill(
+    workspace: Workspace,
+    accounts: list[SocialAccount],
+    count: int,
+    *,
+    start: datetime,
+    span: timedelta = YEAR,
+    published: bool = False,
+    on_batch: Callable[[int], None] | None = None,
+    batch: int = BATCH,
+) -> None:
+    """`count` publications spread evenly over [start, start + span), one destination per
+    account, each destination with its publish job: scheduled and pending (the default),
+    or published with the job done (history). Written by INSERT ... SELECT statements
+    (two a batch, each batch in its own transaction), with the columns Django's models
+    declare and their defaults; the database's triggers fill what they keep."""
+    step = span / max(count, 1)
+    pub_status = Publication.Status.PUBLISHED if published else Publication.Status.SCHEDULED
+    r_status = Rendition.Status.PUBLISHED if published else Rendition.Status.SCHEDULED
+    j_status = Job.Status.DONE if published else Job.Status.PENDING
+    p_cols, p_select, p_params = _insert_select(
+        Publication,
+        {
+            "workspace_id": ("%s", [workspace.pk]),
+            "status": ("%s", [pub_status]),
+            "scheduled_at": ("%s::timestamptz + g * %s::interval", [start, step]),
+        },
+    )
+    s_cols, s_select, s_params = _insert_select(
+        PublicationSegment,
+        {
+            "publication_id": ("p.id", []),
+            "position": ("0", []),
+            "text": ("'Post ' || p.id || ': what we have planned.'", []),
+        },
+    )
+    r_cols, r_select, r_params = _insert_select(
+        Rendition,
+        {
+            "publication_id": ("p.id", []),
+            "workspace_id": ("p.workspace_id", []),
+            "social_account_id": ("a.id", []),
+            "platform": ("a.platform", []),
+            "status": ("%s", [r_status]),
+            "published_at": ("CASE WHEN %s THEN p.scheduled_at END", [published]),
+            "provider_post_id": (
+                "CASE WHEN %s THEN 'post-' || p.id || '-' || a.id ELSE '' END",
+                [published],
+            ),
+            "attempts": ("%s", [1 if published else 0]),
+        },
+    )
+    j_cols, j_select, j_params = _insert_select(
+        Job,
+        {
+            "organization_id": ("%s", [workspace.organization_id]),
+            "workspace_id": ("%s", [workspace.pk]),
+            "type": ("%s", [PUBLISH_JOB]),
+            "payload": ("jsonb_build_object('rendition_id', r.id)", []),
+            "status": ("%s", [j_status]),
+            "run_at": ("r.effective_at", []),
+            "attempts": ("%s", [1 if published else 0]),
+            "dedupe_key": ("%s || r.id", [publish_dedupe_key(0)[:-1]]),
+            "started_at": ("CASE WHEN %s THEN r.effective_at END", [published]),
+            "finished_at": (
+                "CASE WHEN %s THEN r.effective_at + interval '2 seconds' END",
+                [published],
+            ),
+        },
+    )
+    publications_sql = f"""
+        WITH p AS (
+            INSERT INTO publications_publication ({p_cols})
+            SELECT {p_select} FROM generate_series(%s, %s) AS g RETURNING id
+        )
+        INSERT INTO publications_publicationsegment ({s_cols})
+        SELECT {s_select} FROM p RETURNING publication_id
+    """  # noqa: S608 - column names from the models
+    renditions_sql = f"""
+        WITH r AS (
+            INSERT INTO renditions_rendition ({r_cols})
+            SELECT {r_select}
+              FROM publications_publication p
+             CROSS JOIN unnest(%s::bigint[], %s::text[]) AS a(id, platform)
+             WHERE p.id = ANY(%s::bigint[])
+            RETURNING id, effective_at
+        )
+        INSERT INTO jobs_job ({j_cols}) SELECT {j_select} FROM r
+    """  # noqa: S608 - column names from the models
+    account_ids = [a.pk for a in accounts]
+    platforms = [a.platform for a in accounts]
+    for first in range(0, count, batch):
+        n = min(batch, count - first)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(publications_sql, [*p_params, first, first + n - 1, *s_params])
+            ids = [row[0] for row in cursor.fetchall()]
+            cursor.execute(renditions_sql, [*r_params, account_ids, platforms, ids, *j_params])
+        if on_batch is not None:
+            on_batch(n)
+
+
+def analyze() -> None:
+    """Refresh the planner's statistics of the filled tables."""
+    with connection.cursor() as cursor:
+        for table in (
+            "publications_publication",
+            "publications_publicationsegment",
+            "renditions_rendition",
+            "jobs_job",
+        ):
+            cursor.execute(f"ANALYZE {table}")
+
+
+@dataclass
+class PagesBench:
+    config: PagesBenchConfig
+    progress: TextIO
+    tag: str = field(default_factory=lambda: f"bench-pages-{secrets.token_hex(3)}")
+
+    def run(self) -> dict:
+        results: dict[str, dict[str, float]] = {}
+        for size in self.config.sizes:
+            results[str(size)] = self._run_size(size)
+        return {
+            "sizes": list(self.config.sizes),
+            "p50_ms": results,
+            "budgets_ms": {
+                "web": WEB_BUDGET_MS,
+                "readyz": READYZ_BUDGET_MS,
+                "api_list": API_LIST_BUDGET_MS,
+            },
+            "within_budget": all(
+                ok for by_page in results.values() for ok in _verdicts(by_page).values()
+            ),
+            "loadavg": [round(x, 2) for x in os.getloadavg()],
+        }
+
+    def _run_size(self, size: int) -> dict[str, float]:
+        tag = f"{self.tag}-{size}"
+        measured = make_tenant(tag, self.config.destinations)
+        other = make_tenant(f"{tag}-beside", self.config.destinations)
+        try:
+            now = datetime.now(UTC)
+            history = size // 10
+            total = 2 * (size + history)
+            bar = ProgressBar(self.progress, f"fill {size:,}", total)
+            done = 0
+
+            def advanced(n: int) -> None:
+                nonlocal done
+                done += n
+                bar.update(done)
+
+            for tenant in (measured, other):
+                # From an hour from now, so nothing falls due while the bench runs.
+                fill(
+                    tenant.workspace,
+                    tenant.accounts,
+                    size,
+                    start=now + timedelta(hours=1),
+                    on_batch=advanced,
+                )
+                fill(
+                    tenant.workspace,
+                    tenant.accounts,
+                    history,
+                    start=now - YEAR,
+                    span=YEAR - timedelta(days=1),
+                    published=True,
+                    on_batch=advanced,
+                )
+            bar.close()
+            analyze()
+            return self._measure(measured, now)
+        finally:
+            if not self.config.keep:
+                self._cleanup(tag)
+
+    def _measure(self, tenant: Tenant, now: datetime) -> dict[str, float]:
+        slug = tenant.workspace.slug
+        # The busiest month and week are any of the year: every day holds the same.
+        month = (now + timedelta(days=40)).date().isoformat()
+        pages = {
+            "calendar_month": f"/w/{slug}/calendar/?view=month&date={month}",
+            "calendar_week": f"/w/{slug}/calendar/?view=week&date={month}",
+            "calendar_agenda": f"/w/{slug}/calendar/?view=agenda&date={month}",
+            "queue": f"/w/{slug}/queue/",
+            "posts_list": f"/w/{slug}/posts/",
+            "posts_list_page_2": None,  # the next page, from the first page's link
+            "readyz": "/readyz",
+            "api_list_50": "/api/v1/publications?limit=50",
+        }
+        web = Client()
+        web.force_login(tenant.owner)
+        api = Client(headers={"Authorization": f"Bearer {tenant.token}"})
+        first_list = web.get(pages["posts_list"], secure=True).content.decode()
+        after = _next_cursor(first_list)
+        pages["posts_list_page_2"] = f"/w/{slug}/posts/?after={after}" if after else None
+        p50: dict[str, float] = {}
+        with override_settings(API_THROTTLE_RATE=None, ALLOWED_HOSTS=["*"]):
+            for name, url in pages.items():
+                if url is None:
+                    continue
+                client = api if name.startswith("api_") else web
+                p50[name] = self._p50(client, url)
+            p50["metrics"] = self._p50(web, "/metrics", REMOTE_ADDR="127.0.0.1")
+        return p50
+
+    def _p50(self, client: Client, url: str, **extra) -> float:
+        timings = []
+        for i in range(self.config.warmup + self.config.repeats):
+            started = time.perf_counter()
+            response = client.get(url, secure=True, **extra)
+            took = (time.perf_counter() - started) * 1000
+            if response.status_code != 200:
+                raise RuntimeError(f"{url} answered {response.status_code}")
+            if i >= self.config.warmup:
+                timings.append(took)
+        return round(statistics.median(timings), 1)
+
+    def _cleanup(self, tag: str) -> None:
+        orgs = Organization.objects.filter(slug__startswith=f"{tag}")
+        Job.objects.filter(organization__in=orgs).delete()
+        for org in orgs:
+            for workspace in org.workspaces.all():
+                workspace.renditions.all().delete()
+            org.delete()
+        get_user_model().objects.filter(email__startswith=tag).delete()
+
+
+def _next_cursor(page: str) -> str | None:
+    marker = "after="
+    at = page.find(marker)
+    if at < 0:
+        return None
+    end = page.find('"', at)
+    return page[at + len(marker) : end]
+
+
+def _verdicts(p50: dict[str, float]) -> dict[str, bool]:
+    verdicts = {}
+    for name, ms in p50.items():
+        if name == "readyz":
+            budget = READYZ_BUDGET_MS
+        elif name.startswith("api_"):
+            budget = API_LIST_BUDGET_MS
+        else:
+            budget = WEB_BUDGET_MS
+        verdicts[name] = ms <= budget
+    return verdicts
+
+
+def table(result: dict) -> str:
+    """The p50 of each page at each size, with its budget and verdict, as text."""
+    sizes = [str(s) for s in result["sizes"]]
+    names = list(result["p50_ms"][sizes[0]])
+    lines = [f"{'page':<20}" + "".join(f"{s + ' posts':>14}" for s in sizes) + "  budget  ok"]
+    for name in names:
+        row = [result["p50_ms"][s].get(name) for s in sizes]
+        budget = (
+            READYZ_BUDGET_MS
+            if name == "readyz"
+            else API_LIST_BUDGET_MS
+            if name.startswith("api_")
+            else WEB_BUDGET_MS
+        )
+        ok = all(v is not None and v <= budget for v in row)
+        cells = "".join(f"{v:>11.1f} ms" if v is not None else f"{'-':>14}" for v in row)
+        lines.append(f"{name:<20}{cells}  {budget:>6.0f}  {'yes' if ok else 'NO'}")
+    return "\n".join(lines)
