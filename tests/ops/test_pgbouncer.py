@@ -191,18 +191,20 @@ def test_a_worker_behind_the_pooler_runs_jobs_and_wakes_on_notify(pgbouncer, tmp
     dbname = connection.settings_dict["NAME"]
     workspace = WorkspaceFactory(organization__inflight_cap=10)
 
-    def enqueue(count: int) -> None:
+    def enqueue(count: int, sleep_s: float = 0.0) -> None:
         with transaction.atomic():
             job_enqueue_many(
                 JobSpec(
                     type="noop",
+                    payload={"sleep_s": sleep_s},
                     organization_id=workspace.organization_id,
                     workspace_id=workspace.pk,
                 )
                 for _ in range(count)
             )
 
-    enqueue(20)
+    enqueue(16)
+    enqueue(2, sleep_s=3.5)  # longer than the stale window: only heartbeats keep them
     pooled_before = pgbouncer.transactions(dbname)
     worker = WorkerProcess(
         tmp_path,
@@ -217,21 +219,25 @@ def test_a_worker_behind_the_pooler_runs_jobs_and_wakes_on_notify(pgbouncer, tmp
         DATABASE_DIRECT_URL=test_database_url(),
         # Only a NOTIFY wakes it within this test: the poll is a minute away.
         WORKER_POLL_S="60",
+        WORKER_HEARTBEAT_S="0.3",
+        WORKER_STALE_AFTER_S="3",
+        DB_LOCK_TIMEOUT_S="0",  # a stale window this short must not be checked against it
     )
     noop = Job.objects.filter(type="noop")
     try:
-        wait_until(lambda: noop.filter(status="done").count() == 20, 30, "the first jobs done")
+        wait_until(lambda: noop.filter(status="done").count() == 18, 30, "the first jobs done")
         assert pgbouncer.transactions(dbname) > pooled_before, "the worker bypassed the pooler"
         time.sleep(0.5)  # the worker is back in its wait, LISTENing
         woken_at = time.monotonic()
         enqueue(1)
-        wait_until(lambda: noop.filter(status="done").count() == 21, 10, "the NOTIFYed job done")
+        wait_until(lambda: noop.filter(status="done").count() == 19, 10, "the NOTIFYed job done")
         assert time.monotonic() - woken_at < 10
         assert worker.stop() == 0
     finally:
         worker.kill()
     assert "Traceback" not in worker.output(), worker.output()
     assert set(noop.values_list("status", flat=True)) == {"done"}
+    assert not noop.filter(recoveries__gte=1).exists(), "a lease lapsed: no heartbeat got through"
 
 
 @through_the_database
