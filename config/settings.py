@@ -336,6 +336,13 @@ if WEB_RATE_LIMIT and not re.fullmatch(r"\d+/(s|sec|m|min|h|hour)", WEB_RATE_LIM
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 if TRUSTED_PROXY_COUNT < 0:
     raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must not be negative.")
+# The ASGI web process's body-read timeout (apps.ops.request_limits): the longest wait for
+# the next part of a request body, and the longest a whole body may take outside the upload
+# paths (an upload may take as long as it keeps arriving). Past either: 408.
+WEB_BODY_IDLE_TIMEOUT_S = env.float("WEB_BODY_IDLE_TIMEOUT_S", default=30.0)
+WEB_BODY_TIMEOUT_S = env.float("WEB_BODY_TIMEOUT_S", default=60.0)
+if min(WEB_BODY_IDLE_TIMEOUT_S, WEB_BODY_TIMEOUT_S) <= 0:
+    raise ImproperlyConfigured("WEB_BODY_IDLE_TIMEOUT_S and WEB_BODY_TIMEOUT_S must be positive.")
 # Largest JSON-RPC body accepted at /mcp, in bytes; bigger ones are refused with 413.
 MCP_MAX_BODY_BYTES = env.int("MCP_MAX_BODY_BYTES", default=1024 * 1024)
 if MCP_MAX_BODY_BYTES < 1024:

@@ -36,7 +36,7 @@ if _interface == "asgi":
     worker_class = "apps.ops.asgi_worker.AsgiWorker"
     # The MCP endpoint's sync calls run in threads of their own under ASGI, so connections
     # are pooled per process instead of kept per thread (config/settings.py, DB_POOL); the
-    # rest runs in a pool of `threads` threads (apps.ops.threaded_wsgi).
+    # rest runs in a pool of `threads` threads (a2wsgi, config.asgi).
     os.environ.setdefault("DB_POOL", "true")
 else:
     wsgi_app = "config.wsgi:application"

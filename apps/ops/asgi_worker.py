@@ -23,7 +23,7 @@ from typing import Any
 from uvicorn_worker import UvicornWorker
 
 from apps.ops.access_log import redact_request_line, redact_url
-from apps.ops.threaded_wsgi import THREADS_ENV
+from apps.ops.request_limits import THREADS_ENV
 
 
 class AsgiWorker(UvicornWorker):
@@ -37,7 +37,7 @@ class AsgiWorker(UvicornWorker):
     }
 
     def load_wsgi(self) -> None:
-        # The site's thread pool (apps.ops.threaded_wsgi) is gunicorn's --threads, as under
+        # The site's thread pool (a2wsgi, config.asgi) is gunicorn's --threads, as under
         # the threaded WSGI worker.
         os.environ[THREADS_ENV] = str(self.cfg.threads)
         super().load_wsgi()
