@@ -10,10 +10,19 @@ across crashes mid-publish.
 The platforms are the sandbox (misbehaving per account) and the fakes of the real platforms
 (loadtest.platform_fakes, misbehaving per call), which the real adapters reach through
 PROVIDER_API_REDIRECT; see loadtest/soak_fakes.py.
+
+With a chaos mode (loadtest.soak_chaos) the soak also breaks our own infrastructure: the
+database restarted, crashed or down (on a private server it starts for the run, see
+loadtest.private_pg), a worker frozen past its lease, every free connection taken, or one
+organization's destinations hanging while the others' posts fall due. The account then
+adds, per run: `stuck` (renditions owed an outcome that no live job will give), duplicates
+counted at the platform by idempotency key and by text, and under `hang` the other
+organizations' start delay against a fault-free reference run of the same load.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import secrets
@@ -31,7 +40,7 @@ from typing import TextIO
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import CharField, Count, Exists, Min, OuterRef, Q, Value
+from django.db.models import CharField, Exists, Min, OuterRef, Q, Value
 from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
@@ -52,12 +61,31 @@ from apps.renditions.models import DeliveryAttempt, Rendition
 from apps.sandbox.models import SandboxAccount, SandboxPost
 from apps.sandbox.services import sandbox_account_create
 from loadtest.platform_fakes import registry
+from loadtest.private_pg import PrivatePostgres, copy_database, use_database
 from loadtest.progress import ProgressBar
+from loadtest.soak_chaos import (
+    EVENT_MODES,
+    HANG,
+    KILL,
+    MODES,
+    PRIVATE_MODES,
+    FaultPlayer,
+    FaultTimes,
+    db_errors,
+)
 from loadtest.soak_fakes import APP_SETTINGS, FakeFleet, marker_for, marker_pattern, media_cleanup
 
 SANDBOX = "sandbox"
 
 PROVIDER_TIMEOUT_S = 2.0
+# The lease and the reconciliation timing the soak gives its workers (short, so recoveries
+# and settles happen inside a run).
+WORKER_STALE_AFTER_S = 4.0
+RECONCILE_DELAY_S = 1.0
+RECONCILE_SETTLE_S = 20.0
+# Unsettled renditions that no live job will move for this long end the wait (the due
+# sweep runs every minute and would have given them one).
+STUCK_GRACE_S = 90.0
 CREATE_THREADS = 4
 LISTED = 20  # rendition ids listed per platform for a duplicate or a lost post
 
@@ -97,6 +125,22 @@ class SoakConfig:
     fault_rate: float = 0.08  # per eligible call, each fault of the fakes' chaos plan
     # The database the soak's processes use (default: this process's DATABASE_URL).
     database_url: str | None = None
+    # The fault of our own infrastructure played during the run (soak_chaos.MODES); None
+    # or "kill": only the SIGKILLs of kill_every_s.
+    chaos: str | None = None
+    fault_times: FaultTimes = field(default_factory=lambda: FaultTimes(pause_s=pause_default_s()))
+    # Run on a private PostgreSQL started for the run (always for the database modes).
+    private_db: bool = False
+    # A migrated database whose dump seeds the private one (else it is migrated anew).
+    private_db_seed_url: str | None = None
+    # Under hang: run the same load without the fault first, for the start delays.
+    hang_reference: bool = True
+
+
+def pause_default_s() -> float:
+    """Long enough for another worker to recover the frozen worker's job, reconcile it and
+    settle it (a resend included) before the frozen one resumes: the worst case."""
+    return WORKER_STALE_AFTER_S + RECONCILE_DELAY_S + RECONCILE_SETTLE_S + 5.0
 
 
 def resolve_platforms(spec: str) -> tuple[str, ...]:
@@ -132,10 +176,85 @@ class Soak:
     _wait_until: datetime | None = None
     _logdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="soak-")))
     _stopping: threading.Event = field(default_factory=threading.Event)
+    _server: PrivatePostgres | None = None
+    _rendition_ids: list[int] = field(default_factory=list)
+    # Under hang: the markers of the hanging organization's publications (its fake posts).
+    _hang_markers: set[str] = field(default_factory=set)
 
     # -- the run -----------------------------------------------------------------------
 
     def run(self) -> dict:
+        """One soak under `config.chaos`; on a private server when the mode needs one."""
+        mode = self.config.chaos
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"Unknown chaos mode {mode!r}; known: {', '.join(MODES)}.")
+        if not (self.config.private_db or mode in PRIVATE_MODES):
+            return self._run_mode()
+        server = PrivatePostgres().start()
+        kept = False
+        try:
+            url = server.url()
+            self.progress.write(f"private database {url} in {server.root}\n")
+            self._prepare(server)
+            self._server = server
+            self.config = dataclasses.replace(self.config, database_url=url)
+            with use_database(url):
+                figures = self._run_mode()
+            if self.config.keep:
+                kept = True
+                figures["private_database"] = {
+                    "url": url,
+                    "data_dir": str(server.data_dir),
+                    "stop": f"runuser -u postgres -- {server.bin_dir}/pg_ctl -D "
+                    f"{server.data_dir} stop (then remove {server.root})",
+                }
+            return figures
+        finally:
+            if not kept:
+                server.destroy()
+
+    def _prepare(self, server: PrivatePostgres) -> None:
+        """The schema on the private server: a copy of a migrated database, or migrated."""
+        from django.core.management import call_command
+
+        if self.config.private_db_seed_url:
+            copy_database(self.config.private_db_seed_url, server)
+            return
+        self.progress.write("migrating the private database\n")
+        with use_database(server.url()):
+            call_command("migrate", interactive=False, verbosity=0)
+
+    def _run_mode(self) -> dict:
+        if self.config.chaos != HANG or not self.config.hang_reference:
+            return self._run_once()
+        # The same load without the fault first, on the same database, as the yardstick.
+        self.progress.write("reference run, without the fault:\n")
+        reference = Soak(
+            config=dataclasses.replace(self.config, chaos=None, private_db=False),
+            progress=self.progress,
+        ).run()
+        self.progress.write("the run with one organization's destinations hanging:\n")
+        figures = self._run_once()
+        figures["reference"] = {
+            key: reference[key]
+            for key in (
+                "others_start_delay_p50_s",
+                "others_start_delay_p99_s",
+                "lateness_p50_s",
+                "lateness_p99_s",
+                "elapsed_s",
+                "duplicates",
+                "lost",
+                "stuck",
+            )
+        }
+        p99, ref_p99 = figures["others_start_delay_p99_s"], reference["others_start_delay_p99_s"]
+        figures["others_start_delay_p99_over_reference_s"] = (
+            round(p99 - ref_p99, 3) if p99 is not None and ref_p99 is not None else None
+        )
+        return figures
+
+    def _run_once(self) -> dict:
         rng = random.Random(self.config.seed)  # noqa: S311 - a reproducible load, not a secret
         try:
             platforms = self._serve_fakes()
@@ -147,20 +266,63 @@ class Soak:
             # Workers die at random from the first post on, while posts are still created.
             chaos = threading.Thread(target=self._chaos, args=(base_url,), daemon=True)
             chaos.start()
+            player = self._fault_player(started)
+            faults = threading.Thread(target=player.run, daemon=True) if player else None
             try:
                 rendition_ids = self._publications(pools, rng)
+                self._rendition_ids = rendition_ids
+                # The infrastructure faults start once every post exists: a create the
+                # fault broke would be retried and could make a second publication, which
+                # the witness would count as a duplicate of ours.
+                if faults is not None:
+                    faults.start()
                 self._wait(rendition_ids)
             finally:
                 self._stopping.set()
                 chaos.join()
+                if faults is not None and faults.is_alive():
+                    faults.join()
             elapsed = time.monotonic() - started
-            return self._figures(rendition_ids, pools, platforms, elapsed)
+            connection.close()  # opened before the faults, perhaps dead since
+            figures = self._figures(rendition_ids, pools, platforms, elapsed)
+            if player is not None:
+                figures["faults"] = player.as_dicts()
+            return figures
         finally:
             self._stop_all()
             if self._fleet is not None:
                 self._fleet.stop()
             if not self.config.keep:
                 self._cleanup()
+
+    def _fault_player(self, started: float) -> FaultPlayer | None:
+        if self.config.chaos not in EVENT_MODES:
+            return None
+        return FaultPlayer(
+            self.config.chaos,
+            times=self.config.fault_times,
+            started=started,
+            stopping=self._stopping,
+            in_flight=lambda: Rendition.objects.filter(
+                pk__in=self._rendition_ids, status="publishing"
+            ).exists(),
+            pause_victim=self._pause_victim,
+            server=self._server,
+        )
+
+    def _pause_victim(self) -> ChildProcess | None:
+        """A running worker of this soak with a publish job in hand."""
+        from apps.jobs.models import Job
+
+        running = {self._worker_name(i): p for i, p in enumerate(self._procs) if p.is_running()}
+        busy = (
+            Job.objects.filter(
+                status="processing", type="renditions.publish", locked_by__in=list(running)
+            )
+            .values_list("locked_by", flat=True)
+            .first()
+        )
+        return running.get(busy) if busy else None
 
     def _serve_fakes(self) -> list[str]:
         """Start the fakes of the chosen real platforms; returns the platforms this run
@@ -182,6 +344,8 @@ class Soak:
                 hang_s=PROVIDER_TIMEOUT_S + 1,  # past the client's timeout: an unknown outcome
             )
             self._redirect = self._fleet.start()
+            if self.config.chaos == HANG:
+                self._fleet.hang_posts_with(self._hang_markers, marker_pattern(self.tag))
         return covered
 
     def _start_web(self) -> str:
@@ -209,11 +373,11 @@ class Soak:
             "MEDIA_ROOT": str(settings.MEDIA_ROOT),
             "PROVIDER_TIMEOUT_S": str(PROVIDER_TIMEOUT_S),
             "WORKER_HEARTBEAT_S": "1",
-            "WORKER_STALE_AFTER_S": "4",
+            "WORKER_STALE_AFTER_S": str(WORKER_STALE_AFTER_S),
             "WORKER_POLL_S": "0.5",
             "WORKER_GRACE_S": "5",
-            "RECONCILE_DELAY_S": "1",
-            "RECONCILE_SETTLE_S": "20",
+            "RECONCILE_DELAY_S": str(RECONCILE_DELAY_S),
+            "RECONCILE_SETTLE_S": str(RECONCILE_SETTLE_S),
             "PUBLISH_RETRY_BASE_S": "1",
             "PUBLISH_RETRY_CAP_S": "8",
             "LOG_LEVEL": "WARNING",
@@ -235,9 +399,10 @@ class Soak:
             "--name",
             self._worker_name(index),
         )
-        self._procs.append(
-            ChildProcess(argv, env=self._env(base_url), log=self._logdir / f"worker-{index}.log")
-        )
+        # A worker refuses a stale window (4 s here) under 3 times its database lock and
+        # statement timeouts: the soak's workers wait and run at most a third of it.
+        env = {**self._env(base_url), "DB_LOCK_TIMEOUT_S": "1", "DB_STATEMENT_TIMEOUT_S": "1.3"}
+        self._procs.append(ChildProcess(argv, env=env, log=self._logdir / f"worker-{index}.log"))
 
     def _worker_name(self, index: int) -> str:
         return f"{self.tag}-w{index}"
@@ -248,6 +413,12 @@ class Soak:
         owner = account_services.user_get_or_create(email=f"{self.tag}@soak.invalid")
         pools: dict[int, dict[str, list[SocialAccount]]] = {}
         mix = behaviours(self.config.publications * self.config.destinations)
+        # Under hang, the first organization's every account accepts a post and then never
+        # answers in time: each of its posts holds a worker thread to the provider timeout.
+        hanging = {
+            name: {"hang_after_accept_times": 10**6, "hang_s": PROVIDER_TIMEOUT_S + 1}
+            for name in mix
+        }
         for w in range(self.config.workspaces):
             org = account_services.organization_create(
                 name=f"{self.tag} org {w}", slug=f"{self.tag}-org-{w}", owner=owner
@@ -267,7 +438,7 @@ class Soak:
                             handle=f"{self.tag}-{w}-{name}",
                             behaviour=behaviour,
                         )
-                        for name, behaviour in mix.items()
+                        for name, behaviour in (hanging if self._hangs(w) else mix).items()
                     ]
                 else:
                     handle = f"{self.tag}-{w}-{platform}"
@@ -280,6 +451,9 @@ class Soak:
                 self._fleet.media_create(workspace)
             pools[workspace.pk] = pool
         return pools
+
+    def _hangs(self, workspace_index: int) -> bool:
+        return self.config.chaos == HANG and workspace_index == 0
 
     def _destinations(
         self, i: int, pool: dict[str, list[SocialAccount]], rng: random.Random, marker: str
@@ -317,6 +491,8 @@ class Soak:
                 i, pools[workspace_ids[i % len(workspace_ids)]], rng, marker
             )
             plan.append((i, marker, destinations, rng.uniform(0, self.config.spread_s)))
+            if self._hangs(i % len(workspace_ids)):
+                self._hang_markers.add(marker)
         workspaces = {
             account.pk: account.workspace
             for pool in pools.values()
@@ -359,15 +535,33 @@ class Soak:
         return ids
 
     def _wait(self, rendition_ids: list[int]) -> None:
-        """Until every rendition is settled or deferred past the timeout (or the timeout)."""
+        """Until every rendition is settled or deferred past the timeout, or those left
+        have been stuck (no live job) for STUCK_GRACE_S, or the timeout. The database may
+        be away meanwhile (a fault): the wait asks again."""
         bar = ProgressBar(self.progress, "publishing", len(rendition_ids))
         deadline = time.monotonic() + self.config.timeout_s
         self._wait_until = timezone.now() + timedelta(seconds=self.config.timeout_s)
+        stuck_since: float | None = None
         while time.monotonic() < deadline:
-            unsettled = _unsettled(rendition_ids).exclude(_deferred(self._wait_until)).count()
-            bar.update(len(rendition_ids) - unsettled, f"kills={self.kills}")
+            try:
+                owed = _unsettled(rendition_ids).exclude(_deferred(self._wait_until))
+                unsettled = owed.count()
+                stuck = stuck_renditions(owed.values("pk")).count() if unsettled else 0
+            except db_errors():
+                connection.close()
+                bar.update(bar.done, "(database away)")
+                time.sleep(0.5)
+                continue
+            extra = f"kills={self.kills} stuck={stuck}"
+            bar.update(len(rendition_ids) - unsettled, extra)
             if unsettled == 0:
                 break
+            if stuck < unsettled:
+                stuck_since = None
+            elif stuck_since is None:
+                stuck_since = time.monotonic()
+            elif time.monotonic() - stuck_since > STUCK_GRACE_S:
+                break  # nothing will move them
             time.sleep(0.5)
         bar.close()
 
@@ -381,11 +575,15 @@ class Soak:
         rng = random.Random(self.config.seed + 1)  # noqa: S311 - reproducible chaos
         try:
             while not self._stopping.wait(self.config.kill_every_s):
-                polling = set(
-                    WorkerProcess.objects.filter(name__startswith=f"{self.tag}-w").values_list(
-                        "name", flat=True
+                try:
+                    polling = set(
+                        WorkerProcess.objects.filter(name__startswith=f"{self.tag}-w").values_list(
+                            "name", flat=True
+                        )
                     )
-                )
+                except db_errors():
+                    connection.close()
+                    continue
                 alive = [
                     p
                     for i, p in enumerate(self._procs)
@@ -441,17 +639,23 @@ class Soak:
             .annotate(first=Min("started_at"))
             .values_list("rendition_id", "first")
         )
-        lateness = sorted(
-            max((first_tries[r.pk] - r.effective_scheduled_at).total_seconds(), 0.0)
+        delays = {
+            r.pk: (r.workspace_id, (first_tries[r.pk] - r.effective_scheduled_at).total_seconds())
             for r in renditions
             if r.pk in first_tries and r.effective_scheduled_at
-        )
+        }
+        lateness = sorted(max(delay, 0.0) for _, delay in delays.values())
+        # The start delay of the organizations that are not the hanging one (under hang;
+        # otherwise of every organization but the first, the same set in a reference run).
+        first_workspace = min(pools)
+        others = sorted(max(d, 0.0) for ws, d in delays.values() if ws != first_workspace)
         unsettled: Counter = Counter()
         failed_by_kind: Counter = Counter()
         for figures in per_platform.values():
             unsettled.update(figures["unsettled_by_status"])
             failed_by_kind.update(figures["failed_by_kind"])
         return {
+            "chaos": self.config.chaos or (KILL if self.config.kill_every_s else None),
             "publications": self.config.publications,
             "renditions": len(rendition_ids),
             "published": statuses.get("published", 0),
@@ -462,7 +666,10 @@ class Soak:
             "awaiting_reconnect": sum(f["awaiting_reconnect"] for f in per_platform.values()),
             "reconciled": sum(f["reconciled"] for f in per_platform.values()),
             "duplicates": sum(f["duplicates"] for f in per_platform.values()),
+            "duplicates_by_key": sum(f["duplicates_by_key"] for f in per_platform.values()),
+            "duplicates_by_text": sum(f["duplicates_by_text"] for f in per_platform.values()),
             "lost": sum(f["lost"] for f in per_platform.values()),
+            "stuck": sum(f["stuck"] for f in per_platform.values()),
             "deferred": sum(f["deferred"] for f in per_platform.values()),
             "still_checking": sum(f["still_checking"] for f in per_platform.values()),
             "unsettled_by_status": dict(unsettled),
@@ -470,6 +677,8 @@ class Soak:
             "lateness_p50_s": _pct(lateness, 50),
             "lateness_p99_s": _pct(lateness, 99),
             "lateness_max_s": round(lateness[-1], 3) if lateness else None,
+            "others_start_delay_p50_s": _pct(others, 50),
+            "others_start_delay_p99_s": _pct(others, 99),
             "elapsed_s": round(elapsed, 1),
             "renditions_per_s": round(len(rendition_ids) / elapsed, 2) if elapsed else None,
             "platforms": per_platform,
@@ -525,8 +734,10 @@ class Soak:
             .exclude(status__in=["cancelled", "published"])
             .values_list("pk", flat=True)
         )
+        stuck = sorted(stuck_renditions(ids).values_list("pk", flat=True))
         figures = {
             "renditions": len(ids),
+            "stuck": len(stuck),
             "published": statuses.get("published", 0),
             "failed": statuses.get("failed", 0),
             "failed_by_kind": dict(sorted(failed_by_kind.items())),
@@ -542,18 +753,22 @@ class Soak:
         }
         if checking:
             figures["still_checking_renditions"] = sorted(checking)[:LISTED]
+        if stuck:
+            figures["stuck_renditions"] = stuck[:LISTED]
         if deferred_rows:
             figures["deferred_until"] = max(at for _, at in deferred_rows).isoformat()
         if platform == SANDBOX:
             # The witness: posts the sandbox holds under one idempotency key more than once.
             remote_ids = [a.remote_id for pool in pools.values() for a in pool[SANDBOX]]
-            per_key = (
-                SandboxPost.objects.filter(account_id__in=remote_ids)
-                .values("account_id", "idempotency_key")
-                .annotate(n=Count("id"))
-                .filter(n__gt=1)
+            posts = SandboxPost.objects.filter(
+                account_id__in=remote_ids, is_comment=False, processing_fails=False
+            ).values_list("account_id", "idempotency_key", "text")
+            by_key, by_text = duplicates_by_key_and_text(posts)
+            figures.update(
+                duplicates=max(by_key, by_text),
+                duplicates_by_key=by_key,
+                duplicates_by_text=by_text,
             )
-            figures["duplicates"] = sum(row["n"] - 1 for row in per_key)
         else:
             figures.update(self._witness(platform, renditions, lost))
         figures["lost"] = len(lost)
@@ -565,33 +780,101 @@ class Soak:
     def _witness(self, platform: str, renditions, lost: set[int]) -> dict:
         """Match the fake's posts to renditions by (marker, account). Adds to `lost` the
         renditions called published that the platform does not hold."""
-        held = self._fleet.held(platform, marker_pattern(self.tag))
-        duplicates = held_not_published = matched = 0
-        twice: list[int] = []
+        pattern = marker_pattern(self.tag)
+        held = self._fleet.held(platform, pattern)
         rows = renditions.values_list("pk", "status", "social_account__remote_id")
-        for pk, status, remote_id in rows:
-            marker, expected = self._marks[pk]
-            n = held.get((marker, remote_id), 0)
-            matched += n
-            duplicates += max(0, n - expected)
-            if n > expected:
-                twice.append(pk)
-            if status == "published" and n < expected:
-                lost.add(pk)
-            elif status != "published" and n:
-                held_not_published += 1
-        listed = {"duplicate_renditions": sorted(twice)[:LISTED]} if twice else {}
+        seen = witness(rows, held, self._marks)
+        lost.update(seen.lost)
+        by_key, _ = duplicates_by_key_and_text(self._fleet.keyed_posts(platform, pattern))
+        listed = {"duplicate_renditions": seen.twice[:LISTED]} if seen.twice else {}
         return {
-            "duplicates": duplicates,
+            "duplicates": max(seen.duplicates, by_key),
+            "duplicates_by_key": by_key,
+            # By text: each publication's marker, counted per account against the number of
+            # its segments that carry it.
+            "duplicates_by_text": seen.duplicates,
             **listed,
             # Posts the platform holds for a rendition not called published (failed or left
             # ambiguous): not lost, but a person would see a post the product denies.
-            "held_not_published": held_not_published,
+            "held_not_published": seen.held_not_published,
             # Posts with one of this run's markers matching no rendition (a wrong account id
             # in the witness, or a post nobody asked for).
-            "unmatched_posts": sum(held.values()) - matched,
+            "unmatched_posts": sum(held.values()) - seen.matched,
             "faults_struck": self._fleet.faults_struck(platform),
         }
+
+
+@dataclass
+class Witnessed:
+    """The fake's posts matched to renditions (see `witness`)."""
+
+    duplicates: int = 0
+    twice: list[int] = field(default_factory=list)  # renditions posted more than asked
+    lost: set[int] = field(default_factory=set)  # called published, not (all) there
+    held_not_published: int = 0
+    matched: int = 0
+
+
+def witness(rows, held: Counter, marks: dict[int, tuple[str, int]]) -> Witnessed:
+    """Match a platform's posts, counted by (marker, account), to renditions
+    (pk, status, account remote id) each owed `marks[pk]` = (marker, posts of its content):
+    more is a duplicate; fewer for a rendition called published is a lost post."""
+    seen = Witnessed()
+    for pk, status, remote_id in rows:
+        marker, expected = marks[pk]
+        n = held.get((marker, remote_id), 0)
+        seen.matched += n
+        seen.duplicates += max(0, n - expected)
+        if n > expected:
+            seen.twice.append(pk)
+        if status == "published" and n < expected:
+            seen.lost.add(pk)
+        elif status != "published" and n:
+            seen.held_not_published += 1
+    seen.twice.sort()
+    return seen
+
+
+def duplicates_by_key_and_text(posts) -> tuple[int, int]:
+    """Posts beyond the first per (account, idempotency key), and per (account, text), of
+    (account, key, text) rows. Posts without a key count by text only: a resend under a new
+    key (a frozen worker's old request landing after a clean retry) is seen by text alone."""
+    by_key: Counter = Counter()
+    by_text: Counter = Counter()
+    for account, key, text in posts:
+        if key:
+            by_key[(account, key)] += 1
+        by_text[(account, text)] += 1
+    return (
+        sum(n - 1 for n in by_key.values() if n > 1),
+        sum(n - 1 for n in by_text.values() if n > 1),
+    )
+
+
+def stuck_renditions(rendition_ids):
+    """Renditions owed an outcome that no live job will give: scheduled, publishing,
+    waiting, or failed with a retry pending, and no unfinished publish, poll or reconcile
+    job for them (a job held by a dead worker is still unfinished: stale recovery moves it).
+    `rendition_ids` is a list or a subquery of pks."""
+    from apps.jobs.models import Job
+
+    def live(prefix: str):
+        return Exists(
+            Job.objects.unfinished().filter(
+                dedupe_key=Concat(Value(prefix), Cast(OuterRef("pk"), CharField()))
+            )
+        )
+
+    return (
+        Rendition.objects.filter(pk__in=rendition_ids)
+        .filter(
+            Q(status__in=["scheduled", "publishing", "waiting"])
+            | Q(status="failed", next_retry_at__isnull=False)
+        )
+        .exclude(live("publish:"))
+        .exclude(live("poll:"))
+        .exclude(live("reconcile:"))
+    )
 
 
 def _unsettled(rendition_ids: list[int]):

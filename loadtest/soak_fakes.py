@@ -23,7 +23,7 @@ from apps.accounts.services import social_account_connect
 from apps.providers import oauth
 from apps.publications.models import MediaAsset
 from apps.publications.services import media_asset_create
-from loadtest.platform_fakes import FaultPlan, PlatformFake
+from loadtest.platform_fakes import FakeRequest, FakeResponse, FaultPlan, PlatformFake
 from loadtest.platform_fakes.server import FakeServer
 
 # Platform app settings a token refresh sends; the fakes accept any value, and an empty one
@@ -92,6 +92,8 @@ class FakeFleet:
     _media: dict[int, dict[str, int]] = field(default_factory=dict)
     # platform -> {the fake's own account id -> our SocialAccount.remote_id}
     _aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Writes answered late by `hang_posts_with`, per platform.
+    hung: Counter = field(default_factory=Counter)
 
     def start(self) -> str:
         """Serve the fakes; returns the base URL PROVIDER_API_REDIRECT points at."""
@@ -185,8 +187,50 @@ class FakeFleet:
                 held[(marker, account)] += 1
         return held
 
+    def keyed_posts(self, platform: str, pattern: re.Pattern) -> list[tuple[str, str, str]]:
+        """(account remote id, idempotency key, text) of the posts of this run (their text
+        carries one of its markers) that the platform holds under a key."""
+        aliases = self._aliases.get(platform, {})
+        return [
+            (aliases.get(str(post.account), str(post.account)), post.idempotency_key, post.text)
+            for post in self.fakes[platform].published()
+            if post.idempotency_key and pattern.search(post.text or "")
+        ]
+
+    def hang_posts_with(self, markers: set[str], pattern: re.Pattern) -> None:
+        """From now on every write whose body carries one of `markers` (a set the caller
+        fills) is handled, then answered only after `hang_s`: past the client's timeout, as a
+        platform that hangs for one organization's accounts."""
+        if self.server is None:
+            raise RuntimeError("Start the fleet first.")
+        hung: Counter = Counter()
+        self.hung = hung
+        for host, fake in list(self.server.fakes.items()):
+            self.server.fakes[host] = _Hanging(fake, markers, pattern, self.hang_s, hung)
+
     def faults_struck(self, platform: str) -> dict[str, int]:
         return dict(sorted(self.fakes[platform].faults.struck.items()))
+
+
+@dataclass
+class _Hanging:
+    """A fake seen through a hang: writes carrying one of `markers` are handled as usual,
+    then answered `hang_s` late."""
+
+    fake: PlatformFake
+    markers: set[str]
+    pattern: re.Pattern
+    hang_s: float
+    hung: Counter
+
+    def handle(self, request: FakeRequest) -> FakeResponse:
+        response = self.fake.handle(request)
+        if request.method != "GET" and self.markers:
+            found = self.pattern.findall(request.body.decode("utf-8", "replace"))
+            if any(marker in self.markers for marker in found):
+                response.delay_s = max(response.delay_s, self.hang_s)
+                self.hung[self.fake.platform] += 1
+        return response
 
 
 def media_cleanup(workspace_ids: list[int]) -> None:
