@@ -23,9 +23,11 @@ import psycopg
 import pytest
 from django.db import connection, transaction
 
+from apps.common.direct import direct_connect
 from apps.jobs.models import Job
 from apps.jobs.services import JobSpec, job_enqueue_many
 from apps.publications.models import Publication
+from apps.publishing.locks import ACCOUNT_REFRESH_LOCK, account_refresh_lock
 from tests.factories import SocialAccountFactory, WorkspaceFactory
 from tests.processes import WorkerProcess, test_database_url, wait_until
 from tests.test_settings import _setting, production_env
@@ -264,3 +266,16 @@ def test_the_api_creates_and_reads_through_the_pooler(through_pooler, api_a, wor
 
     assert through_pooler.transactions(dbname) > before
     assert Publication.objects.filter(pk=body["id"], workspace=workspace_a).exists()
+
+
+@through_the_database
+def test_a_token_refresh_lock_is_held_behind_the_pooler(through_pooler):
+    """The refresh lock is a session lock: through the pooler, the session that took it
+    would end with its transaction (or serve another worker's)."""
+    key = [ACCOUNT_REFRESH_LOCK, 4242]
+    take = "SELECT pg_try_advisory_lock(%s, %s)"
+    with direct_connect(application_name="another worker") as other:
+        with account_refresh_lock(4242):
+            Job.objects.exists()  # this thread's transactions go on through the pooler
+            assert other.execute(take, key).fetchone() == (False,)
+        assert other.execute(take, key).fetchone() == (True,)
