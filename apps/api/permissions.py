@@ -21,6 +21,7 @@ from rest_framework.request import Request
 
 from apps.accounts.access import Scopes, token_refusal
 from apps.accounts.models import ApiToken
+from apps.accounts.permissions import holds_power
 from apps.common.errors import PermissionDenied
 
 SAFE_METHODS = permissions.SAFE_METHODS
@@ -28,10 +29,23 @@ SAFE_METHODS = permissions.SAFE_METHODS
 ScopeRule = Scopes | Callable[..., Scopes]
 
 
+def client_refusal(token: ApiToken) -> PermissionDenied | None:
+    """MCP_ONLY_TOKEN for a token that holds nothing but client scopes (``mcp``): it was
+    made for an MCP client, and the REST API is not its door. None otherwise."""
+    if holds_power(list(token.scopes)):
+        return None
+    return PermissionDenied(
+        "This token only serves MCP clients. Use a token with the read, write or publish "
+        "scope for the REST API.",
+        code="MCP_ONLY_TOKEN",
+        details={"token_scopes": list(token.scopes)},
+    )
+
+
 class HasWorkspaceToken(permissions.BasePermission):
     """A live token is present, its organization is active (suspended ones may only read:
     make calls that need no scope beyond `read`), and it holds every scope the view asks
-    for.
+    for. A token with nothing but the ``mcp`` scope is refused (``client_refusal``).
 
     A missing or refused token is answered 401 by DRF (the authentication class raises or
     no token was sent). A refusal sets ``message`` and ``code`` (what plain DRF views
@@ -47,7 +61,9 @@ class HasWorkspaceToken(permissions.BasePermission):
         token = request.auth
         if not isinstance(token, ApiToken):
             return False
-        return self._deny(token_refusal(token, required_scope(request, view)))
+        return self._deny(
+            client_refusal(token) or token_refusal(token, required_scope(request, view))
+        )
 
     def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
         rule = _rule_for(getattr(view, "required_object_scopes", None), request, view)

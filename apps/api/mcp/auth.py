@@ -1,6 +1,10 @@
 """Who may talk to the MCP endpoint: a live API token with the ``mcp`` scope, sent as
 ``Authorization: Bearer <token>`` to a host Django accepts.
 
+The token is read by the API's own authentication (``api_token_authenticate``), so it
+holds only the scopes its creator's current role allows: a demoted admin's token is worth
+what their new role is here too, and a removed person's token stops.
+
 Refusals answer before the MCP layer, as JSON in the API's envelope: 400 DISALLOWED_HOST,
 401 (no token, a malformed header, an unknown or revoked token, or one whose creator
 left the workspace) with
