@@ -153,6 +153,9 @@ if DATABASE_DIRECT is not None:
         raise ImproperlyConfigured("DATABASE_DIRECT_URL must point at PostgreSQL (postgres://...).")
     _direct_options = DATABASE_DIRECT.setdefault("OPTIONS", {})
     _direct_options["options"] = f"{_direct_options.get('options', '')} {_session_options}".strip()
+    # QuerySet.iterator() would read a server-side cursor across transactions, so across
+    # server sessions: it fetches its rows in one go instead.
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 else:
     # After any options the URL carries (?options=...), so these settings win. Not through
     # a pooler: PgBouncer refuses the `options` startup parameter (every connection would

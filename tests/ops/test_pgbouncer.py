@@ -159,32 +159,36 @@ def through_pooler(pgbouncer, settings):
     settings.DATABASE_DIRECT = {"NAME": direct["NAME"], **saved, "OPTIONS": server_options}
     settings.DB_PREPARED_STATEMENTS = False
     connection.close()
+    cursors = direct.get("DISABLE_SERVER_SIDE_CURSORS", False)
     direct.update(HOST="127.0.0.1", PORT=pgbouncer.port, USER=pgbouncer.user, PASSWORD="")
+    direct["DISABLE_SERVER_SIDE_CURSORS"] = True
     direct["OPTIONS"] = {k: v for k, v in saved_options.items() if k not in server_options}
     try:
         yield pgbouncer
     finally:
         connection.close()
-        direct.update(saved)
+        direct.update(saved, DISABLE_SERVER_SIDE_CURSORS=cursors)
         direct["OPTIONS"] = saved_options
 
 
 def test_a_direct_url_keeps_session_state_off_the_pooled_connections():
     """With DATABASE_DIRECT_URL, DATABASE_URL is a pooler: no `options` startup parameter
-    there (PgBouncer refuses it), the session bounds go with the direct sessions, and
-    prepared statements are off (DB_PREPARED_STATEMENTS=true turns them on behind a pooler
-    that keeps them: PgBouncer 1.21+ with max_prepared_statements)."""
+    there (PgBouncer refuses it), the session bounds go with the direct sessions, no
+    server-side cursor outlives a transaction, and prepared statements are off
+    (DB_PREPARED_STATEMENTS=true turns them on behind a pooler that keeps them: PgBouncer
+    1.21+ with max_prepared_statements)."""
     direct = "postgres://app@db.internal:5432/app"
     expression = (
         "(settings.DATABASES['default']['OPTIONS'].get('options'), "
         "settings.DATABASE_DIRECT['HOST'], settings.DATABASE_DIRECT['OPTIONS']['options'], "
-        "settings.DB_PREPARED_STATEMENTS)"
+        "settings.DB_PREPARED_STATEMENTS, "
+        "settings.DATABASES['default'].get('DISABLE_SERVER_SIDE_CURSORS'))"
     )
     operator = {k: v for k, v in production_env().items() if not k.startswith("DB_")}
     pooled = {**operator, "DATABASE_DIRECT_URL": direct, "DB_LOCK_TIMEOUT_S": "2"}
     bounds = "-c statement_timeout=30000 -c idle_in_transaction_session_timeout=60000"
     assert _setting(pooled, expression) == repr(
-        (None, "db.internal", f"{bounds} -c lock_timeout=2000", False)
+        (None, "db.internal", f"{bounds} -c lock_timeout=2000", False, True)
     )
 
 
