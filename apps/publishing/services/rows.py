@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model
 from django.db.models.sql import InsertQuery
 
@@ -33,7 +33,7 @@ def allocate_ids(counts: Sequence[tuple[type[Model], int]]) -> list[list[int]]:
     params: list = []
     for model, n in counts:
         params += [model._meta.db_table, model._meta.pk.column, n]
-    with connection.cursor() as cursor:
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         cursor.execute(f"SELECT {', '.join(columns)}", params)  # noqa: S608 - placeholders only
         row = cursor.fetchone()
     return [list(values) for values in row]
@@ -48,6 +48,10 @@ def insert_rows(*groups: Sequence[Model]) -> None:
     """Insert every object of every group (one model per group, primary keys already
     set) in one statement. Like ``bulk_create``: no signals, no ``save()``; fields with
     ``auto_now``/``auto_now_add`` are set on the objects."""
+    # The connection itself, not django.db.connection: every attribute read through that
+    # proxy looks the thread's connection up again, and compiling thousands of values
+    # reads it for each.
+    connection = connections[DEFAULT_DB_ALIAS]
     statements: list[tuple[str, tuple]] = []
     for objects in groups:
         if not objects:
