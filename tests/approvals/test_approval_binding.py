@@ -13,7 +13,12 @@ from apps.accounts import services as account_services
 from apps.approvals.models import ApprovalRule, Review
 from apps.audit.models import AuditEvent
 from apps.common.errors import DomainError
-from apps.planning.services import queue_slots_replace, queue_swap, queued_publication_create
+from apps.planning.services import (
+    publication_queue,
+    queue_slots_replace,
+    queue_swap,
+    queued_publication_create,
+)
 from apps.publications.models import Publication
 from apps.publishing.services import publication_reschedule, publication_update
 from apps.publishing.services.approval import approval_hash, approval_parts
@@ -21,6 +26,7 @@ from apps.publishing.services.publications import publication_create
 from apps.publishing.services.reviews import review_approve, review_submit
 from apps.renditions.models import Rendition
 from apps.sandbox.services import sandbox_account_create
+from apps.web.composer.destination_retry import destination_edit_and_retry
 from tests.api.helpers import bearer, error
 from tests.mcp.test_tools import code, context
 
@@ -333,3 +339,35 @@ def test_a_queue_swap_by_the_editor_is_refused(workspace_a, alice, bob, account)
     )
     first.refresh_from_db()
     assert first.scheduled_at == times[1]
+
+
+def test_add_to_queue_of_the_approved_post_is_refused(approved, workspace_a, bob):
+    """The service behind "Add to queue", POST /publications/{id}/queue and the MCP tool
+    queue_publication: it moves the post's time."""
+    queue_slots_replace(workspace=workspace_a, slots=[(0, time(9))], timezone="UTC")
+
+    with pytest.raises(DomainError) as refused:
+        publication_queue(publication=approved, expected_revision=approved.revision, actor=bob)
+    assert refused.value.code == "APPROVAL_REQUIRED"
+    assert list(refused.value.details["changed"]) == ["time"]
+    _unchanged(approved)
+
+
+def test_editing_and_retrying_a_failed_destination_is_refused(approved, bob):
+    rendition = approved.renditions.get()
+    Rendition.objects.filter(pk=rendition.pk).update(status=Rendition.Status.FAILED)
+    Publication.objects.filter(pk=approved.pk).update(status=Publication.Status.FAILED)
+    rendition.refresh_from_db()
+
+    with pytest.raises(DomainError) as refused:
+        destination_edit_and_retry(
+            rendition=rendition,
+            texts=["A different text"],
+            expected_revision=approved.revision,
+            user=bob,
+        )
+    assert refused.value.code == "APPROVAL_REQUIRED"
+    assert list(refused.value.details["changed"]) == ["content"]
+    assert list(approved.segments.values_list("text", flat=True)) == ["Approved words"]
+    rendition.refresh_from_db()
+    assert rendition.status == Rendition.Status.FAILED
