@@ -7,6 +7,7 @@ payload; `actions.py` lists what each action means.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
@@ -313,7 +314,7 @@ def login_failed(
 
 def connect() -> None:
     """Subscribe every recorder (called once, from AppConfig.ready)."""
-    subscriptions = {
+    subscriptions: dict[str, Callable[..., None]] = {
         events.MEMBER_INVITED: member_invited,
         events.MEMBER_INVITE_ACCEPTED: member_invite_accepted,
         events.MEMBER_INVITE_REVOKED: member_invite_revoked,
