@@ -66,10 +66,12 @@ def reads(run: Callable[[], object], tables: tuple[str, ...]) -> list[Scan]:
     return found
 
 
-def analyze(*tables: str) -> None:
+def analyze(*tables: str, vacuum: bool = False) -> None:
+    """Refresh the planner's statistics, as autovacuum would; with vacuum (outside a
+    transaction only), also the visibility map that index-only scans rely on."""
     with connection.cursor() as cursor:
         for table in tables:
-            cursor.execute(f"ANALYZE {table}")
+            cursor.execute(f"{'VACUUM ' if vacuum else ''}ANALYZE {table}")
 
 
 def assert_bounded(scans: list[Scan], *, max_rows: int) -> None:
@@ -82,10 +84,10 @@ def assert_bounded(scans: list[Scan], *, max_rows: int) -> None:
     )
 
 
-def crowd(*, organizations: int, posts: int, now) -> None:
+def crowd(*, organizations: int, posts: int, now, history: int = 2) -> None:
     """`organizations` idle tenants beside the test's own: each with one account and
     `posts` scheduled posts over the next year (each with its pending publish job), and
-    half as many published ones over the past year (jobs done)."""
+    `history` times as many published ones over the past year (jobs done)."""
     from datetime import timedelta
 
     from loadtest.bench_pages import fill
@@ -98,7 +100,7 @@ def crowd(*, organizations: int, posts: int, now) -> None:
         fill(
             workspace,
             [account],
-            posts // 2,
+            posts * history,
             start=now - timedelta(days=365),
             span=timedelta(days=360),
             published=True,
