@@ -1,6 +1,7 @@
 """Behind PgBouncer in transaction mode (Debian's `pgbouncer`): a worker process claims and
 finishes jobs through the pooler and wakes on a NOTIFY through its direct LISTEN
-connection (DATABASE_DIRECT_URL), and the API creates and reads through the pooler.
+connection (DATABASE_DIRECT_URL), a web process creates and reads through the API, and a
+token refresh's lock holds.
 
 The pooler gives every transaction a fresh server session (server_lifetime = 0), so
 anything that leans on one session between transactions fails here at once: a statement
@@ -19,11 +20,13 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
+import httpx
 import psycopg
 import pytest
 from django.db import connection, transaction
 
 from apps.common.direct import direct_connect
+from apps.common.processes import ChildProcess, free_port, gunicorn_argv, web_environment
 from apps.jobs.models import Job
 from apps.jobs.services import JobSpec, job_enqueue_many
 from apps.publications.models import Publication
@@ -44,12 +47,6 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"{reason}; set REQUIRE_PGBOUNCER=1 to fail instead of skipping.")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _socket_owner(host: str) -> str | None:
     if not host.startswith("/"):
         return None
@@ -61,7 +58,7 @@ class PgBouncer:
     """A pgbouncer process in transaction mode in front of the test database's server."""
 
     def __init__(self, directory: Path, server: dict) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.log = directory / "pgbouncer.log"
         self.user = server["USER"] or "postgres"
         host = server["HOST"] or server["OPTIONS"].get("host") or "localhost"
@@ -247,28 +244,50 @@ def test_a_worker_behind_the_pooler_runs_jobs_and_wakes_on_notify(pgbouncer, tmp
 
 
 @through_the_database
-def test_the_api_creates_and_reads_through_the_pooler(through_pooler, api_a, workspace_a):
+def test_a_web_process_behind_the_pooler_creates_and_reads(
+    pgbouncer, workspace_a, make_token, tmp_path
+):
+    """The API served as in production (gunicorn, ASGI, its own pool of connections) with
+    DATABASE_URL naming the pooler."""
     dbname = connection.settings_dict["NAME"]
     account = SocialAccountFactory(workspace=workspace_a, platform="sandbox", handle="pooled")
-    before = through_pooler.transactions(dbname)
-
-    created = api_a.post(
-        "/api/v1/publications",
-        {"text": "Through the pooler", "destinations": [{"account": account.pk}]},
-        format="json",
+    token = make_token(workspace_a).clear
+    port = free_port()
+    environment = {
+        **os.environ,
+        "DATABASE_URL": pgbouncer.url(dbname),
+        "DATABASE_DIRECT_URL": test_database_url(),
+        "API_THROTTLE_RATE": "",
+        "LOG_LEVEL": "WARNING",
+    }
+    web = ChildProcess(
+        gunicorn_argv(f"127.0.0.1:{port}", "--workers", "1", "--log-level", "warning"),
+        env=web_environment(environment),
+        log=tmp_path / "web.log",
     )
-    assert created.status_code == 201, created.json()
-    body = created.json()
-    # Each read runs on a new server session: the same statements, twice.
-    for _ in range(2):
-        read = api_a.get(f"/api/v1/publications/{body['id']}")
-        assert read.status_code == 200, read.json()
-        assert read.json() == body
-    listed = api_a.get("/api/v1/publications")
-    assert listed.status_code == 200, listed.json()
-    assert [item["id"] for item in listed.json()["results"]] == [body["id"]]
-
-    assert through_pooler.transactions(dbname) > before
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert web.wait_http_ok(f"{base}/readyz", timeout=60, interval=0.1), web.output()
+        before = pgbouncer.transactions(dbname)
+        api = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"})
+        created = api.post(
+            "/api/v1/publications",
+            json={"text": "Through the pooler", "destinations": [{"account": account.pk}]},
+        )
+        assert created.status_code == 201, created.text
+        body = created.json()
+        # Each transaction runs on a new server session: the same statements, twice.
+        for _ in range(2):
+            read = api.get(f"/api/v1/publications/{body['id']}")
+            assert read.status_code == 200, read.text
+            assert read.json() == body
+        listed = api.get("/api/v1/publications")
+        assert listed.status_code == 200, listed.text
+        assert [item["id"] for item in listed.json()["results"]] == [body["id"]]
+        assert pgbouncer.transactions(dbname) > before, "the web process bypassed the pooler"
+    finally:
+        web.stop(timeout=15)
+    assert "Traceback" not in web.output(), web.output()
     assert Publication.objects.filter(pk=body["id"], workspace=workspace_a).exists()
 
 
