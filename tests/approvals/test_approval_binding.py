@@ -371,3 +371,20 @@ def test_editing_and_retrying_a_failed_destination_is_refused(approved, bob):
     assert list(approved.segments.values_list("text", flat=True)) == ["Approved words"]
     rendition.refresh_from_db()
     assert rendition.status == Rendition.Status.FAILED
+
+
+def test_the_post_page_says_what_was_approved_and_who_may_change_it(approved, alice, bob):
+    url = f"/w/ws-a/posts/{approved.pk}/"
+    as_bob = _client(bob).get(url).content.decode()
+    assert f"Approved as revision {approved.revision}." in as_bob
+    assert 'id="review-bound"' in as_bob
+
+    publication_update(
+        publication=approved,
+        expected_revision=approved.revision,
+        actor=alice,
+        segments=[{"text": "Polished by an admin"}],
+    )
+    as_alice = _client(alice).get(url).content.decode()
+    assert f"changed since by an admin (now revision {approved.revision + 1})" in as_alice
+    assert 'id="review-bound"' not in as_alice

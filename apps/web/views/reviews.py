@@ -152,12 +152,16 @@ def review_panel_context(request, publication: Publication) -> dict:
     user = request.user
     is_draft = publication.status == Publication.Status.DRAFT
     in_review = review is not None and review.state == Review.State.IN_REVIEW
+    required = approval_required(workspace)
     return {
         "publication": publication,
         "workspace": workspace,
         "review": review,
         "comments": list(comments),
-        "required": approval_required(workspace),
+        "required": required,
+        # This person's changes to the post would be refused (see
+        # apps.publishing.services.approval): say so before they try.
+        "bound": required and not is_draft and not is_approver(user, workspace),
         "can_submit": is_draft and not in_review and can(user, workspace, Action.EDIT),
         "can_decide": in_review and is_approver(user, workspace),
         "can_comment": can(user, workspace, Action.EDIT),
