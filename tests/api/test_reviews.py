@@ -83,6 +83,7 @@ def test_an_editors_token_cannot_schedule_but_can_submit_and_an_admin_approves(
     assert approved.status_code == 200, approved.json()
     body = approved.json()
     assert body["state"] == "approved" and body["publication_status"] == "scheduled"
+    assert body["approved_revision"] == body["revision"] == draft["revision"] + 1
     assert [c["kind"] for c in body["comments"]] == ["submitted", "approved"]
     assert Publication.objects.get(pk=draft["id"]).status == "scheduled"
 

@@ -41,6 +41,10 @@ class ReviewSerializer(serializers.Serializer):
     requested_at = serializers.SerializerMethodField()
     decided_by = serializers.SerializerMethodField()
     decided_at = serializers.SerializerMethodField()
+    approved_revision = serializers.SerializerMethodField(
+        help_text="The revision the approval covers (a later one was changed by an admin); "
+        "null unless approved."
+    )
     comments = ReviewCommentSerializer(source="review_comments.all", many=True)
 
     def _review(self, publication) -> Review | None:
@@ -68,6 +72,10 @@ class ReviewSerializer(serializers.Serializer):
     def get_decided_at(self, publication) -> str | None:
         review = self._review(publication)
         return review.decided_at.isoformat() if review and review.decided_at else None
+
+    def get_approved_revision(self, publication) -> int | None:
+        review = self._review(publication)
+        return review.approved_revision if review else None
 
 
 class ReviewStepSerializer(StrictSerializer):
