@@ -50,7 +50,8 @@ class AccountQueue:
 
 def account_queue(account: SocialAccount, *, now: datetime, limit: int = 100) -> AccountQueue:
     """The account's scheduled posts from now on (at most limit), in time order, and its
-    next free slots."""
+    next free slots. Read from the partial index rendition_queue (account, effective
+    time): the first `limit` entries, whatever the account's history or other tenants."""
     slots = weekly_slots(account)
     renditions = list(
         Rendition.objects.with_effective_scheduled_at()
@@ -59,12 +60,15 @@ def account_queue(account: SocialAccount, *, now: datetime, limit: int = 100) ->
             status=Rendition.Status.SCHEDULED,
             effective_at__gte=now,
         )
-        .select_related("publication", "social_account")
+        # The publications by id, not joined: a join lets the planner hash the whole
+        # publications table when it misjudges how few rows the LIMIT keeps.
+        .select_related("social_account")
         .prefetch_related(
+            "publication",
             Prefetch(
                 "publication__segments",
                 queryset=PublicationSegment.objects.order_by("position"),
-            )
+            ),
         )
         .order_by("effective_at", "pk")[:limit]
     )
