@@ -1,5 +1,7 @@
 """Event types, job type and delivery limits of outgoing webhooks."""
 
+from datetime import timedelta
+
 from apps.jobs.registry import Backoff
 
 PUBLICATION_SCHEDULED = "publication.scheduled"
@@ -32,10 +34,15 @@ EVENT_TYPES = (
 
 DELIVER_JOB = "webhooks.deliver"
 PRUNE_JOB = "webhooks.prune"
-# Attempts per delivery, and the wait between them (exponential, full jitter, capped):
-# about half a day of retries in total before a delivery is given up.
-MAX_ATTEMPTS = 12
+# A delivery that keeps failing is retried for at least this long after it was queued
+# (or released by switching its endpoint on again), then given up.
+RETRY_FOR = timedelta(days=3)
+# The wait after the n-th failed attempt: a random time between half and all of the
+# backoff's ceiling (30 s doubling to 6 h), so the retries span RETRY_FOR in a bounded
+# number of attempts. MAX_ATTEMPTS is only a safety net above that number (the waits'
+# lower bounds add up to RETRY_FOR after 33 retries; a test holds it).
 BACKOFF = Backoff(base_s=30.0, cap_s=6 * 3600.0)
+MAX_ATTEMPTS = 40
 # A receiver's Retry-After is honoured up to this many seconds.
 MAX_RETRY_AFTER_S = 24 * 3600.0
 

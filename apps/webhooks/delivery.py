@@ -2,16 +2,19 @@
 the retry schedule, and the endpoint's failure streak.
 
 Delivery is at least once: a 2xx settles it; network errors, timeouts, 408, 429 and 5xx are
-retried with backoff (a Retry-After is the floor), every attempt signed anew with the same
-event id; other answers fail it at once. An endpoint whose attempts keep failing for long
-(WEBHOOK_DISABLE_AFTER_FAILURES in a row, over at least WEBHOOK_DISABLE_AFTER_HOURS) is
-disabled, and the workspace's admins are told (see notices.py).
+retried with backoff (a Retry-After is the floor) for at least RETRY_FOR (three days), every
+attempt signed anew with the same event id; other answers fail it at once. An endpoint whose
+attempts keep failing for long (WEBHOOK_DISABLE_AFTER_FAILURES in a row, over at least
+WEBHOOK_DISABLE_AFTER_HOURS) is disabled, and the workspace's admins are told (see
+notices.py). A delivery whose endpoint is switched off is held, not failed: switching the
+endpoint on again sends it (see endpoints.py).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import random
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -28,7 +31,12 @@ from apps.jobs.errors import LeaseLost
 from apps.jobs.models import Job
 from apps.jobs.services import holding_lease
 from apps.webhooks import network, notices, signing
-from apps.webhooks.constants import BACKOFF, MAX_RESPONSE_KEPT_CHARS, MAX_RETRY_AFTER_S
+from apps.webhooks.constants import (
+    BACKOFF,
+    MAX_RESPONSE_KEPT_CHARS,
+    MAX_RETRY_AFTER_S,
+    RETRY_FOR,
+)
 from apps.webhooks.endpoints import webhook_endpoint_secret
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -71,10 +79,22 @@ class AttemptResult:
 class AttemptOutcome:
     """What the delivery job should become: done, retried in `retry_in_s`, or failed."""
 
-    status: str  # "succeeded" | "retry" | "failed" | "gone"
+    status: str  # "succeeded" | "retry" | "failed" | "held" | "gone"
     kind: str = ""
     message: str = ""
     retry_in_s: float | None = None
+
+
+def retry_delay_s(attempt: int, *, floor_s: float = 0.0) -> float:
+    """The wait after the `attempt`-th failed attempt: between half and all of the
+    backoff's ceiling (never less than a Retry-After), so retries keep their pace."""
+    ceiling = BACKOFF.ceiling(attempt)
+    return max(random.uniform(ceiling / 2, ceiling), floor_s)  # noqa: S311 - jitter
+
+
+def deliver_until(delivery: WebhookDelivery) -> datetime:
+    """When a failing delivery is given up (rows from before the field: from creation)."""
+    return delivery.deliver_until or delivery.created_at + RETRY_FOR
 
 
 def _retry_after_s(response: network.Response) -> float:
@@ -166,13 +186,39 @@ def webhook_delivery_attempt(*, job: Job) -> AttemptOutcome:
         return AttemptOutcome(status="gone")
     endpoint = delivery.endpoint
     if not endpoint.is_active:
-        result = AttemptResult(
-            ok=False,
-            kind=ENDPOINT_DISABLED,
-            message="The endpoint was switched off before this attempt.",
-        )
-        return _record(job, delivery, result, attempted=False)
+        held = _hold(job, delivery)
+        if held is not None:
+            return held
+        # Switched on since it was read: attempted now.
     return _record(job, delivery, _attempt(endpoint, delivery.event), attempted=True)
+
+
+def _hold(job: Job, delivery: WebhookDelivery) -> AttemptOutcome | None:
+    """The endpoint is switched off: keep the delivery, without a job, until it is switched
+    on again (which sends every held delivery). Decided under the endpoint's lock, which
+    switching it on takes too, so a delivery is never held by an endpoint that is on: None
+    when the endpoint is on by now."""
+    with holding_lease(job):
+        locked = WebhookEndpoint.objects.select_for_update().filter(pk=delivery.endpoint_id)
+        endpoint = locked.first()
+        current = WebhookDelivery.objects.select_for_update().filter(pk=delivery.pk).first()
+        if endpoint is None or current is None or current.status != WebhookDelivery.Status.PENDING:
+            return AttemptOutcome(status="gone")
+        if endpoint.is_active:
+            return None
+        current.status = WebhookDelivery.Status.HELD
+        current.next_attempt_at = None
+        current.error = {
+            "kind": ENDPOINT_DISABLED,
+            "message": "Held while the endpoint is switched off; sent when it is switched on.",
+        }
+        current.save(update_fields=["status", "next_attempt_at", "error", "updated_at"])
+    logger.info(
+        "webhook delivery %s: held",
+        delivery.pk,
+        extra={"delivery_id": delivery.pk, "job_id": job.pk, "endpoint_id": endpoint.pk},
+    )
+    return AttemptOutcome(status="held")
 
 
 def webhook_delivery_mark_errored(*, job: Job, exc: Exception) -> None:
@@ -216,8 +262,8 @@ def _record(
             current.next_attempt_at = None
             current.finished_at = now
             outcome = AttemptOutcome(status="succeeded")
-        elif result.retryable and not job.is_last_attempt:
-            delay = BACKOFF.delay(job.attempts, floor_s=result.retry_after_s)
+        elif result.retryable and not job.is_last_attempt and now < deliver_until(current):
+            delay = retry_delay_s(job.attempts, floor_s=result.retry_after_s)
             current.next_attempt_at = now + timedelta(seconds=delay)
             outcome = AttemptOutcome(
                 status="retry", kind=result.kind, message=result.message, retry_in_s=delay

@@ -18,6 +18,7 @@ from apps.jobs.services import job_cancel
 from apps.webhooks import network, signing
 from apps.webhooks.constants import EVENT_TYPES
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
+from apps.webhooks.outbox import webhook_deliveries_release
 
 MAX_ENDPOINTS_PER_WORKSPACE = 20
 _UNSET: Any = object()
@@ -124,7 +125,8 @@ def webhook_endpoint_update(
     is_active: bool = _UNSET,
 ) -> WebhookEndpoint:
     """Change the URL (checked again), the subscribed types, the description, or switch it
-    off and on. Switching it on again clears the disabling and starts a new failure streak."""
+    off and on. Switched off, it keeps its events (held); switching it on again clears the
+    disabling, starts a new failure streak and sends what was held, oldest first."""
     # Checking a URL resolves its host, which may take seconds: done before the row lock,
     # so deliveries to this endpoint never wait on a DNS answer.
     new_url = _clean_url(url) if url is not _UNSET else None
@@ -140,10 +142,12 @@ def webhook_endpoint_update(
         endpoint.event_types = _clean_event_types(event_types)
     if description is not _UNSET:
         endpoint.description = (description or "").strip()
+    switched_on = False
     if is_active is not _UNSET:
         if not isinstance(is_active, bool):
             raise ValidationFailed("is_active must be true or false.")
         if is_active and not endpoint.is_active:
+            switched_on = True
             if endpoint.url != checked:  # changed since the check (rare): check it again
                 network.check_url(endpoint.url)
             endpoint.consecutive_failures = 0
@@ -156,6 +160,8 @@ def webhook_endpoint_update(
         endpoint.is_active = is_active
     _full_clean(endpoint)
     endpoint.save()
+    if switched_on:
+        webhook_deliveries_release(endpoint)
     given = {
         "url": url,
         "event_types": event_types,

@@ -98,14 +98,17 @@ class WebhookEvent(models.Model):
 class WebhookDelivery(models.Model):
     """One event sent to one endpoint, retried with backoff by its own job.
 
-    Status: pending -> succeeded (a 2xx) | failed (a permanent refusal, attempts spent, or
-    the endpoint was disabled or deleted meanwhile). Both are final; a redelivery is a new
-    row (``redelivery_of``) for the same event. The response fields describe the latest
-    attempt.
+    Status: pending -> succeeded (a 2xx) | failed (a permanent refusal, or still failing
+    when ``deliver_until`` has passed: at least RETRY_FOR after it was queued). Both are
+    final; a redelivery is a new row (``redelivery_of``) for the same event. An endpoint
+    that is switched off keeps its events: their deliveries are ``held`` (recorded, no job)
+    and become pending again, with a new ``deliver_until``, when it is switched on. The
+    response fields describe the latest attempt.
     """
 
     class Status(models.TextChoices):
         PENDING = "pending"
+        HELD = "held"
         SUCCEEDED = "succeeded"
         FAILED = "failed"
 
@@ -124,6 +127,9 @@ class WebhookDelivery(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True, help_text="{kind, message} of the latest.")
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    deliver_until = models.DateTimeField(
+        null=True, blank=True, help_text="Failures are retried until then (then it fails)."
+    )
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -135,13 +141,19 @@ class WebhookDelivery(models.Model):
         verbose_name_plural = "webhook deliveries"
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(status__in=["pending", "succeeded", "failed"]),
+                condition=models.Q(status__in=["pending", "held", "succeeded", "failed"]),
                 name="webhook_delivery_status_valid",
             )
         ]
         indexes = [
             # An endpoint's delivery log, newest first.
             models.Index(fields=["endpoint", "-created_at"], name="webhook_delivery_endpoint"),
+            # What an endpoint switched on again has to send.
+            models.Index(
+                fields=["endpoint", "id"],
+                condition=models.Q(status="held"),
+                name="webhook_delivery_held",
+            ),
         ]
 
     def __str__(self) -> str:

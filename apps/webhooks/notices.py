@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.core.mail import send_mail
 
 from apps.accounts.recipients import workspace_admin_emails
@@ -22,9 +23,9 @@ def notify_disabled(endpoint_id: int) -> None:
         return
     body = (
         f"The webhook endpoint {endpoint.url} of the workspace {endpoint.workspace.name} "
-        f"was switched off.\n\n{endpoint.disabled_reason}\n\nEvents are not sent to it until "
-        "it is switched on again. Failed deliveries can be redelivered from the webhook's "
-        "delivery log.\n"
+        f"was switched off.\n\n{endpoint.disabled_reason}\n\nIts events are kept (for "
+        f"{settings.WEBHOOK_RETENTION_DAYS:g} days) and sent when it is switched on again. "
+        "Failed deliveries can be redelivered from the webhook's delivery log.\n"
     )
     try:
         send_mail(

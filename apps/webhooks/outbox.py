@@ -2,9 +2,10 @@
 per subscribed endpoint, redelivering a finished delivery, and pruning old events.
 
 ``webhook_emit`` runs inside the caller's transaction (a publish outcome, a status change)
-and only adds rows: the event and, per subscribed active endpoint, a delivery and its job.
-``emit_lazy_many`` adds the same rows for many events of one workspace (a bulk create)
-with one statement per table.
+and only adds rows: the event and, per subscribed endpoint, a delivery, with its job when
+the endpoint is on (held, without one, when it is switched off: switching it on again sends
+what was held, ``webhook_deliveries_release``). ``emit_lazy_many`` adds the same rows for
+many events of one workspace (a bulk create) with one statement per table.
 Everything that can go wrong with a receiver happens later, in that job (see delivery.py),
 so a webhook never changes or delays publish state.
 """
@@ -24,7 +25,7 @@ from django.utils import timezone
 from apps.accounts.models import Workspace
 from apps.common.errors import Conflict
 from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
-from apps.webhooks.constants import DELIVER_JOB, EVENT_TYPES
+from apps.webhooks.constants import DELIVER_JOB, EVENT_TYPES, RETRY_FOR
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 logger = logging.getLogger(__name__)
@@ -37,9 +38,10 @@ def new_event_id() -> str:
 
 
 def webhook_emit(*, workspace: Workspace, event: str, data: dict) -> WebhookEvent | None:
-    """Record that `event` happened in the workspace and queue its delivery to every active
-    endpoint subscribed to it, in the caller's transaction (nothing is sent unless it
-    commits). Returns the event, or None when no endpoint wants it (nothing is stored).
+    """Record that `event` happened in the workspace and queue its delivery to every
+    endpoint subscribed to it (held for one switched off), in the caller's transaction
+    (nothing is sent unless it commits). Returns the event, or None when no endpoint wants
+    it (nothing is stored).
 
     Never raises for a database or data problem of its own: it runs in a savepoint and
     logs, so publish state is never lost to a webhook.
@@ -56,7 +58,6 @@ def emit_lazy(*, workspace_id: int, event: str, build: Callable[[], dict]) -> We
         with transaction.atomic():
             endpoints = list(
                 WebhookEndpoint.objects.filter(workspace_id=workspace_id)
-                .active()
                 .subscribed_to(event)
                 .order_by("pk")
             )
@@ -67,10 +68,9 @@ def emit_lazy(*, workspace_id: int, event: str, build: Callable[[], dict]) -> We
                 workspace=workspace, event_id=new_event_id(), type=event, data=build()
             )
             for endpoint in endpoints:
-                delivery = WebhookDelivery.objects.create(
-                    workspace=workspace, endpoint=endpoint, event=record
-                )
-                _enqueue(delivery, workspace)
+                delivery = WebhookDelivery.objects.create(**_new_delivery(endpoint, record))
+                if endpoint.is_active:
+                    _enqueue(delivery, workspace)
             return record
     except Exception:
         logger.exception(
@@ -98,9 +98,7 @@ def emit_lazy_many(
     unknown = {event for event, _key in events}.difference(EVENT_TYPES)
     if unknown:
         raise ValueError(f"Unknown webhook event type(s) {sorted(unknown)!r}.")
-    endpoints = list(
-        WebhookEndpoint.objects.filter(workspace_id=workspace_id).active().order_by("pk")
-    )
+    endpoints = list(WebhookEndpoint.objects.filter(workspace_id=workspace_id).order_by("pk"))
     # The same endpoints, in the same order, as ``subscribed_to(event)`` finds per event.
     wanted = [
         (event, key, targets)
@@ -115,7 +113,7 @@ def emit_lazy_many(
         for event, key, _targets in wanted
     )
     deliveries = WebhookDelivery.objects.bulk_create(
-        WebhookDelivery(workspace_id=workspace_id, endpoint=endpoint, event=record)
+        WebhookDelivery(**_new_delivery(endpoint, record))
         for record, (_event, _key, targets) in zip(records, wanted, strict=True)
         for endpoint in targets
     )
@@ -131,8 +129,63 @@ def emit_lazy_many(
             dedupe_key=delivery.dedupe_key,
         )
         for delivery in deliveries
+        if delivery.status == WebhookDelivery.Status.PENDING
     )
     return records
+
+
+def _new_delivery(endpoint: WebhookEndpoint, event: WebhookEvent) -> dict:
+    """A new delivery's fields: pending for an endpoint that is on, held for one that is
+    switched off (it keeps its events)."""
+    if endpoint.is_active:
+        return {
+            "workspace_id": event.workspace_id,
+            "endpoint": endpoint,
+            "event": event,
+            "deliver_until": timezone.now() + RETRY_FOR,
+        }
+    return {
+        "workspace_id": event.workspace_id,
+        "endpoint": endpoint,
+        "event": event,
+        "status": WebhookDelivery.Status.HELD,
+        "error": {
+            "kind": "endpoint_disabled",
+            "message": "Held while the endpoint is switched off; sent when it is switched on.",
+        },
+    }
+
+
+def webhook_deliveries_release(endpoint: WebhookEndpoint) -> int:
+    """Send what an endpoint kept while it was switched off: its held deliveries become
+    pending, oldest first, each retried for RETRY_FOR from now. Runs in the transaction
+    that switches the endpoint on, under its row lock. Returns how many were released."""
+    held = WebhookDelivery.objects.filter(endpoint=endpoint, status=WebhookDelivery.Status.HELD)
+    ids = list(held.order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        return 0
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk__in=ids).update(
+        status=WebhookDelivery.Status.PENDING,
+        error=None,
+        deliver_until=now + RETRY_FOR,
+        next_attempt_at=now,
+        updated_at=now,
+    )
+    organization_id = Workspace.objects.values_list("organization_id", flat=True).get(
+        pk=endpoint.workspace_id
+    )
+    job_enqueue_many(
+        JobSpec(
+            type=DELIVER_JOB,
+            payload={"delivery_id": pk},
+            organization_id=organization_id,
+            workspace_id=endpoint.workspace_id,
+            dedupe_key=WebhookDelivery(pk=pk).dedupe_key,
+        )
+        for pk in ids
+    )
+    return len(ids)
 
 
 def _enqueue(delivery: WebhookDelivery, workspace: Workspace) -> None:
@@ -149,12 +202,16 @@ def _enqueue(delivery: WebhookDelivery, workspace: Workspace) -> None:
 def webhook_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
     """Send a finished delivery's event to its endpoint again, as a new delivery with the
     same event id (receivers that already had it drop it). Errors: Conflict
-    DELIVERY_PENDING (still being delivered), WEBHOOK_ENDPOINT_DISABLED."""
+    DELIVERY_PENDING (still being delivered, or held to be sent when the endpoint is
+    switched on), WEBHOOK_ENDPOINT_DISABLED."""
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=delivery.endpoint_id)
     current = WebhookDelivery.objects.select_related("event").get(pk=delivery.pk)
-    if current.status == WebhookDelivery.Status.PENDING:
+    if current.status in (WebhookDelivery.Status.PENDING, WebhookDelivery.Status.HELD):
+        held = current.status == WebhookDelivery.Status.HELD
         raise Conflict(
-            "This delivery is still being attempted.",
+            "This delivery is held: it is sent when the endpoint is switched on."
+            if held
+            else "This delivery is still being attempted.",
             code="DELIVERY_PENDING",
             details={"delivery": current.pk},
         )
@@ -165,18 +222,16 @@ def webhook_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
             details={"endpoint": endpoint.pk, "disabled_reason": endpoint.disabled_reason},
         )
     again = WebhookDelivery.objects.create(
-        workspace_id=current.workspace_id,
-        endpoint=endpoint,
-        event=current.event,
-        redelivery_of=current,
+        **_new_delivery(endpoint, current.event), redelivery_of=current
     )
     _enqueue(again, Workspace.objects.select_related("organization").get(pk=current.workspace_id))
     return again
 
 
 def webhooks_prune(*, older_than_days: float | None = None, chunk: int = 2000) -> int:
-    """Delete events older than WEBHOOK_RETENTION_DAYS whose deliveries are all finished
-    (their delivery log goes with them), in short chunks. Returns how many events went."""
+    """Delete events older than WEBHOOK_RETENTION_DAYS whose deliveries are all finished or
+    held (their delivery log goes with them), in short chunks: an endpoint switched off
+    keeps its events for that long. Returns how many events went."""
     days = settings.WEBHOOK_RETENTION_DAYS if older_than_days is None else older_than_days
     cutoff = timezone.now() - timedelta(days=days)
     old = WebhookEvent.objects.filter(created_at__lt=cutoff).exclude(

@@ -266,9 +266,14 @@ def test_an_endpoint_failing_long_enough_is_switched_off_and_admins_are_told(
     assert sorted(notice.to) == ["alice@example.com", "dana@example.com"]
     assert endpoint.disabled_reason in notice.body
 
-    # Nothing more is queued for it, and what was queued is not sent.
-    assert emit(workspace_a) is None
+    # Its events are still recorded, held (no job, nothing sent), not redeliverable yet.
     sent = len(receiver.requests)
+    event = emit(workspace_a)
+    assert event is not None
+    held = WebhookDelivery.objects.get(event=event)
+    assert held.status == "held"
+    assert not Job.objects.filter(dedupe_key=held.dedupe_key).exists()
+    assert run_deliveries(worker) == []
     with pytest.raises(Conflict):
         webhook_redeliver(delivery=WebhookDelivery.objects.filter(endpoint=endpoint).first())
     assert len(receiver.requests) == sent
@@ -289,19 +294,25 @@ def test_a_success_ends_the_failure_streak(workspace_a, endpoint, receiver, work
     assert endpoint.is_active
 
 
-def test_a_delivery_queued_before_the_endpoint_was_switched_off_is_not_sent(
+def test_a_delivery_queued_before_the_endpoint_was_switched_off_is_held_then_sent_when_on(
     workspace_a, endpoint, receiver, worker
 ):
-    emit(workspace_a)
+    event = emit(workspace_a)
     webhook_endpoint_update(endpoint=endpoint, is_active=False)
 
-    assert run_deliveries(worker) == ["failed"]
+    assert run_deliveries(worker) == ["done"]  # the job ends; the delivery is kept
 
     delivery = WebhookDelivery.objects.get()
-    assert delivery.status == "failed"
+    assert delivery.status == "held"
     assert delivery.error["kind"] == "endpoint_disabled"
     assert delivery.attempts == 0
     assert receiver.requests == []
+
+    webhook_endpoint_update(endpoint=endpoint, is_active=True)
+    assert run_deliveries(worker) == ["done"]
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("succeeded", 1)
+    assert [r.headers["webhook-id"] for r in receiver.requests] == [event.event_id]
 
 
 def test_switching_an_endpoint_on_again_starts_a_new_streak(workspace_a, endpoint):

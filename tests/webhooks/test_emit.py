@@ -40,7 +40,9 @@ def events(workspace, type_=None) -> list[WebhookEvent]:
 @pytest.mark.django_db
 @pytest.mark.usefixtures("public_dns")
 class TestEmit:
-    def test_it_queues_one_delivery_job_per_subscribed_active_endpoint(self, workspace_a):
+    def test_it_queues_one_delivery_job_per_subscribed_active_endpoint_and_holds_the_rest(
+        self, workspace_a
+    ):
         wants = endpoint_for(workspace_a)
         also = endpoint_for(workspace_a, url="https://other.example.com/in")
         endpoint_for(workspace_a, event_types=["publication.completed"])
@@ -52,8 +54,13 @@ class TestEmit:
         assert event.event_id.startswith("evt_")
         assert event.type == "rendition.failed"
         assert event.data == {"x": 1}
-        deliveries = WebhookDelivery.objects.filter(event=event).order_by("endpoint_id")
-        assert [d.endpoint_id for d in deliveries] == [wants.pk, also.pk]
+        everyone = WebhookDelivery.objects.filter(event=event).order_by("endpoint_id")
+        assert [(d.endpoint_id, d.status) for d in everyone] == [
+            (wants.pk, "pending"),
+            (also.pk, "pending"),
+            (off.pk, "held"),  # switched off: kept, no job
+        ]
+        deliveries = everyone.filter(status="pending")
         jobs = Job.objects.filter(type=DELIVER_JOB).order_by("pk")
         assert [j.payload for j in jobs] == [{"delivery_id": d.pk} for d in deliveries]
         assert [j.dedupe_key for j in jobs] == [d.dedupe_key for d in deliveries]

@@ -90,11 +90,14 @@ def outbox() -> list[tuple]:
                         jobs[d.pk].workspace_id,
                         jobs[d.pk].max_attempts,
                     )
+                    if d.status != "held"
+                    else (d.workspace_id, d.endpoint_id, d.status, d.pk in jobs)
                     for d in deliveries
                 ],
             )
         )
-    assert len(jobs) == WebhookDelivery.objects.count()  # one job per delivery, no other
+    # One job per delivery, no other; none for a delivery held by an endpoint switched off.
+    assert len(jobs) == WebhookDelivery.objects.exclude(status="held").count()
     return rows
 
 
@@ -123,10 +126,11 @@ def test_a_batch_records_the_same_rows_as_one_emit_per_change(
     types = [(row[0], row[1], [d[1] for d in row[3]]) for row in batched]
     a, b = changes[0]["publication"].workspace_id, changes[1]["publication"].workspace_id
     scheduled, both, completed = (endpoints[k].pk for k in ("scheduled", "both", "completed"))
+    off = endpoints["off"].pk  # switched off: its deliveries held
     assert types == [
-        (a, "publication.scheduled", [scheduled, both]),
+        (a, "publication.scheduled", [scheduled, both, off]),
         (a, "publication.completed", [both, completed]),
-        (a, "publication.scheduled", [scheduled, both]),
+        (a, "publication.scheduled", [scheduled, both, off]),
         (b, "publication.scheduled", [endpoints["other"].pk]),
     ]
     assert [len(row[2]["publication"]["renditions"]) for row in batched] == [2, 2, 2, 2]
@@ -184,7 +188,10 @@ def test_a_bulk_create_sends_one_event_per_scheduled_publication(endpoints, work
     assert [e.type for e in recorded] == ["publication.scheduled"] * len(scheduled)
     # The customer gets what a single create sends: the publication as stored.
     assert [e.data for e in recorded] == [json_roundtrip(publication_data(p.pk)) for p in scheduled]
-    deliveries = WebhookDelivery.objects.order_by("event_id", "endpoint_id")
+    held = WebhookDelivery.objects.filter(status="held")
+    assert {d.endpoint_id for d in held} == {endpoints["off"].pk}  # kept for when it is on
+    assert held.count() == len(scheduled)
+    deliveries = WebhookDelivery.objects.exclude(status="held").order_by("event_id", "endpoint_id")
     wanted = [endpoints["scheduled"].pk, endpoints["both"].pk]
     assert [(d.event_id, d.endpoint_id) for d in deliveries] == [
         (e.pk, endpoint) for e in recorded for endpoint in wanted

@@ -100,8 +100,10 @@ class WebhookViewSet(WorkspaceViewSet):
 
     @extend_schema(
         summary="Change a webhook endpoint",
-        description="A new URL is checked again. `is_active: true` switches on an endpoint "
-        "that was switched off (by hand or after sustained failure).",
+        description="A new URL is checked again. `is_active: false` switches it off: its "
+        "events are still recorded, their deliveries `held`. `is_active: true` switches on "
+        "an endpoint that was switched off (by hand or after sustained failure) and sends "
+        "what it kept, oldest first (each held delivery becomes `pending`).",
         request=WebhookEndpointUpdateSerializer,
         responses={200: WebhookEndpointSerializer, **errors(400, 404, codes={400: URL_CODES})},
     )
@@ -147,7 +149,9 @@ class WebhookViewSet(WorkspaceViewSet):
     @extend_schema(
         summary="The endpoint's delivery log",
         description="Newest first: each event sent, its status, attempts, the latest "
-        "response code, latency and the start of the response body.",
+        "response code, latency and the start of the response body. A failing delivery is "
+        "retried for at least three days; `held` ones wait for the endpoint to be switched "
+        "on.",
         parameters=[
             OpenApiParameter("status", enum=WebhookDelivery.Status.values, required=False, type=str)
         ],
@@ -167,7 +171,8 @@ class WebhookViewSet(WorkspaceViewSet):
     @extend_schema(
         summary="Redeliver an event",
         description="Sends the delivery's event to the endpoint again, as a new delivery "
-        "with the same event id (webhook-id), so receivers that had it can drop it.",
+        "with the same event id (webhook-id), so receivers that had it can drop it. A "
+        "delivery still pending or held is refused (DELIVERY_PENDING).",
         request=None,
         parameters=[IDEMPOTENCY_KEY],
         responses={

@@ -111,8 +111,14 @@ def webhook_detail(request: WorkspaceRequest, pk: int) -> HttpResponse:
         "endpoint": endpoint,
         "deliveries": deliveries,
         "shown": DELIVERIES_SHOWN,
+        "held": _held(endpoint),
     }
     return render(request, "web/webhooks/detail.html", context)
+
+
+def _held(endpoint: WebhookEndpoint) -> int:
+    """Events kept while the endpoint is switched off (sent when it is switched on)."""
+    return endpoint.deliveries.filter(status=WebhookDelivery.Status.HELD).count()
 
 
 def _back(request: WorkspaceRequest, endpoint: WebhookEndpoint | None = None) -> HttpResponse:
@@ -125,14 +131,21 @@ def _back(request: WorkspaceRequest, endpoint: WebhookEndpoint | None = None) ->
 @require_POST
 def webhook_toggle(request: WorkspaceRequest, pk: int) -> HttpResponse:
     endpoint = get_object_or_404(_endpoints(request), pk=pk)
+    held = 0 if endpoint.is_active else _held(endpoint)
     try:
         endpoint = webhook_endpoint_update(endpoint=endpoint, is_active=not endpoint.is_active)
     except DomainError as exc:
         messages.error(request, exc.message)
     else:
-        state = "on" if endpoint.is_active else "off"
-        messages.success(request, f"Switched {state}: {endpoint.url}.")
+        messages.success(request, _switched(endpoint, held))
     return _back(request, endpoint)
+
+
+def _switched(endpoint: WebhookEndpoint, held: int) -> str:
+    if not endpoint.is_active:
+        return f"Switched off: {endpoint.url}. Its events are kept until it is on again."
+    sent = f" Sending the {held} event{'s' if held != 1 else ''} it kept." if held else ""
+    return f"Switched on: {endpoint.url}.{sent}"
 
 
 @workspace_view(Action.ADMIN)
