@@ -5,8 +5,10 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apps.common.admin_paging import BoundedCountPaginator, values_filter
 from apps.jobs import services
 from apps.jobs.models import Job, WorkerProcess
+from apps.jobs.registry import job_types
 from apps.jobs.selectors import workers_polling
 
 
@@ -25,13 +27,15 @@ class JobAdmin(admin.ModelAdmin):
         "locked_by",
         "finished_at",
     ]
-    list_filter = ["status", "seat", "type", "organization", "workspace"]
+    # Types from the registry, not a DISTINCT over the history; no organization or
+    # workspace filter (it would list every tenant): search by the organization's id.
+    list_filter = ["status", "seat", values_filter("type", "type", lambda: sorted(job_types()))]
     list_select_related = ["organization", "workspace__organization"]
-    search_fields = ["=id", "type", "dedupe_key", "locked_by"]
+    search_fields = ["=id", "=organization__id", "type", "dedupe_key", "locked_by"]
     raw_id_fields = ["organization", "workspace"]
-    date_hierarchy = "run_at"
     ordering = ["-id"]
     show_full_result_count = False  # counting a large history on every page is slow
+    paginator = BoundedCountPaginator
     actions = ["retry_now", "cancel", "release_lock"]
     fieldsets = [
         (None, {"fields": ["type", "status", "seat", "organization", "workspace", "dedupe_key"]}),

@@ -11,7 +11,9 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from apps.accounts.models import User
+from apps.common.admin_paging import BoundedCountPaginator, values_filter
 from apps.common.errors import DomainError
+from apps.providers.catalog import platforms
 from apps.publications.admin import PublicationSegmentInline
 from apps.publications.models import Publication
 from apps.publishing import services
@@ -87,8 +89,12 @@ class PublicationAdmin(admin.ModelAdmin):
     list_display = ["id", "workspace", "status", "scheduled_at", "timezone", "revision", "author"]
     list_filter = ["status", HasAmbiguousRenditionFilter]
     search_fields = ["reference_key", "workspace__slug", "segments__text"]
-    list_select_related = ["workspace", "author"]
-    date_hierarchy = "created_at"
+    # The workspace's name shows its organization's slug: joined, not one query a row.
+    list_select_related = ["workspace__organization", "author"]
+    # No date_hierarchy (a DISTINCT over every row's date) and no full count: the table
+    # holds every tenant's posts.
+    show_full_result_count = False
+    paginator = BoundedCountPaginator
     fields = (
         "workspace",
         "author",
@@ -144,9 +150,16 @@ class RenditionAdmin(admin.ModelAdmin):
         "error_kind",
         "updated_at",
     ]
-    list_filter = ["status", "platform", "ambiguous", ErrorKindFilter]
+    list_filter = [
+        "status",
+        values_filter("platform", "platform", platforms),  # not a DISTINCT over the table
+        "ambiguous",
+        ErrorKindFilter,
+    ]
     search_fields = ["provider_post_id", "social_account__handle", "workspace__slug"]
     list_select_related = ["publication", "social_account"]
+    show_full_result_count = False
+    paginator = BoundedCountPaginator
     raw_id_fields = ["publication", "workspace", "social_account"]
     readonly_fields = [f.name for f in Rendition._meta.fields]
     inlines = [RenditionSegmentInline, FirstCommentInline, DeliveryAttemptInline]

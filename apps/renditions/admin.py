@@ -5,6 +5,7 @@ services) is built from."""
 from django.contrib import admin
 from django.db.models import QuerySet
 
+from apps.common.admin_paging import BoundedCountPaginator
 from apps.providers.errors import ErrorKind
 from apps.renditions.models import DeliveryAttempt, FirstComment, RenditionSegment
 
@@ -88,6 +89,8 @@ class DeliveryAttemptAdmin(admin.ModelAdmin):
     list_filter = ["kind", "outcome"]
     search_fields = ["idempotency_key", "provider_post_id", "worker", "rendition__id"]
     list_select_related = ["rendition"]
+    show_full_result_count = False
+    paginator = BoundedCountPaginator
     raw_id_fields = ["rendition", "workspace"]
     readonly_fields = [f.name for f in DeliveryAttempt._meta.fields]
 

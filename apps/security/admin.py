@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apps.common.admin_paging import BoundedCountPaginator
 from apps.security import two_factor
 from apps.security.models import AuthAttempt, RateCounter, RecoveryCode, TotpDevice
 
@@ -21,7 +22,8 @@ class AuthAttemptAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "action", "scope", "key"]
     list_filter = ["action", "scope"]
     search_fields = ["key"]
-    date_hierarchy = "created_at"
+    show_full_result_count = False
+    paginator = BoundedCountPaginator
 
 
 @admin.register(RateCounter)

@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apps.common.admin_paging import BoundedCountPaginator
 from apps.common.errors import DomainError
 from apps.webhooks import endpoints, outbox
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -69,6 +70,8 @@ class WebhookEventAdmin(admin.ModelAdmin):
     list_filter = ["type"]
     search_fields = ["event_id"]
     list_select_related = ["workspace__organization"]
+    show_full_result_count = False
+    paginator = BoundedCountPaginator
     readonly_fields = ["workspace", "event_id", "type", "data", "created_at", "updated_at"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -95,6 +98,8 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["event__event_id", "endpoint__url"]
     list_select_related = ["event", "endpoint"]
+    show_full_result_count = False
+    paginator = BoundedCountPaginator
     readonly_fields = [
         "workspace",
         "endpoint",
