@@ -359,11 +359,19 @@ class ApiToken(models.Model):
         ADMIN = "admin"
         MCP = "mcp"
 
+    class Client(models.TextChoices):
+        """Who the token was issued to: made on the tokens page (or by the API or the
+        operator), or handed to ``socialpost login`` once a person confirmed it."""
+
+        API = "api", "API"
+        CLI = "cli", "Command line"
+
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=TOKEN_PREFIX_LEN, unique=True)
     token_hash = models.CharField(max_length=64)
     scopes = models.JSONField(default=list)
+    client = models.CharField(max_length=8, choices=Client.choices, default=Client.API)
     # Deleting the creator deletes their tokens: a creator-less token is the operator's, and
     # a deleted person's token must not become one.
     created_by = models.ForeignKey(
@@ -474,3 +482,43 @@ class Installation(models.Model):
 
     def __str__(self) -> str:
         return str(self.id)
+
+
+class CliLogin(models.Model):
+    """A ``socialpost login`` waiting for its person (a device authorization).
+
+    The command gets a secret device code and a short user code, shows the user code with
+    a link, and polls with the device code. A signed-in person who opens the link picks the
+    workspace and scopes (no more than their role allows) and confirms the code; the next
+    poll creates the token (``client`` CLI, made by that person) and hands its secret over,
+    once. Only the device code's SHA-256 is stored; a login not confirmed and collected
+    within ``CLI_LOGIN_TTL`` expires.
+    """
+
+    device_code_hash = models.CharField(max_length=64, unique=True)
+    user_code = models.CharField(max_length=9, unique=True)
+    client_name = models.CharField(max_length=60, blank=True)
+    expires_at = models.DateTimeField()
+    confirmed_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    scopes = models.JSONField(default=list, blank=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    token = models.OneToOneField(
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["expires_at"], name="cli_login_expiry")]
+
+    def __str__(self) -> str:
+        return f"CLI login {self.user_code}"
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at <= timezone.now()

@@ -119,11 +119,14 @@ def api_token_create(
     scopes: list[str],
     created_by: User | None = None,
     parent: ApiToken | None = None,
+    client: str = ApiToken.Client.API,
 ) -> IssuedToken:
     """Create a token and return its clear secret, which is not kept anywhere.
 
-    ``parent`` is the token minting this one (revoking it revokes this). A workspace holds
-    at most ``API_TOKENS_PER_WORKSPACE`` live tokens (Conflict TOKEN_LIMIT_REACHED).
+    ``parent`` is the token minting this one (revoking it revokes this). ``client``: who it
+    is for (``socialpost login`` makes CLI tokens, ``apps.accounts.cli_login``). A
+    workspace holds at most ``API_TOKENS_PER_WORKSPACE`` live tokens (Conflict
+    TOKEN_LIMIT_REACHED).
     """
     valid = set(ApiToken.Scope.values)
     unknown = sorted(set(scopes) - valid)
@@ -158,6 +161,7 @@ def api_token_create(
         scopes=sorted(set(scopes), key=ApiToken.Scope.values.index),
         created_by=created_by,
         parent=parent,
+        client=client,
     )
     events.emit(events.TOKEN_CREATED, token=token)
     return IssuedToken(token=token, clear=clear)

@@ -12,7 +12,7 @@ from apps.api.views.publications import PublicationViewSet
 from apps.api.views.renditions import RenditionViewSet
 from apps.api.views.reviews import ApprovalRuleView, ReviewViewSet
 from apps.api.views.series import SeriesViewSet
-from apps.api.views.tokens import TokenViewSet
+from apps.api.views.tokens import CliLoginStartView, CliLoginTokenView, TokenViewSet
 from apps.api.views.webhooks import WebhookViewSet
 from apps.api.views_queue import (
     AccountQueueSlotsViewSet,
@@ -46,6 +46,9 @@ router.register("series", SeriesViewSet, basename="series")
 
 v1 = [
     path("me", MeView.as_view(), name="me"),
+    # `socialpost login` confirmed in the browser: the two calls made before a token.
+    re_path(r"^cli/login/?$", CliLoginStartView.as_view(), name="cli-login-start"),
+    re_path(r"^cli/login/token/?$", CliLoginTokenView.as_view(), name="cli-login-token"),
     path("capabilities", CapabilitiesView.as_view(), name="capabilities"),
     # The queue and its posting slots (docs/api.md, "Queue").
     re_path(

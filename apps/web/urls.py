@@ -65,6 +65,8 @@ auth_patterns = [
         name="password_change_done",
     ),
     path("settings/", people.profile_settings, name="profile-settings"),
+    # `socialpost login` confirmed in the browser (apps.accounts.cli_login).
+    path("cli/login/", tokens.cli_login_confirm_view, name="cli-login"),
 ]
 
 organization_patterns = [

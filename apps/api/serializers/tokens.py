@@ -22,6 +22,7 @@ class TokenSerializer(serializers.ModelSerializer):
             "name",
             "prefix",
             "scopes",
+            "client",
             "is_current",
             "parent",
             "created_at",

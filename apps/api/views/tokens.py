@@ -2,19 +2,61 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import Throttled
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from apps.accounts.access import Scopes, check_grantable
+from apps.accounts.cli_login import (
+    CLI_LOGIN_TTL,
+    POLL_INTERVAL_S,
+    cli_login_collect,
+    cli_login_start,
+)
 from apps.accounts.models import ApiToken
 from apps.accounts.services import api_token_create, api_token_revoke
-from apps.api.base import ApiRequest, WorkspaceViewSet
+from apps.api.base import ApiRequest, StrictViewMixin, WorkspaceViewSet
 from apps.api.schema import IDEMPOTENCY_KEY, errors, post_errors, replayed
 from apps.api.serializers.tokens import (
     TokenCreatedSerializer,
     TokenCreateSerializer,
     TokenSerializer,
 )
+from apps.common.errors import Conflict
+from apps.security.client_ip import client_ip
+from apps.security.ratelimit import rate_hit
+
+
+class CliLoginStartSerializer(serializers.Serializer):
+    client_name = serializers.CharField(
+        max_length=60,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="The machine's name, shown in the token's name.",
+    )
+
+
+class CliLoginPollSerializer(serializers.Serializer):
+    device_code = serializers.CharField(max_length=100)
+
+
+class CliLoginStartedSerializer(serializers.Serializer):
+    device_code = serializers.CharField()
+    user_code = serializers.CharField()
+    verification_url = serializers.URLField()
+    verification_url_complete = serializers.URLField()
+    expires_in = serializers.IntegerField()
+    interval = serializers.IntegerField()
 
 
 def _revoke_scopes(request: ApiRequest, token: ApiToken) -> Scopes:
@@ -79,3 +121,91 @@ class TokenViewSet(WorkspaceViewSet):
     def destroy(self, request: ApiRequest, pk: str) -> Response:
         token = api_token_revoke(token=self.get_object())
         return self.render(token)
+
+
+# --- socialpost login, confirmed in the browser (apps.accounts.cli_login) -----------------
+
+# Logins one address may start in an hour: each is a row until it expires.
+CLI_LOGIN_STARTS_PER_HOUR = 20
+
+
+class _Anonymous(StrictViewMixin, APIView):
+    """The two calls a command makes before it has a token."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes: list = []
+
+
+class CliLoginStartView(_Anonymous):
+    @extend_schema(
+        summary="Start a command-line login",
+        description="For `socialpost login`: answers a secret device code, and a user code "
+        "for a person to confirm at verification_url (signed in, choosing the workspace and "
+        "scopes). Then poll POST /cli/login/token with the device code. No token needed; "
+        f"{CLI_LOGIN_STARTS_PER_HOUR} starts an hour per address (429 RATE_LIMITED).",
+        request=CliLoginStartSerializer,
+        responses={
+            201: CliLoginStartedSerializer,
+            **errors(400, 409, 413, 415, 429),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        hits, retry_after = rate_hit(
+            key=f"cli-login:{client_ip(request._request)}", period_s=3600, now=timezone.now()
+        )
+        if hits > CLI_LOGIN_STARTS_PER_HOUR:
+            raise Throttled(wait=retry_after)
+        data = CliLoginStartSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        device_code, login = cli_login_start(client_name=data.validated_data["client_name"])
+        link = settings.SITE_URL.rstrip("/") + reverse("cli-login")
+        body = {
+            "device_code": device_code,
+            "user_code": login.user_code,
+            "verification_url": link,
+            "verification_url_complete": f"{link}?{urlencode({'code': login.user_code})}",
+            "expires_in": int(CLI_LOGIN_TTL.total_seconds()),
+            "interval": POLL_INTERVAL_S,
+        }
+        return Response(body, status=201)
+
+
+class CliLoginTokenView(_Anonymous):
+    @extend_schema(
+        summary="Collect a command-line login's token",
+        description="Poll with the device code: 409 AUTHORIZATION_PENDING until a person "
+        "confirms, then 201 with the new token (marked as the command line's; its secret "
+        "in this answer only). 404 CLI_LOGIN_UNKNOWN, 410 CLI_LOGIN_EXPIRED, 409 "
+        "CLI_LOGIN_USED once collected.",
+        request=CliLoginPollSerializer,
+        responses={
+            201: TokenCreatedSerializer,
+            **errors(
+                400,
+                404,
+                409,
+                410,
+                413,
+                415,
+                codes={
+                    404: ["CLI_LOGIN_UNKNOWN"],
+                    409: ["AUTHORIZATION_PENDING", "CLI_LOGIN_USED", "TOKEN_LIMIT_REACHED"],
+                    410: ["CLI_LOGIN_EXPIRED"],
+                },
+            ),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        data = CliLoginPollSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        issued = cli_login_collect(device_code=data.validated_data["device_code"])
+        if issued is None:
+            raise Conflict(
+                "Waiting for a person to confirm the code in the browser.",
+                code="AUTHORIZATION_PENDING",
+            )
+        body = TokenCreatedSerializer(issued.token, context={"clear": issued.clear}).data
+        response = Response(body, status=201)
+        response["Cache-Control"] = "no-store"
+        return response

@@ -1,17 +1,20 @@
-"""A workspace's API tokens: create one (its secret is shown once) and revoke."""
+"""A workspace's API tokens: create one (its secret is shown once) and revoke; confirm a
+``socialpost login`` in the browser."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from apps.accounts.models import ApiToken
-from apps.accounts.permissions import Action
+from apps.accounts.cli_login import cli_login_confirm
+from apps.accounts.models import ApiToken, User, Workspace
+from apps.accounts.permissions import Action, workspaces_for
 from apps.accounts.services import IssuedToken, api_token_create, api_token_revoke
 from apps.common.errors import DomainError
-from apps.web.access import WorkspaceRequest, workspace_view
+from apps.web.access import WorkspaceRequest, user_view, workspace_view
 from apps.web.forms.workspace import TokenCreateForm
 
 
@@ -73,3 +76,46 @@ def token_revoke(request: WorkspaceRequest, pk: int) -> HttpResponse:
     api_token_revoke(token=token)
     messages.success(request, f"Revoked {token.name} ({token.prefix}…). It no longer works.")
     return redirect("api-tokens", workspace_slug=request.workspace.slug)
+
+
+class CliLoginForm(forms.Form):
+    code = forms.CharField(max_length=20, label="Code shown by socialpost login")
+    workspace = forms.ModelChoiceField(queryset=Workspace.objects.none())
+    scopes = forms.MultipleChoiceField(
+        choices=[(s, s) for s in ("read", "write", "publish", "admin")],
+        widget=forms.CheckboxSelectMultiple,
+        initial=["read", "write", "publish"],
+    )
+
+    def __init__(self, *args, user: User, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["workspace"].queryset = workspaces_for(user)
+
+
+@user_view
+@require_http_methods(["GET", "POST"])
+def cli_login_confirm_view(request: HttpRequest) -> HttpResponse:
+    """Confirm a ``socialpost login``: the code the command shows, the workspace and the
+    scopes (at most what the person's role there allows). The command then receives a
+    token of theirs, listed on the workspace's tokens page as the command line's."""
+    user = request.user
+    assert isinstance(user, User)
+    confirmed = None
+    if request.method == "POST":
+        form = CliLoginForm(request.POST, user=user)
+        if form.is_valid():
+            try:
+                confirmed = cli_login_confirm(
+                    user_code=form.cleaned_data["code"],
+                    user=user,
+                    workspace=form.cleaned_data["workspace"],
+                    scopes=form.cleaned_data["scopes"],
+                )
+            except DomainError as exc:
+                form.add_error(None, exc.message)
+    else:
+        form = CliLoginForm(initial={"code": request.GET.get("code", "")}, user=user)
+    status = 200 if confirmed or request.method == "GET" else 400
+    return render(
+        request, "web/tokens/cli_login.html", {"form": form, "confirmed": confirmed}, status=status
+    )
