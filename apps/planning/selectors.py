@@ -14,6 +14,9 @@ from apps.publications.models import PublicationSegment
 from apps.renditions.models import Rendition
 
 FREE_SLOTS_SHOWN = 5
+# Posts a queue shows per account: each is a row of controls, so the page's cost follows
+# this, not the length of the queue (the rest is in the posts list).
+POSTS_SHOWN = 30
 FREE_SLOTS_WINDOW = timedelta(days=28)
 
 
@@ -46,9 +49,12 @@ class AccountQueue:
     slots: WeeklySlots
     posts: list[QueuedPost] = field(default_factory=list)
     free_slots: list[datetime] = field(default_factory=list)
+    more: bool = False  # posts follow the ones shown
 
 
-def account_queue(account: SocialAccount, *, now: datetime, limit: int = 100) -> AccountQueue:
+def account_queue(
+    account: SocialAccount, *, now: datetime, limit: int = POSTS_SHOWN
+) -> AccountQueue:
     """The account's scheduled posts from now on (at most limit), in time order, and its
     next free slots. Read from the partial index rendition_queue (account, effective
     time): the first `limit` entries, whatever the account's history or other tenants."""
@@ -70,14 +76,16 @@ def account_queue(account: SocialAccount, *, now: datetime, limit: int = 100) ->
                 queryset=PublicationSegment.objects.order_by("position"),
             ),
         )
-        .order_by("effective_at", "pk")[:limit]
+        .order_by("effective_at", "pk")[: limit + 1]
     )
+    more = len(renditions) > limit
+    renditions = renditions[:limit]
     last = max([r.effective_at for r in renditions], default=now)
     until = max(last, now) + FREE_SLOTS_WINDOW
     instants = list(slot_instants(slots, after=now, until=until))
     slot_set = set(instants)
     taken = {r.effective_at.replace(second=0, microsecond=0) for r in renditions}
-    queue = AccountQueue(account=account, slots=slots)
+    queue = AccountQueue(account=account, slots=slots, more=more)
     queue.posts = [
         QueuedPost(rendition=r, at=r.effective_at, is_slot=r.effective_at in slot_set)
         for r in renditions
