@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import socket
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +23,7 @@ from socialpost_cli.client import (
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_VALIDATION,
+    ApiError,
     Client,
     CliError,
 )
@@ -175,6 +178,35 @@ def _created(data: dict) -> Printer:
 # --- commands -------------------------------------------------------------------------------
 
 
+def _browser_login(url: str) -> str:
+    """A token confirmed in the browser: start a login, show its code and link (on stderr,
+    so --json keeps stdout clean), and poll until a person confirms it there."""
+    with Client(url=url, token="") as anonymous:
+        anonymous.http.headers.pop("Authorization", None)  # these calls come before a token
+        started = anonymous.request(
+            "POST", "cli/login", json={"client_name": socket.gethostname()[:60]}
+        )
+        print(
+            f"Open {started['verification_url_complete']}\n"
+            f"and confirm the code {started['user_code']} "
+            f"(within {max(1, started['expires_in'] // 60)} minutes). Waiting...",
+            file=sys.stderr,
+            flush=True,
+        )
+        deadline = time.monotonic() + started["expires_in"]
+        while True:
+            time.sleep(started["interval"])
+            try:
+                issued = anonymous.request(
+                    "POST", "cli/login/token", json={"device_code": started["device_code"]}
+                )
+            except ApiError as exc:
+                if exc.code == "AUTHORIZATION_PENDING" and time.monotonic() < deadline:
+                    continue
+                raise
+            return str(issued["token"])
+
+
 def cmd_login(args: argparse.Namespace) -> Result:
     url = args.url or os.environ.get(config.ENV_URL)
     if not url:
@@ -184,7 +216,11 @@ def cmd_login(args: argparse.Namespace) -> Result:
     except ValueError as exc:
         raise usage(str(exc)) from exc
     token = args.token or os.environ.get(config.ENV_TOKEN)
-    if token == "-" or (token is None and not sys.stdin.isatty()):
+    if args.browser:
+        if args.token:
+            raise usage("Give --browser or --token, not both.")
+        token = _browser_login(url)
+    elif token == "-" or (token is None and not sys.stdin.isatty()):
         token = sys.stdin.readline()
     elif token is None:
         token = getpass.getpass("API token: ")
@@ -444,6 +480,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("login", cmd_login, "check a token and store it with the site's URL")
     p.add_argument("--url", help=f"the site, e.g. https://post.example.com ({config.ENV_URL})")
     p.add_argument("--token", help=f'the API token ("-": read stdin; {config.ENV_TOKEN})')
+    p.add_argument(
+        "--browser",
+        action="store_true",
+        help="get a new token by confirming a code in the browser, signed in to the site",
+    )
     command("logout", cmd_logout, "forget the stored URL and token")
     command("whoami", cmd_whoami, "the token's workspace and scopes")
     command("accounts", cmd_accounts, "the workspace's destination accounts")

@@ -89,7 +89,9 @@ class CliLoginForm(forms.Form):
 
     def __init__(self, *args, user: User, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["workspace"].queryset = workspaces_for(user)
+        field = self.fields["workspace"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = workspaces_for(user)
 
 
 @user_view
