@@ -1,0 +1,126 @@
+"""How the soak counts what went wrong: duplicates by idempotency key and by text, lost
+posts against the platform's store, and stuck renditions (owed an outcome no live job will
+give)."""
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.jobs.models import Job
+from apps.renditions.models import Rendition
+from loadtest.platform_fakes import FakeRequest, FakeResponse, PlatformFake
+from loadtest.soak import duplicates_by_key_and_text, stuck_renditions, witness
+from loadtest.soak_fakes import _Hanging, marker_pattern
+from tests.factories import JobFactory, RenditionFactory
+
+
+def test_a_resend_under_a_new_key_is_a_duplicate_by_text_only():
+    posts = [
+        ("acct-1", "key-a", "Soak #1"),
+        ("acct-1", "key-b", "Soak #1"),  # the frozen worker's request, landed after a retry
+        ("acct-1", "key-c", "Soak #2"),
+        ("acct-2", "key-d", "Soak #1"),  # the same text on another account: its own post
+    ]
+    assert duplicates_by_key_and_text(posts) == (0, 1)
+
+
+def test_a_resend_under_the_same_key_is_a_duplicate_both_ways():
+    posts = [("a", "k", "t"), ("a", "k", "t"), ("a", "k", "t"), ("a", "", "u")]
+    assert duplicates_by_key_and_text(posts) == (2, 2)
+
+
+def test_posts_without_a_key_count_by_text_only():
+    posts = [("a", "", "t"), ("a", None, "t"), ("a", "", "u")]
+    assert duplicates_by_key_and_text(posts) == (0, 1)
+
+
+def test_the_witness_counts_duplicates_lost_and_posts_the_product_denies():
+    marks = {1: ("m1", 1), 2: ("m2", 2), 3: ("m3", 1), 4: ("m4", 1), 5: ("m5", 1)}
+    held = Counter({("m1", "a"): 2, ("m2", "a"): 1, ("m4", "a"): 1, ("m5", "b"): 1})
+    rows = [
+        (1, "published", "a"),  # posted twice
+        (2, "published", "a"),  # a thread of two, one segment missing: lost
+        (3, "published", "a"),  # nothing at the platform: lost
+        (4, "failed", "a"),  # the platform holds a post we call failed
+        (5, "published", "a"),  # its post is on another account: lost, and unmatched
+    ]
+    seen = witness(rows, held, marks)
+    assert seen.duplicates == 1
+    assert seen.twice == [1]
+    assert seen.lost == {2, 3, 5}
+    assert seen.held_not_published == 1
+    assert seen.matched == 4  # of 5 held: one matches no rendition
+
+
+@pytest.mark.django_db
+def test_stuck_is_owed_an_outcome_with_no_live_job():
+    def rendition(status: str, **fields) -> Rendition:
+        return RenditionFactory(status=status, **fields)
+
+    stranded = rendition("publishing")
+    waiting_alone = rendition("waiting")
+    retry_without_job = rendition("failed", next_retry_at=timezone.now() + timedelta(minutes=1))
+    publishing_with_job = rendition("publishing")
+    JobFactory(
+        type="renditions.publish",
+        status=Job.Status.PENDING,
+        dedupe_key=f"publish:{publishing_with_job.pk}",
+    )
+    waiting_with_poll = rendition("waiting")
+    JobFactory(type="renditions.poll", dedupe_key=f"poll:{waiting_with_poll.pk}")
+    ambiguous_reconciling = rendition("failed", ambiguous=True)
+    JobFactory(type="renditions.reconcile", dedupe_key=f"reconcile:{ambiguous_reconciling.pk}")
+    # A finished job moves nothing: the rendition it leaves in publishing is stuck.
+    finished_job = rendition("publishing")
+    JobFactory(
+        type="renditions.publish", status=Job.Status.FAILED, dedupe_key=f"publish:{finished_job.pk}"
+    )
+    settled = [
+        rendition("published", published_at=timezone.now()),
+        rendition("failed"),
+        rendition("failed", ambiguous=True),
+        rendition("cancelled"),
+    ]
+    ids = [
+        r.pk
+        for r in (
+            stranded,
+            waiting_alone,
+            retry_without_job,
+            publishing_with_job,
+            waiting_with_poll,
+            ambiguous_reconciling,
+            finished_job,
+            *settled,
+        )
+    ]
+
+    stuck = set(stuck_renditions(ids).values_list("pk", flat=True))
+
+    assert stuck == {stranded.pk, waiting_alone.pk, retry_without_job.pk, finished_job.pk}
+
+
+class _Echo(PlatformFake):
+    platform = "echo"
+    hosts = ("echo.invalid",)
+
+    def handle(self, request: FakeRequest) -> FakeResponse:
+        return FakeResponse(status=201, body={"ok": True})
+
+
+def test_the_hanging_organizations_writes_are_answered_past_the_timeout():
+    tag = "soak-abc123"
+    pattern = marker_pattern(tag)
+    hanging = {"soakabc123n000000"}
+    hung: Counter = Counter()
+    fake = _Hanging(_Echo(), hanging, pattern, hang_s=3.0, hung=hung)
+
+    def request(method: str, text: str) -> FakeRequest:
+        return FakeRequest(method, "echo.invalid", "/posts", {}, {}, text.encode())
+
+    assert fake.handle(request("POST", '{"text": "soakabc123n000000 hi"}')).delay_s == 3.0
+    assert fake.handle(request("POST", '{"text": "soakabc123n000001 hi"}')).delay_s == 0.0
+    assert fake.handle(request("GET", "soakabc123n000000")).delay_s == 0.0  # a lookup
+    assert hung == {"echo": 1}
