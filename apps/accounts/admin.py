@@ -4,6 +4,7 @@ from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from apps.accounts import invitations, services, verification
 from apps.accounts.models import (
     ApiToken,
+    CliLogin,
     Invitation,
     Organization,
     OrganizationMembership,
@@ -155,8 +156,16 @@ class InvitationAdmin(admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ["name", "prefix", "workspace", "scopes", "last_used_at", "revoked_at"]
-    list_filter = ["revoked_at"]
+    list_display = [
+        "name",
+        "prefix",
+        "workspace",
+        "client",
+        "scopes",
+        "last_used_at",
+        "revoked_at",
+    ]
+    list_filter = ["client", "revoked_at"]
     search_fields = ["name", "prefix", "workspace__slug"]
     list_select_related = ["workspace"]
     # The hash is never shown; tokens are created through the app, API or command.
@@ -165,6 +174,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "prefix",
         "workspace",
         "scopes",
+        "client",
         "created_by",
         "parent",
         "last_used_at",
@@ -205,3 +215,31 @@ class SocialAccountAdmin(admin.ModelAdmin):
         "updated_at",
     ]
     readonly_fields = ["credentials_key_id", "created_at", "updated_at"]
+
+
+@admin.register(CliLogin)
+class CliLoginAdmin(admin.ModelAdmin):
+    """Command-line logins waiting or done, read-only (the device code is kept hashed)."""
+
+    list_display = ["user_code", "client_name", "confirmed_by", "workspace", "expires_at", "token"]
+    list_filter = ["confirmed_at"]
+    search_fields = ["user_code", "client_name", "confirmed_by__email"]
+    list_select_related = ["confirmed_by", "workspace", "token"]
+    fields = [
+        "user_code",
+        "client_name",
+        "expires_at",
+        "confirmed_by",
+        "workspace",
+        "scopes",
+        "confirmed_at",
+        "token",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

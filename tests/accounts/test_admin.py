@@ -1,6 +1,7 @@
 import pytest
 from django.urls import reverse
 
+from apps.accounts.cli_login import cli_login_start
 from tests.factories import SocialAccountFactory
 
 CHANGELISTS = [
@@ -11,6 +12,7 @@ CHANGELISTS = [
     "accounts_workspacemembership",
     "accounts_invitation",
     "accounts_apitoken",
+    "accounts_clilogin",
     "accounts_socialaccount",
 ]
 
@@ -19,6 +21,7 @@ CHANGELISTS = [
 def test_changelist_renders_with_search(admin_client, workspace_a, make_token, name):
     make_token(workspace_a)
     SocialAccountFactory(workspace=workspace_a)
+    cli_login_start(client_name="laptop")
     url = reverse(f"admin:{name}_changelist")
     assert admin_client.get(url).status_code == 200
     assert admin_client.get(url, {"q": "a"}).status_code == 200
