@@ -21,6 +21,7 @@ from apps.publications.services.media_library import (
     media_asset_set_alt_text,
     media_search,
 )
+from apps.publications.uploads import disk_full_refused
 
 
 class MediaViewSet(WorkspaceViewSet):
@@ -70,7 +71,9 @@ class MediaViewSet(WorkspaceViewSet):
         description="multipart/form-data with `file` (and optional `alt_text`). The type is "
         "read from the bytes: JPEG, PNG, WebP, GIF, MP4, MOV, WebM. Too large is 413 "
         "MEDIA_TOO_LARGE; any other type is 415 MEDIA_TYPE_UNSUPPORTED; a file that would "
-        "take the organization past its storage quota is 409 STORAGE_QUOTA_EXCEEDED.",
+        "take the organization past its storage quota is 409 STORAGE_QUOTA_EXCEEDED. When "
+        "the server's disk is full the answer is 507 INSUFFICIENT_STORAGE and nothing is "
+        "kept (try again later).",
         request={"multipart/form-data": MediaUploadSerializer},
         parameters=[IDEMPOTENCY_KEY],
         responses={
@@ -82,12 +85,14 @@ class MediaViewSet(WorkspaceViewSet):
                     409: ["STORAGE_QUOTA_EXCEEDED"],
                     413: ["MEDIA_TOO_LARGE"],
                     415: ["MEDIA_TYPE_UNSUPPORTED"],
+                    507: ["INSUFFICIENT_STORAGE"],
                 }
             ),
         },
     )
     def create(self, request: ApiRequest) -> Response:
-        data = self.parse(MediaUploadSerializer)
+        with disk_full_refused():  # the request's temporary file is written here
+            data = self.parse(MediaUploadSerializer)
         upload = data["file"]
         asset = media_asset_create(
             workspace=self.workspace,

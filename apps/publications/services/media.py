@@ -15,6 +15,7 @@ from apps.common.errors import QuotaExceeded, ValidationFailed
 from apps.publications import constants
 from apps.publications.media_probe import probe
 from apps.publications.models import MediaAsset
+from apps.publications.uploads import store_upload
 
 CHUNK = 1024 * 1024
 # First key of the advisory lock that serializes one organization's quota checks.
@@ -70,7 +71,7 @@ def media_asset_create(
     MEDIA_MAX_UPLOAD_BYTES are refused (MEDIA_TOO_LARGE), and so are files that would take
     the organization past its storage quota (QuotaExceeded STORAGE_QUOTA_EXCEEDED). The
     bytes go to the default storage under a random name; if the row cannot be written, the
-    stored file is removed.
+    stored file is removed, and a full disk is InsufficientStorage with nothing kept.
     """
     limit = settings.MEDIA_MAX_UPLOAD_BYTES
     size = _size(file)
@@ -112,7 +113,7 @@ def media_asset_create(
         alt_text=alt_text,
         created_by=created_by,
     )
-    asset.file.save("upload", file, save=False)
+    store_upload(asset.file, file)  # whole or not at all (a full disk: 507)
     try:
         asset.full_clean(exclude=["workspace", "created_by"])
         asset.save()

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -22,6 +22,7 @@ from apps.publications.services.media_library import (
     media_asset_set_alt_text,
     media_search,
 )
+from apps.publications.uploads import InsufficientStorage, disk_full_refused
 from apps.web.access import WorkspaceRequest, is_htmx, workspace_view
 from apps.web.views.common import redirect_to
 
@@ -60,12 +61,18 @@ def _usage(assets: list[MediaAsset]) -> dict[int, list[Publication]]:
 @workspace_view(Action.VIEW)
 @require_GET
 def media_library(request: WorkspaceRequest) -> HttpResponse:
-    q = request.GET.get("q", "").strip()[:200]
-    kind = request.GET.get("kind", "")
+    return _render_library(request, request.GET)
+
+
+def _render_library(
+    request: WorkspaceRequest, query_from: QueryDict, status: int = 200
+) -> HttpResponse:
+    q = query_from.get("q", "").strip()[:200]
+    kind = query_from.get("kind", "")
     if kind not in MediaAsset.Kind.values:
         kind = ""
     assets = media_search(MediaAsset.objects.for_workspace(request.workspace), q=q, kind=kind)
-    page = Paginator(assets, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(assets, PAGE_SIZE).get_page(query_from.get("page"))
     usage = _usage(list(page.object_list))
     query = urlencode({k: v for k, v in (("q", q), ("kind", kind)) if v})
     context = {
@@ -78,13 +85,20 @@ def media_library(request: WorkspaceRequest) -> HttpResponse:
         "kinds": KINDS,
         "query": query,
     }
-    return render(request, "web/media/library.html", context)
+    return render(request, "web/media/library.html", context, status=status)
 
 
 @workspace_view(Action.EDIT)
 @require_POST
 def media_upload(request: WorkspaceRequest) -> HttpResponse:
-    files = request.FILES.getlist("file")
+    """Store each file sent. A full disk stops the upload there: 507 with the library and
+    what was stored before it (the file it stopped at is not kept)."""
+    try:
+        with disk_full_refused():  # the request's temporary files are written here
+            files = request.FILES.getlist("file")
+    except InsufficientStorage as exc:
+        messages.error(request, exc.message)
+        return _render_library(request, request.POST, status=exc.http_status)
     if not files:
         messages.error(request, "Choose a file to upload.")
     stored = 0
@@ -95,15 +109,23 @@ def media_upload(request: WorkspaceRequest) -> HttpResponse:
                 file=upload,
                 created_by=request.user,
                 alt_text=request.POST.get("alt_text", ""),
-                original_name=upload.name,
+                original_name=upload.name or "",
             )
         except ValidationFailed as exc:
             messages.error(request, f"{upload.name}: {exc.message}")
+        except InsufficientStorage as exc:
+            _uploaded(request, stored)
+            messages.error(request, f"{upload.name}: {exc.message}")
+            return _render_library(request, request.POST, status=exc.http_status)
         else:
             stored += 1
+    _uploaded(request, stored)
+    return redirect_to(request, _library_url(request))
+
+
+def _uploaded(request: WorkspaceRequest, stored: int) -> None:
     if stored:
         messages.success(request, f"Uploaded {stored} file{'s' if stored != 1 else ''}.")
-    return redirect_to(request, _library_url(request))
 
 
 @workspace_view(Action.EDIT)
