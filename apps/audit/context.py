@@ -1,4 +1,8 @@
-"""Who acted, as the audit log records it: `apps.common.acting`'s answer and its label."""
+"""Who acted, as the audit log records it: `apps.common.acting`'s answer and its label.
+
+The address is the client's, resolved through the trusted proxies (TRUSTED_PROXY_COUNT,
+the rule the per-IP limits follow), and the connection's peer is kept beside it: behind a
+proxy the peer is the proxy, and the pair shows which hop said what."""
 
 from __future__ import annotations
 
@@ -12,8 +16,9 @@ from apps.common import acting
 class Actor:
     user: User | None = None
     token: ApiToken | None = None
-    ip: str | None = None
+    ip: str | None = None  # the client, resolved through the trusted proxies
     user_agent: str = ""
+    peer_ip: str | None = None  # the connection's peer (the proxy, behind one)
 
     @property
     def label(self) -> str:
@@ -26,4 +31,4 @@ def current_actor() -> Actor:
     now = acting.current()
     token = now.token if isinstance(now.token, ApiToken) else None
     user = now.user if isinstance(now.user, User) else None
-    return Actor(user=user, token=token, ip=now.ip, user_agent=now.user_agent)
+    return Actor(user=user, token=token, ip=now.ip, user_agent=now.user_agent, peer_ip=now.peer_ip)

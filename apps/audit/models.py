@@ -62,7 +62,12 @@ class AuditEvent(models.Model):
     target_type = models.CharField(max_length=32, choices=Target.choices, blank=True)
     target_id = models.CharField(max_length=64, blank=True)
     target_label = models.CharField(max_length=255, blank=True)
-    ip = models.GenericIPAddressField(null=True, blank=True)
+    ip = models.GenericIPAddressField(
+        null=True, blank=True, help_text="The client, resolved through the trusted proxies."
+    )
+    peer_ip = models.GenericIPAddressField(
+        null=True, blank=True, help_text="The connection's peer: the proxy, behind one."
+    )
     user_agent = models.CharField(max_length=255, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -19,7 +19,7 @@ from apps.audit.context import Actor, current_actor
 from apps.audit.models import AuditEvent
 from apps.audit.services import audit_record
 from apps.common import events
-from apps.common.acting import client_of
+from apps.common.acting import client_of, peer_of
 
 Target = AuditEvent.Target
 
@@ -268,10 +268,11 @@ def two_factor_disabled(*, user: User) -> None:
 
 def _request_actor(request: HttpRequest | None, user: User | None) -> Actor:
     ip, agent = client_of(request)
+    peer = peer_of(request)
     if request is None:
         fallback = current_actor()
-        ip, agent = fallback.ip, fallback.user_agent
-    return Actor(user=user, ip=ip, user_agent=agent)
+        ip, agent, peer = fallback.ip, fallback.user_agent, fallback.peer_ip
+    return Actor(user=user, ip=ip, user_agent=agent, peer_ip=peer)
 
 
 def logged_in(sender: Any, request: HttpRequest | None, user: User, **kwargs: Any) -> None:

@@ -39,6 +39,7 @@ def audit_record(
         target_id=str(target_id if target_id is not None else "")[:64],
         target_label=target_label[:255],
         ip=actor.ip,
+        peer_ip=actor.peer_ip,
         user_agent=actor.user_agent,
         metadata=metadata or {},
     )

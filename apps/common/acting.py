@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
+import ipaddress
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 USER_AGENT_MAX = 255
@@ -22,12 +25,14 @@ USER_AGENT_MAX = 255
 @dataclass(frozen=True)
 class Acting:
     """user: the person (for a token, the person who created it); token: the API token,
-    when one authenticated the request; ip and user_agent: where it came from."""
+    when one authenticated the request; ip and user_agent: where it came from (ip: the
+    client, resolved through the trusted proxies; peer_ip: the connection's peer)."""
 
     user: Any = None
     token: Any = None
     ip: str | None = None
     user_agent: str = ""
+    peer_ip: str | None = None
 
 
 _request: contextvars.ContextVar[HttpRequest | None] = contextvars.ContextVar(
@@ -69,12 +74,33 @@ def acting_as(
 
 
 def client_of(request: HttpRequest | None) -> tuple[str | None, str]:
-    """The (ip, user agent) a request came from. The address is the connection's peer
-    (REMOTE_ADDR): behind a proxy, the server in front must set it to the client's."""
+    """The (ip, user agent) a request came from. The address is the client's as the
+    outermost of TRUSTED_PROXY_COUNT proxies saw it (entries further left in
+    X-Forwarded-For are the client's to forge), or with no proxy the connection's peer."""
     if request is None:
         return None, ""
-    ip = request.META.get("REMOTE_ADDR") or None
-    return ip, request.META.get("HTTP_USER_AGENT", "")[:USER_AGENT_MAX]
+    return forwarded_client(request), request.META.get("HTTP_USER_AGENT", "")[:USER_AGENT_MAX]
+
+
+def peer_of(request: HttpRequest | None) -> str | None:
+    """The connection's peer (REMOTE_ADDR): the proxy in front, when there is one."""
+    return (request.META.get("REMOTE_ADDR") or None) if request is not None else None
+
+
+def forwarded_client(request: HttpRequest) -> str | None:
+    """The client address through the trusted proxies (the rule of the per-IP limits,
+    apps.security.client_ip, without their /64 grouping); the peer when X-Forwarded-For
+    has no address there."""
+    peer = peer_of(request)
+    hops = settings.TRUSTED_PROXY_COUNT
+    forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    forwarded = [a for a in forwarded if a]
+    if not hops or not forwarded:
+        return peer
+    try:
+        return str(ipaddress.ip_address(forwarded[-min(hops, len(forwarded))]))
+    except ValueError:
+        return peer
 
 
 def current() -> Acting:
@@ -87,10 +113,11 @@ def current() -> Acting:
     if request is None:
         return Acting()
     ip, agent = client_of(request)
+    anonymous = Acting(ip=ip, user_agent=agent, peer_ip=peer_of(request))
     token = request.__dict__.get("auth")
     if token is not None and hasattr(token, "prefix"):
-        return Acting(user=token.created_by, token=token, ip=ip, user_agent=agent)
+        return dataclasses.replace(anonymous, user=token.created_by, token=token)
     user = request.__dict__.get("user")
     if user is not None and getattr(user, "is_authenticated", False):
-        return Acting(user=user, ip=ip, user_agent=agent)
-    return Acting(ip=ip, user_agent=agent)
+        return dataclasses.replace(anonymous, user=user)
+    return anonymous
