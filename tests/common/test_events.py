@@ -82,6 +82,8 @@ SECURITY_EVENTS = {
     "rendition.resolved",
     "user.two_factor_enabled",
     "user.two_factor_disabled",
+    "approval.rule_changed",
+    "publication.review_changed",
 }
 
 
