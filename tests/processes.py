@@ -38,6 +38,9 @@ class WorkerProcess(ChildProcess):
             **os.environ,
             "DATABASE_URL": test_database_url(),
             "WORKER_POLL_S": "0.2",
+            # The tests' stale windows are seconds long: a worker refuses to start unless
+            # its window is well above the database's lock timeout.
+            "DB_LOCK_TIMEOUT_S": "0.5",
             **env,
         }
         super().__init__(

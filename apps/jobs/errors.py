@@ -5,14 +5,24 @@ exception is "errored" (a bug in the handler: the traceback is kept in `last_err
 
 Times given as `retry_at` / `until` may be an aware datetime, a timedelta or a number of
 seconds. They are turned into a delay once, on the worker, and the delay is added to the
-database clock, so a skewed worker host cannot move a job earlier than intended.
+database clock, so a skewed worker host cannot move a job earlier than intended. An aware
+datetime (a schedule another process wrote, a platform's reset instant) is measured against
+the database clock too: a worker whose own clock is slow would otherwise wait too long.
+
+A database error escaping a handler (the connection lost, the server restarting, a lock
+or statement timeout) is none of these: nothing was decided. The worker recovers the job
+(see `is_database_error` and `apps.jobs.services.job_recover_interrupted`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from django.utils import timezone
+import psycopg
+from django.db import InterfaceError, OperationalError
+
+from apps.common.db_clock import db_now
 
 Until = datetime | timedelta | float | int
 
@@ -23,16 +33,33 @@ TIMED_OUT = "timed_out"  # the handler ran past its type's time_limit_s
 SNOOZE_BUDGET_EXHAUSTED = "snooze_budget_exhausted"
 WAIT_BUDGET_EXHAUSTED = "wait_budget_exhausted"
 CANCELLED = "cancelled"
+DATABASE_ERROR = "database_error"  # the database failed under the handler: nothing decided
+
+# What the database layer raises when the server or the connection failed (lost, restarted,
+# shutting down, out of connections) or a bound ended a statement (lock or statement
+# timeout, deadlock): Django's wrappers and psycopg's own classes (raw cursors raise those).
+DATABASE_ERRORS: tuple[type[Exception], ...] = (
+    OperationalError,
+    InterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
 
 
-def delay_seconds(until: Until | None) -> float:
-    """Seconds from now until `until` (0 when None or in the past)."""
+def is_database_error(exc: BaseException) -> bool:
+    """True for an infrastructure failure of the database (see DATABASE_ERRORS)."""
+    return isinstance(exc, DATABASE_ERRORS)
+
+
+def delay_seconds(until: Until | None, *, now: Callable[[], datetime] = db_now) -> float:
+    """Seconds from now until `until` (0 when None or in the past). An aware datetime is
+    measured against the database clock (`now`); the database is asked only then."""
     if until is None:
         return 0.0
     if isinstance(until, datetime):
-        if timezone.is_naive(until):
+        if until.tzinfo is None or until.utcoffset() is None:
             raise ValueError("retry_at/until must be an aware datetime.")
-        seconds = (until - timezone.now()).total_seconds()
+        seconds = (until - now()).total_seconds()
     elif isinstance(until, timedelta):
         seconds = until.total_seconds()
     else:
@@ -111,3 +138,9 @@ class TimeLimitExceeded(BaseException):  # noqa: N818 - raised into a handler, l
 
 class LeaseLost(Exception):  # noqa: N818
     """The worker no longer holds the job's lease: another worker recovered or took it."""
+
+
+# A run ended by these decided nothing a handler should settle on its own: another worker
+# holds the job (LeaseLost), or the database failed under it (the job is recovered and its
+# next run finds what this one left). Handlers let them through untouched.
+INTERRUPTIONS: tuple[type[Exception], ...] = (LeaseLost, *DATABASE_ERRORS)

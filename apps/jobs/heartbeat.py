@@ -1,24 +1,62 @@
-"""A worker's proof of life: the leases of the jobs it holds, and its WorkerProcess row."""
+"""A worker's proof of life: the leases of the jobs it holds, and its WorkerProcess row.
+
+Leases are refreshed by a thread of their own on a connection of their own (`LeaseKeeper`),
+so a heartbeat never waits behind the worker's loop or its handlers: the statement skips a
+row a handler holds locked at that instant (and looks again a second later) instead of
+queueing behind it, and runs under short lock and statement timeouts of its own. A worker
+whose handler waits on a lock another process holds (a paused worker's, say) keeps its
+leases all the same.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
+import threading
 import uuid
+from collections.abc import Callable, Sequence
 
+import psycopg
+from django.db import connection
 from django.db.models.functions import Now
 
-from apps.jobs import queue
+from apps.jobs import lease_check
+from apps.jobs.errors import DATABASE_ERRORS
 from apps.jobs.models import WorkerProcess
 
 logger = logging.getLogger(__name__)
 
+# The heartbeat's own session bounds: it never waits on a lock for long, nor runs long.
+HEARTBEAT_LOCK_TIMEOUT_S = 1.0
+HEARTBEAT_STATEMENT_TIMEOUT_S = 5.0
+# A held row skipped because it was locked, or a failed heartbeat, is tried again this soon.
+_RETRY_S = 1.0
+# Django's own keys among its connection parameters, which are not libpq options.
+_NOT_CONNINFO = (
+    "cursor_factory",
+    "context",
+    "prepare_threshold",
+    "pool",
+    "server_side_binding",
+    "assume_role",
+    "isolation_level",
+)
 
-def refresh_leases(held: list[tuple[int, uuid.UUID]], *, stale_s: float) -> set[int]:
-    """Refresh the lease of each (job id, lease) held. Returns the ids found lost
-    (recovered or taken over by another worker)."""
-    alive = queue.heartbeat(held, stale_s=stale_s)
+Held = Sequence[tuple[int, uuid.UUID]]
+
+
+def refresh_leases(
+    held: Held, *, stale_s: float, conn: psycopg.Connection | None = None
+) -> tuple[set[int], set[int]]:
+    """Refresh the lease of each (job id, lease) held, on `conn` (default: this thread's
+    Django connection), skipping rows locked right now. Returns (ids found lost, ids held
+    but not refreshed because locked)."""
+    if conn is None:
+        connection.ensure_connection()
+        conn = connection.connection
+    refreshed, alive = lease_check.refresh_without_waiting(conn, held, stale_s=stale_s)
     lost = {pk for pk, _ in held} - alive
     for pk in lost:
         logger.warning(
@@ -26,7 +64,93 @@ def refresh_leases(held: list[tuple[int, uuid.UUID]], *, stale_s: float) -> set[
             pk,
             extra={"job_id": pk},
         )
-    return lost
+    return lost, alive - refreshed
+
+
+class LeaseKeeper:
+    """A thread refreshing the worker's leases every `every_s` on its own connection.
+    `held()` returns what to refresh (it must be safe to call from this thread);
+    `on_lost(ids)` receives the ids found lost."""
+
+    def __init__(
+        self,
+        *,
+        stale_s: float,
+        every_s: float,
+        held: Callable[[], Held],
+        on_lost: Callable[[set[int]], None],
+        application_name: str,
+    ) -> None:
+        self.stale_s = stale_s
+        self.every_s = every_s
+        self._held = held
+        self._on_lost = on_lost
+        self._application_name = application_name[:63]
+        self._conn: psycopg.Connection | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.beats = 0  # heartbeats written (what tests and operators watch)
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._main, name="lease-keeper", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=HEARTBEAT_STATEMENT_TIMEOUT_S + 1)
+        self._close()
+
+    def beat(self) -> float:
+        """One heartbeat; returns the seconds until the next one."""
+        held = self._held()
+        if not held:
+            return self.every_s
+        try:
+            lost, skipped = refresh_leases(held, stale_s=self.stale_s, conn=self._connect())
+        except DATABASE_ERRORS as exc:
+            logger.warning("Heartbeat failed (%s); trying again in %.0fs.", exc, _RETRY_S)
+            self._close()
+            return _RETRY_S
+        self.beats += 1
+        if lost:
+            self._on_lost(lost)
+        return _RETRY_S if skipped else self.every_s
+
+    def _main(self) -> None:
+        wait = 0.0
+        while not self._stop.wait(wait):
+            try:
+                wait = min(self.beat(), self.every_s)
+            except Exception:
+                logger.exception("Heartbeat error; trying again in %.0fs.", _RETRY_S)
+                wait = _RETRY_S
+        self._close()
+
+    def _connect(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed:
+            params = {
+                k: v
+                for k, v in connection.get_connection_params().items()
+                if k not in _NOT_CONNINFO and v not in ("", None)
+            }
+            bounds = (
+                f"-c lock_timeout={round(HEARTBEAT_LOCK_TIMEOUT_S * 1000)}"
+                f" -c statement_timeout={round(HEARTBEAT_STATEMENT_TIMEOUT_S * 1000)}"
+            )
+            # After the product's session bounds, so these win on this session.
+            params["options"] = f"{params.get('options', '')} {bounds}".strip()
+            params.setdefault("application_name", self._application_name)
+            params.setdefault("connect_timeout", 5)
+            self._conn = psycopg.connect(**params, autocommit=True)
+        return self._conn
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+            self._conn = None
 
 
 def register(*, name: str, threads: int, types: list[str]) -> None:

@@ -27,7 +27,8 @@ FAILED, PENDING, WAITING = Job.Status.FAILED, Job.Status.PENDING, Job.Status.WAI
 
 
 def decide(job: Job, job_type: JobType, exc: BaseException, *, worker: str = "") -> Transition:
-    """The transition an exception raised by the handler leads to (pure: no I/O)."""
+    """The transition an exception raised by the handler leads to. No write: at most one
+    read of the database clock, when the exception names an instant (`delay_seconds`)."""
     attempt = {"attempt": job.attempts, "max_attempts": job.max_attempts, "worker": worker}
     if isinstance(exc, Snooze):
         delay = delay_seconds(exc.until)

@@ -20,7 +20,7 @@ from apps.accounts.models import Organization, Workspace
 from apps.common.errors import ValidationFailed
 from apps.jobs import queue
 from apps.jobs.constants import VACUUM_DEAD_ROWS
-from apps.jobs.errors import CANCELLED, STALE, TIMED_OUT, LeaseLost
+from apps.jobs.errors import CANCELLED, DATABASE_ERROR, STALE, TIMED_OUT, LeaseLost
 from apps.jobs.models import Job
 from apps.jobs.registry import JobType, StalePolicy, get_job_type, job_types
 
@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 # A field is concrete exactly when it has a column; the test narrows the type.
 _JOB_COLUMNS = tuple(f.column for f in Job._meta.concrete_fields if f.column is not None)
 _UNFINISHED_SQL = "('pending', 'processing', 'waiting')"
+# A job a database error interrupted runs again after 1 s, 2 s, 4 s..., at most this long.
+INTERRUPTED_RETRY_CAP_S = 30.0
 # Must match the predicate of the job_dedupe_key_unfinished index, so ON CONFLICT uses it.
 _ON_DEDUPE_CONFLICT = (
     "ON CONFLICT (dedupe_key) WHERE (dedupe_key IS NOT NULL AND status IN "
@@ -248,11 +250,15 @@ def job_recover_stale(
     leases: list | None = None,
     limit: int = 200,
     timed_out_after_s: float | None = None,
+    interrupted: dict | None = None,
 ) -> int:
     """Recover processing jobs whose heartbeat is older than `stale_s` (or exactly the
     given `job_ids`, whatever their heartbeat, and only while still under one of `leases`
     when given) by their type's StalePolicy. With `timed_out_after_s`, the jobs are ones
-    whose handler ran past its time limit: the error's kind is "timed_out".
+    whose handler ran past its time limit: the error's kind is "timed_out". With
+    `interrupted` (a database error stopped the handler, see job_recover_interrupted), the
+    given jobs are requeued whatever their type, and their rows are waited for (briefly,
+    under the session's lock timeout) rather than skipped.
 
     Each job is recovered in its own savepoint, and an `on_stale` callback runs in the
     transaction that closes the job. A callback that raises leaves its job processing,
@@ -273,16 +279,17 @@ def job_recover_stale(
     recovered = 0
     with transaction.atomic():
         with connection.cursor() as cursor:
+            lock = "FOR UPDATE" if interrupted is not None else "FOR UPDATE SKIP LOCKED"
             cursor.execute(
                 f"SELECT {columns} FROM jobs_job WHERE {where} ORDER BY locked_at"  # noqa: S608
-                f" LIMIT %s FOR UPDATE SKIP LOCKED",
+                f" LIMIT %s {lock}",
                 [*params, limit],
             )
             jobs = queue.jobs_from_rows(_JOB_COLUMNS, cursor.fetchall())
         for job in jobs:
             try:
                 with transaction.atomic():
-                    _recover_one(job, timed_out_after_s=timed_out_after_s)
+                    _recover_one(job, timed_out_after_s=timed_out_after_s, interrupted=interrupted)
                 recovered += 1
             except Exception:
                 logger.exception(
@@ -300,7 +307,9 @@ def job_recover_stale(
     return recovered
 
 
-def _recover_one(job: Job, *, timed_out_after_s: float | None = None) -> None:
+def _recover_one(
+    job: Job, *, timed_out_after_s: float | None = None, interrupted: dict | None = None
+) -> None:
     job_type: JobType | None
     try:
         job_type = get_job_type(job.type)
@@ -310,16 +319,31 @@ def _recover_one(job: Job, *, timed_out_after_s: float | None = None) -> None:
     worker = job.locked_by or "unknown worker"
     error: dict[str, Any] = {"kind": STALE, "worker": worker, "attempt": job.attempts}
     what = f"{worker} stopped heart-beating"
+    requeue_in_s = 0.0
     if timed_out_after_s is not None:
         error.update(kind=TIMED_OUT, time_limit_s=timed_out_after_s)
         what = f"The handler ran past its {timed_out_after_s:g}s time limit on {worker}"
+    if interrupted is not None:
+        # Nothing was decided: run the job again, whatever its type. Its next run finds
+        # what this one left (a publish's attempt in flight is settled as ambiguous and
+        # looked up, never resent blindly). Spaced out, so an error that persists (a lock
+        # timeout every time) ends in the type's own policy after max_attempts tries.
+        error = {**interrupted, "kind": DATABASE_ERROR}
+        what = (
+            f"A database error ({interrupted.get('message', '')}) stopped the handler on {worker}"
+        )
+        policy = StalePolicy.REQUEUE if job_type is not None else policy
+        requeue_in_s = min(INTERRUPTED_RETRY_CAP_S, 2.0**job.recoveries)
     if policy == StalePolicy.REQUEUE and job.recoveries + 1 > job.max_attempts:
         policy = StalePolicy.FAIL
+        if interrupted is not None and job_type is not None:
+            policy = job_type.stale_policy  # publish: its callback settles the rendition
         error["message"] = f"{what} {job.recoveries + 1} times; gave up."
     if policy == StalePolicy.REQUEUE:
         error["message"] = f"{what}; requeued (attempt not spent)."
         sql = """
-            UPDATE jobs_job SET status = 'pending', run_at = now(), updated_at = now(),
+            UPDATE jobs_job SET status = 'pending', updated_at = now(),
+                   run_at = now() + make_interval(secs => %s),
                    attempts = greatest(attempts - 1, 0), recoveries = recoveries + 1,
                    last_error = %s::jsonb, locked_by = '', locked_at = NULL, lease = NULL,
                    started_at = NULL
@@ -337,8 +361,11 @@ def _recover_one(job: Job, *, timed_out_after_s: float | None = None) -> None:
                    recoveries = recoveries + 1, last_error = %s::jsonb
              WHERE id = %s
         """  # noqa: S608 - only constants are spliced in
+    params: list[Any] = [json.dumps(error), job.pk]
+    if new_status == Job.Status.PENDING:
+        params.insert(0, requeue_in_s)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [json.dumps(error), job.pk])
+        cursor.execute(sql, params)
     job.status, job.last_error, job.recoveries = new_status, error, job.recoveries + 1
     logger.warning(
         "Recovered %s job %s (%s) from %s: %s.",
@@ -355,6 +382,18 @@ def _recover_one(job: Job, *, timed_out_after_s: float | None = None) -> None:
         job_type.on_stale(job)
     if job_type is not None and job_type.is_periodic and new_status != Job.Status.PENDING:
         schedule_next_periodic(job_type)
+
+
+def job_recover_interrupted(*, job: Job, error: dict) -> str | None:
+    """A database error stopped the job's handler (connection lost, server restarting, a
+    lock or statement timeout): nothing was decided, so the job goes back to pending
+    without spending the attempt (spaced 1 s, 2 s, 4 s... up to INTERRUPTED_RETRY_CAP_S),
+    while this claim still holds it. After max_attempts such recoveries its type's stale
+    policy decides. Returns the job's new status, or None when the lease was lost."""
+    recovered = job_recover_stale(job_ids=[job.pk], leases=[job.lease], interrupted=error)
+    if not recovered:
+        return None
+    return Job.objects.filter(pk=job.pk).values_list("status", flat=True).first()
 
 
 def lease_is_held(job: Job) -> bool:

@@ -8,6 +8,15 @@ releases), batching "done" writes; pool threads only run handlers. It waits on t
 socket and a self-pipe (results and signals), so it wakes at once for new work, finished
 jobs and SIGTERM, and otherwise sleeps until the next job falls due, a timer fires, a
 handler's time limit passes, or the poll interval ends.
+
+Leases are refreshed by a thread of their own on a connection of their own
+(apps.jobs.heartbeat.LeaseKeeper), so neither the loop nor a handler waiting on a lock can
+make this worker miss its heartbeats. A worker refuses to start when its stale window is
+not well above the database's lock and statement timeouts (`check_session_bounds`).
+
+A database error never loses an outcome: the loop keeps the result, reconnects with
+backoff and writes it then (at shutdown, within the grace period). A database error in a
+handler decided nothing: the job is recovered (apps.jobs.services.job_recover_interrupted).
 """
 
 from __future__ import annotations
@@ -17,16 +26,17 @@ import logging
 import os
 import secrets
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass
 
-import psycopg
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import connection, transaction
 
 from apps.jobs import heartbeat, queue, services
+from apps.jobs.errors import DATABASE_ERRORS
 from apps.jobs.execution import Result, execute, lease_of, type_or_none
 from apps.jobs.models import Job
 from apps.jobs.outcomes import log_transition
@@ -37,7 +47,11 @@ from apps.jobs.wakeup import Wakeup
 
 logger = logging.getLogger(__name__)
 
-DB_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+DB_ERRORS = DATABASE_ERRORS
+# The stale window must be at least this many times the database's lock and statement
+# timeouts: a healthy handler may wait that long on a lock or a statement, and must keep
+# its lease meanwhile with room to spare.
+LEASE_MARGIN = 3.0
 _FLUSH_MAX_DELAY_S = 0.01  # "done" writes wait at most this long to be batched
 _PERIODIC_CHECK_S = 60.0
 _RECONNECT_MAX_S = 5.0
@@ -78,10 +92,14 @@ class Worker:
             )
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.jobs_done = 0  # outcomes written
+        self.recovered_interrupted = 0  # jobs a database error stopped, recovered
 
         # Claimed jobs whose outcome is not written yet, by id (touched by the loop only).
         self._held: dict[int, Job] = {}
         self._lost: set[int] = set()  # held, but the heartbeat found the lease gone
+        # Guards _held and _lost against the lease keeper's thread (the loop alone writes
+        # _held; the keeper reads it and adds to _lost).
+        self._held_lock = threading.Lock()
         self._done_buffer: list[tuple[int, uuid.UUID, float]] = []
         self._done_since = 0.0
         self._max_held = max(self.threads, self.batch_size)
@@ -98,6 +116,13 @@ class Worker:
             execute=self.execute,
             wake=self._wakeup.wake,
             wake_after=self._threshold,
+        )
+        self._keeper = heartbeat.LeaseKeeper(
+            stale_s=self.stale_after_s,
+            every_s=self.heartbeat_s,
+            held=self._lease_snapshot,
+            on_lost=self._mark_lost,
+            application_name=f"run_worker heartbeat {self.name}",
         )
         self._registered = False
         self._stop = False
@@ -122,10 +147,11 @@ class Worker:
         self.claims += 1
         if result.contended and not result.jobs:
             self.contended_claims += 1
-        for job in result.jobs:
-            job._claimed_mono = started
-            job._stale_after_s = self.stale_after_s  # the window lease_is_held applies
-            self._held[job.id] = job
+        with self._held_lock:
+            for job in result.jobs:
+                job._claimed_mono = started
+                job._stale_after_s = self.stale_after_s  # the window lease_is_held applies
+                self._held[job.id] = job
         if result.jobs:
             logger.debug("Claimed %d job(s).", len(result.jobs))
         return result.jobs
@@ -134,7 +160,8 @@ class Worker:
         """Run one claimed job in the calling thread and write its outcome. Returns the
         status written ("done", "pending", "waiting", "failed"), or "lost" when the lease
         was gone and nothing was written."""
-        self._held.setdefault(job.pk, job)
+        with self._held_lock:
+            self._held.setdefault(job.pk, job)
         result = self.execute(job)
         return self._write(result, flush=True)
 
@@ -143,16 +170,28 @@ class Worker:
         return execute(job, worker=self.name)
 
     def heartbeat(self) -> set[int]:
-        """Refresh the lease of every held job and this worker's registry row. Returns the
-        ids of jobs found lost (recovered or taken over by another worker)."""
-        items = [(pk, lease_of(job)) for pk, job in self._held.items() if pk not in self._lost]
-        lost = heartbeat.refresh_leases(items, stale_s=self.stale_after_s)
-        self._lost |= lost
+        """Refresh the lease of every held job (on this thread's connection: in `run()`
+        the lease keeper's thread does it on its own) and this worker's registry row.
+        Returns the ids of jobs found lost (recovered or taken over by another worker)."""
+        lost, _ = heartbeat.refresh_leases(self._lease_snapshot(), stale_s=self.stale_after_s)
+        self._mark_lost(lost)
+        self.touch()
+        return lost
+
+    def touch(self) -> None:
+        """Mark this worker's registry row seen now."""
         if self._registered and not heartbeat.touch(
             name=self.name, jobs_running=len(self._held), jobs_done=self.jobs_done
         ):
             self.register()  # pruned while this worker was cut off: register again
-        return lost
+
+    def _lease_snapshot(self) -> list[tuple[int, uuid.UUID]]:
+        with self._held_lock:
+            return [(pk, lease_of(job)) for pk, job in self._held.items() if pk not in self._lost]
+
+    def _mark_lost(self, lost: set[int]) -> None:
+        with self._held_lock:
+            self._lost |= lost & self._held.keys()
 
     def recover_stale(self) -> int:
         """Recover jobs whose worker stopped heart-beating, by their type's policy."""
@@ -211,6 +250,8 @@ class Worker:
 
     def _write(self, result: Result, *, flush: bool = False) -> str:
         job = result.job
+        if result.interrupted is not None and job.id not in self._lost:
+            return self._recover_interrupted(job, result.interrupted)
         if result.lost or job.id in self._lost:
             self._forget(job.id)
             logger.warning(
@@ -253,6 +294,24 @@ class Worker:
                 self._next_due = min(self._next_due or due, due)
         return str(change.status)
 
+    def _recover_interrupted(self, job: Job, error: dict) -> str:
+        """A database error stopped the handler: nothing was decided, the job is recovered
+        (requeued without spending the attempt; its type's policy after too many)."""
+        status = services.job_recover_interrupted(job=job, error=error)
+        self._forget(job.pk)
+        if status is None:
+            logger.warning(
+                "Job %s (%s) lost its lease before it could be recovered from a database error.",
+                job.pk,
+                job.type,
+                extra={"job_id": job.pk},
+            )
+            return "lost"
+        self.recovered_interrupted += 1
+        if status == Job.Status.PENDING:
+            self._next_due = time.monotonic() + 1.0  # the earliest a recovered job runs
+        return str(status)
+
     def _write_transition(self, job: Job, change: Transition, job_type: JobType | None) -> bool:
         with transaction.atomic():
             written = queue.transition(job.pk, job.lease, change, stale_s=self.stale_after_s)
@@ -288,8 +347,9 @@ class Worker:
         return written
 
     def _forget(self, pk: int) -> None:
-        self._held.pop(pk, None)
-        self._lost.discard(pk)
+        with self._held_lock:
+            self._held.pop(pk, None)
+            self._lost.discard(pk)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -307,8 +367,10 @@ class Worker:
     def run(self, *, burst: bool = False, once: bool = False) -> None:
         """Work until stopped. `burst`: exit once nothing is due and nothing is held.
         `once`: claim a single batch, run it, exit."""
+        check_session_bounds(self.stale_after_s)
         self._wakeup.open_pipe()
         self._pool.start()
+        self._keeper.start()
         state = _LoopState(now=time.monotonic())
         try:
             while not self._stop:
@@ -343,7 +405,7 @@ class Worker:
         if deadline is not None and deadline <= now:
             state.maybe_work |= bool(self.expire_overdue(now))
         if now >= state.next_heartbeat:
-            self.heartbeat()
+            self.touch()  # the leases are the keeper thread's
             state.next_heartbeat = now + self.heartbeat_s
         if now >= state.next_recover:
             state.maybe_work |= self.recover_stale() > 0
@@ -448,16 +510,14 @@ class Worker:
         """Release jobs that never started, give running ones the grace period, recover
         the rest by their type's policy, unregister. Never raises."""
         try:
-            self._drain_and_release()
             deadline = time.monotonic() + self.grace_s
+            self._until_written(self._drain_and_release, deadline)
             # Whatever is still held was taken by a pool thread: running, or its outcome
             # not written yet.
             while self._held and not self._force_stop and time.monotonic() < deadline:
                 self._wakeup.wait(min(0.05, max(deadline - time.monotonic(), 0.0)))
-                self._collect_results()
-                self._flush_done(force=True)
-            self._collect_results()
-            self._flush_done(force=True)
+                self._until_written(self._write_results, deadline)
+            self._until_written(self._write_results, deadline)
             leftover = {pk: job.lease for pk, job in self._held.items() if pk not in self._lost}
             if leftover:
                 logger.warning(
@@ -471,8 +531,30 @@ class Worker:
         except Exception:
             logger.exception("Shutdown could not settle every job; stale recovery will.")
         finally:
+            self._keeper.stop()
             self._pool.stop()
             self._wakeup.close()
+
+    def _write_results(self) -> None:
+        self._collect_results()
+        self._flush_done(force=True)
+
+    def _until_written(self, write, deadline: float) -> None:
+        """Run `write`, reconnecting and trying again after a database error until the
+        deadline (then the last error is raised: stale recovery settles what is left)."""
+        backoff = 0.1
+        while True:
+            try:
+                write()
+                return
+            except DB_ERRORS as exc:
+                if time.monotonic() + backoff >= deadline or self._force_stop:
+                    raise
+                logger.warning("Database unavailable at shutdown (%s); trying again.", exc)
+                with contextlib.suppress(Exception):
+                    connection.close()
+                time.sleep(backoff)
+                backoff = min(backoff * 2, _RECONNECT_MAX_S)
 
     def _drain_and_release(self) -> None:
         unstarted = self._pool.take_unstarted()
@@ -483,6 +565,37 @@ class Worker:
             for job in unstarted:
                 self._forget(job.pk)
             logger.info("Released %d claimed job(s) that had not started.", len(released))
+
+
+def check_session_bounds(stale_after_s: float) -> None:
+    """Refuse to run a worker whose stale window is not at least LEASE_MARGIN times the
+    database's lock and statement timeouts (DB_LOCK_TIMEOUT_S, DB_STATEMENT_TIMEOUT_S).
+
+    A handler may legitimately wait that long on a lock or a statement; a lease that could
+    lapse meanwhile would let recovery settle a job that is still running. A bound of 0
+    is no bound at all (the tests' statements, maintenance runs): it is compared with
+    nothing and only logged. The lease itself does not depend on it (heartbeats run on a
+    session of their own, with short bounds of their own), and a handler that never ends
+    is ended by its type's time limit."""
+    bounds = {
+        "DB_LOCK_TIMEOUT_S": float(settings.DB_LOCK_TIMEOUT_S),
+        "DB_STATEMENT_TIMEOUT_S": float(settings.DB_STATEMENT_TIMEOUT_S),
+    }
+    for name, seconds in bounds.items():
+        if seconds > 0 and stale_after_s < LEASE_MARGIN * seconds:
+            raise ImproperlyConfigured(
+                f"WORKER_STALE_AFTER_S ({stale_after_s:g}s) must be at least "
+                f"{LEASE_MARGIN:g} times {name} ({seconds:g}s): a handler waiting that long "
+                f"on the database would lose its lease. Raise WORKER_STALE_AFTER_S to "
+                f"{LEASE_MARGIN * seconds:g}s or more, or lower {name}."
+            )
+    unbounded = [name for name, seconds in bounds.items() if seconds <= 0]
+    if unbounded:
+        logger.warning(
+            "%s set to 0 (no bound): the database does not end those waits for this "
+            "worker; its handlers are bounded by their time limits only.",
+            " and ".join(unbounded),
+        )
 
 
 @dataclass

@@ -1,7 +1,10 @@
 """HTTP plumbing for the platform adapters.
 
 Every call goes through `send`, so a transport failure is always classified (before the
-request left, or after it on a create). Hosts a user chooses (a Mastodon instance, a
+request left, or after it on a create). Every request of a client made by `client()` first
+passes the thread's send guard (apps.common.send_guard): a worker running a job checks on
+the database clock that it still holds the job's lease, so a worker paused past its lease
+sends nothing when it resumes. Hosts a user chooses (a Mastodon instance, a
 Bluesky PDS named by a DID document, a page fetched for a link card) must be public HTTPS
 addresses: the worker must not be steered at the private network. They are checked by the
 shared outbound guard (apps.common.outbound) before the call and again at connection time.
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 import httpx
 from django.conf import settings
 
-from apps.common import outbound
+from apps.common import outbound, send_guard
 from apps.providers.errors import Action, ErrorKind, ProviderError, classify_transport
 
 # A host a tenant chooses (a Mastodon instance, a Bluesky PDS, a page for a link card) may
@@ -48,13 +51,21 @@ def client(
     elif tenant_host:
         kwargs["transport"] = outbound.GuardedTransport(outbound.PUBLIC_HTTPS)
     timeout = settings.PROVIDER_TIMEOUT_S if timeout is None else timeout
-    http = httpx.Client(headers=headers or {}, timeout=timeout, **kwargs)
+    hooks = kwargs.pop("event_hooks", None) or {}
+    hooks = {**hooks, "request": [_guard, *hooks.get("request", [])]}
+    http = httpx.Client(headers=headers or {}, timeout=timeout, event_hooks=hooks, **kwargs)
     if tenant_host:
         http.bounds = Bounds(  # type: ignore[attr-defined]
             deadline_s=min(TENANT_HOST_DEADLINE_S, max(timeout, 1.0) * 2),
             max_bytes=TENANT_HOST_MAX_BYTES,
         )
     return http
+
+
+def _guard(request: httpx.Request) -> None:
+    """Right before the request leaves: the thread's send guard may stop it (it raises,
+    and nothing is sent)."""
+    send_guard.check()
 
 
 class RedirectTransport(httpx.HTTPTransport):

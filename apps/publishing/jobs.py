@@ -14,6 +14,7 @@ from apps.publishing.delivery import comment as commenting
 from apps.publishing.delivery import poll as polling
 from apps.publishing.delivery import publish as publishing
 from apps.publishing.delivery import reconcile as reconciliation
+from apps.publishing.delivery import stranded
 from apps.publishing.delivery.enqueue import POLL_JOB, PUBLISH_JOB, RECONCILE_JOB, schedule_publish
 from apps.renditions.models import Rendition
 
@@ -85,7 +86,9 @@ def first_comment(job: Job) -> None:
 )
 def sweep_due(job: Job) -> None:
     """The outbox safety net: a due rendition with no unfinished publish job (a lost
-    enqueue, an operator's cancel) gets one. Normally it finds nothing."""
+    enqueue, an operator's cancel) gets one, and a rendition left in flight with no job
+    (publishing or waiting, its job ended by a database outage or a cancel) is settled by
+    the ambiguity rules (``stranded``). Normally it finds nothing."""
     has_job = Job.objects.unfinished().filter(
         dedupe_key=Concat(Value("publish:"), Cast(OuterRef("pk"), CharField()))
     )
@@ -107,3 +110,4 @@ def sweep_due(job: Job) -> None:
     )
     for rendition in due:
         schedule_publish(rendition, run_at=None)
+    stranded.settle_stranded()

@@ -27,7 +27,7 @@ def _worker(**options):
         "batch_size": 4,
         "poll_s": 0.05,
         "heartbeat_s": 1,
-        "stale_after_s": 10,
+        "stale_after_s": 30,
         "grace_s": 1,
         "name": "limits",
     }

@@ -21,7 +21,7 @@ from django.utils import timezone
 from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
 from apps.common.errors import Conflict
-from apps.jobs.errors import RetryableError
+from apps.jobs.errors import INTERRUPTIONS, RetryableError
 from apps.jobs.models import Job
 from apps.jobs.services import holding_lease, job_enqueue
 from apps.providers.base import PublishedSegment, SupportsFirstComment, get_adapter
@@ -111,6 +111,10 @@ def post_first_comment(job: Job) -> None:
             comment, FirstComment.Status.UNKNOWN if unknown else FirstComment.Status.FAILED, err
         )
     except RetryableError:
+        raise
+    except INTERRUPTIONS:
+        # A database error decided nothing: the job is recovered, and its next run finds
+        # the attempt left in flight and looks the comment up before sending anything.
         raise
     except Exception as exc:
         # Our bug: never left pending with nobody coming back; a person checks the post.
@@ -233,6 +237,8 @@ def _send(job, comment, adapter, ctx, post, key) -> None:
         outcome = DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED
         attempt.close(outcome, error=err.as_dict())
         raise
+    except INTERRUPTIONS:
+        raise  # the attempt stays in flight: the next run looks the comment up first
     except Exception as exc:
         # Our bug, or an adapter that let a raw error escape: the comment may exist.
         raw = {"kind": "unknown", "message": f"{type(exc).__name__}: {exc}"}

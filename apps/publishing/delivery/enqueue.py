@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from apps.common.db_clock import db_now
 from apps.jobs import queue
 from apps.jobs.models import Job
 from apps.jobs.services import job_cancel, job_enqueue
@@ -91,6 +92,6 @@ def enqueue_poll(rendition: Rendition, state: dict, delay_s: float) -> None:
         payload={"rendition_id": rendition.pk, **state},
         organization=None,
         workspace=rendition.workspace,
-        run_at=timezone.now() + timedelta(seconds=delay_s),
+        run_at=db_now() + timedelta(seconds=delay_s),
         dedupe_key=poll_dedupe_key(rendition.pk),
     )

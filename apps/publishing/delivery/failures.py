@@ -11,7 +11,6 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from django.conf import settings
-from django.utils import timezone
 
 from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount
@@ -142,7 +141,7 @@ def enqueue_reconcile(rendition: Rendition) -> datetime | None:
         or adapter.duplicate_refusal_names_post
     ):
         return None
-    run_at = timezone.now() + timedelta(seconds=settings.RECONCILE_DELAY_S)
+    run_at = db_now() + timedelta(seconds=settings.RECONCILE_DELAY_S)
     job_enqueue(
         type=RECONCILE_JOB,
         payload={"rendition_id": rendition.pk},

@@ -7,9 +7,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from django.utils import timezone
-
-from apps.jobs.errors import JobOutcome, Waiting
+from apps.common.db_clock import db_now
+from apps.jobs.errors import INTERRUPTIONS, JobOutcome, Waiting
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease
@@ -65,6 +64,8 @@ def poll(job: Job) -> None:
             raise stop.outcome from None
     except JobOutcome:
         raise
+    except INTERRUPTIONS:
+        raise  # a database error decided nothing: the job is recovered and polls again
     except Exception as exc:
         hand_over_unexpected(job, rendition_id, exc)
         raise
@@ -160,7 +161,7 @@ def _poll_again_later(
         errors += 1
         delay_s = job_type.backoff.delay(errors, floor_s=floor_s)
     give_up_after = timedelta(seconds=job_type.wait_budget_s) - GIVE_UP_MARGIN
-    if timezone.now() + timedelta(seconds=delay_s) - accepted_at > give_up_after:
+    if db_now() + timedelta(seconds=delay_s) - accepted_at > give_up_after:
         fail(job, rendition, err, hand_over=True)
     logger.info(
         "status poll failed (%s); polling again in %.0fs",

@@ -15,13 +15,12 @@ import logging
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.utils import timezone
 
 from apps.accounts import services as account_services
 from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
 from apps.common import events
-from apps.jobs.errors import Snooze, Waiting
+from apps.jobs.errors import INTERRUPTIONS, Snooze, Waiting
 from apps.jobs.models import Job
 from apps.jobs.services import holding_lease
 from apps.providers.base import (
@@ -66,6 +65,11 @@ def publish(job: Job) -> None:
     except Stop as stop:
         if stop.outcome is not None:
             raise stop.outcome from None
+    except INTERRUPTIONS:
+        # Not ours to settle: another worker holds the job, or the database failed under
+        # this run and nothing was decided (the job is recovered and its next run settles
+        # what this one left, an attempt in flight included).
+        raise
     except Exception as exc:
         fail_unexpected(job, rendition_id, exc)
         raise
@@ -194,7 +198,7 @@ def refresh_in_progress() -> ProviderError:
         ErrorKind.NETWORK_BEFORE_SEND,  # a clean retry
         "Another worker was refreshing this account's token; trying again in a moment.",
         code="refresh_in_progress",
-        retry_at=timezone.now() + REFRESH_WAIT,
+        retry_at=db_now() + REFRESH_WAIT,
         retryable=True,
     )
 
@@ -226,8 +230,11 @@ def deliver(run: Run) -> None:
 def _send(
     run: Run, segment: RenditionSegment, payload: SegmentPayload, reply_to: ReplyTarget | None
 ) -> PublishedSegment:
-    """One segment, with its attempt row committed before the request leaves."""
+    """One segment, with its attempt row committed before the request leaves. Its start
+    is stamped on the database clock: reconciliation measures the platform's idempotency
+    window from it, and must not inherit this host's clock error."""
     attempt = DeliveryAttempt.objects.create(
+        started_at=db_now(),
         rendition=run.rendition,
         workspace_id=run.rendition.workspace_id,
         kind=DeliveryAttempt.Kind.PUBLISH,
@@ -239,6 +246,9 @@ def _send(
     )
     try:
         result = run.adapter.publish_segment(run.ctx, payload, reply_to=reply_to)
+    except INTERRUPTIONS:
+        # The attempt stays in flight: whoever runs next settles it as possibly sent.
+        raise
     except ProviderError as err:
         save_checkpoint(run)
         if (
@@ -275,7 +285,7 @@ def _send(
         run.ctx.checkpoint["pending"] = {
             "position": segment.position,
             "pending_id": result.provider_post_id,
-            "accepted_at": timezone.now().isoformat(),
+            "accepted_at": db_now().isoformat(),
         }
     save_checkpoint(run)
     if result.pending:
@@ -360,7 +370,7 @@ def on_publish_stale(job: Job) -> None:
     if rendition.status == Rendition.Status.PUBLISHING:
         recover_publishing(rendition, worker=job.locked_by)
     elif rendition.status == Rendition.Status.SCHEDULED or rendition.is_retry_pending:
-        schedule_publish(rendition, run_at=rendition.next_retry_at or timezone.now())
+        schedule_publish(rendition, run_at=rendition.next_retry_at or db_now())
     publication_refresh_status(rendition.publication)
 
 
@@ -372,4 +382,4 @@ def recover_publishing(rendition: Rendition, *, worker: str) -> None:
         resume_waiting(rendition)
     elif not settle_lost_attempts(rendition, worker=worker):
         rendition.transition_to(Rendition.Status.SCHEDULED)
-        schedule_publish(rendition, run_at=timezone.now())
+        schedule_publish(rendition, run_at=db_now())

@@ -24,12 +24,12 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.utils import timezone
 
 from apps.accounts import services as account_services
 from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
 from apps.common import events
+from apps.common.db_clock import db_now
 from apps.jobs.errors import PermanentError, RetryableError, delay_seconds
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
@@ -67,7 +67,7 @@ def reconcile(job: Job) -> None:
             _hand_to_person(job, rendition, f"Still not settled after {job.attempts} checks.")
             raise PermanentError(retry.kind, retry.message) from None
         delay_s = job_type.backoff.delay(job.attempts, floor_s=delay_seconds(retry.retry_at))
-        _checking_again(job, rendition, timezone.now() + timedelta(seconds=delay_s))
+        _checking_again(job, rendition, db_now() + timedelta(seconds=delay_s))
         raise RetryableError(
             retry.kind, retry.message, retry_at=timedelta(seconds=delay_s), exact=True
         ) from None
@@ -164,7 +164,7 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         # way through the platform. Without an idempotency key to make a resend harmless,
         # trust the absence only once such a request can no longer land.
         settled_at = _settled_at(rendition, sent)
-        if adapter.is_retry_safe(account) or timezone.now() >= settled_at:
+        if adapter.is_retry_safe(account) or db_now() >= settled_at:
             _resend(job, rendition, note="the platform has no such post")
             return
         raise RetryableError(
@@ -190,7 +190,7 @@ def _resend_once_settled(job: Job, rendition: Rendition, sent: DeliveryAttempt |
     """No lookup, but a duplicate is refused naming the existing post: resend once the
     unanswered request cannot land any more (before, both could arrive and make two)."""
     settled_at = _settled_at(rendition, sent)
-    if timezone.now() >= settled_at:
+    if db_now() >= settled_at:
         _resend(job, rendition, note="resent: a duplicate is refused naming the post")
         return
     raise RetryableError(
@@ -211,7 +211,7 @@ def _wait_for(job: Job, rendition: Rendition, position: int, pending_id: str) ->
         checkpoint["pending"] = {
             "position": position,
             "pending_id": pending_id,
-            "accepted_at": timezone.now().isoformat(),
+            "accepted_at": db_now().isoformat(),
         }
         Rendition.objects.filter(pk=current.pk).update(checkpoint=checkpoint)
         current.checkpoint = checkpoint
@@ -249,7 +249,7 @@ def _within_window(adapter, sent: DeliveryAttempt | None) -> bool:
     if sent is None:
         return False
     # Leave a margin: the resend must reach the platform while it still remembers the key.
-    return timezone.now() - sent.started_at < adapter.idempotency_window * 0.8
+    return db_now() - sent.started_at < adapter.idempotency_window * 0.8
 
 
 def _settle(job: Job, rendition: Rendition, *, note: str) -> None:
@@ -267,7 +267,7 @@ def _settle(job: Job, rendition: Rendition, *, note: str) -> None:
             events.emit(events.RENDITION_PUBLISHED, rendition=current)
         else:
             current.mark_scheduled()
-            schedule_publish(current, run_at=timezone.now())
+            schedule_publish(current, run_at=db_now())
         publication_refresh_status(current.publication)
     logger.info("ambiguous rendition settled: %s", note, extra={"rendition_id": rendition.pk})
 
@@ -279,6 +279,6 @@ def _resend(job: Job, rendition: Rendition, *, note: str) -> None:
         if not (current.status == Rendition.Status.FAILED and current.ambiguous):
             return
         current.mark_scheduled()
-        schedule_publish(current, run_at=timezone.now())
+        schedule_publish(current, run_at=db_now())
         publication_refresh_status(current.publication)
     logger.info("ambiguous rendition rescheduled: %s", note, extra={"rendition_id": rendition.pk})

@@ -6,14 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
-
 from apps.accounts.models import SocialAccount
+from apps.common.db_clock import db_now
 from apps.jobs.models import Job
 from apps.providers.base import Adapter, PublishContext, PublishedSegment
 from apps.publishing.delivery.context import write_checkpoint
 from apps.renditions.errors import SegmentAlreadyPublished
 from apps.renditions.models import Rendition, RenditionSegment
+
+__all__ = ["Run", "Stop", "db_now", "record_segment", "save_checkpoint", "seconds_until"]
 
 
 class Stop(Exception):  # noqa: N818 - control flow inside a run
@@ -36,13 +37,6 @@ class Run:
     @property
     def account(self) -> SocialAccount:
         return self.rendition.social_account
-
-
-def db_now() -> datetime:
-    """The database clock: what decides when work is due (never the worker host's)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT clock_timestamp()")
-        return cursor.fetchone()[0]
 
 
 def seconds_until(instant: datetime | None, *, now: datetime | None = None) -> float:

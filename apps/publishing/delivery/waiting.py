@@ -12,8 +12,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from django.utils import timezone
-
+from apps.common.db_clock import db_now
 from apps.providers.base import Adapter
 from apps.publishing.delivery.context import write_checkpoint
 from apps.publishing.delivery.enqueue import enqueue_poll
@@ -38,7 +37,7 @@ def next_poll_delay(adapter: Adapter, *, polls_done: int, accepted_at: datetime)
     schedule = getattr(adapter, "poll_schedule", None)
     if schedule is None:
         return POLL_INTERVAL.total_seconds()
-    elapsed = (timezone.now() - accepted_at).total_seconds()
+    elapsed = (db_now() - accepted_at).total_seconds()
     return schedule.next_delay(polls_done=polls_done, elapsed_s=elapsed)
 
 

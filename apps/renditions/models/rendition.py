@@ -146,6 +146,13 @@ class Rendition(models.Model):
                 condition=models.Q(status="scheduled"),
                 name="rendition_due",
             ),
+            # The stranded-work sweep: renditions a platform call is under way for, every
+            # tenant (few at any instant, however many posts are scheduled or done).
+            models.Index(
+                fields=["id"],
+                condition=models.Q(status__in=["publishing", "waiting"]),
+                name="rendition_in_flight",
+            ),
             # Daily caps count an account's renditions per UTC day.
             models.Index(fields=["social_account", "status"], name="rendition_account_status"),
             # Operators look for ambiguous outcomes first.
