@@ -25,3 +25,7 @@ DEFAULT_TIME_LIMIT_S = 600.0
 # Dead rows in jobs_job after which it is vacuumed (autovacuum's threshold, set by migration
 # 0005, and the jobs.vacuum housekeeping job's, for servers where autovacuum is off).
 VACUUM_DEAD_ROWS = 5000
+
+# Advisory-lock namespace (first key of the pair, the organization the second) that
+# guards raising a QueueHead: enqueuers hold it shared, the claim takes it exclusively.
+HEADS_LOCK_NAMESPACE = 0x68656164  # "head"

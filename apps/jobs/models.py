@@ -175,6 +175,53 @@ class Job(models.Model):
         return self.attempts >= self.max_attempts
 
 
+class QueueHead(models.Model):
+    """Where each organization's queue of one seat starts: the earliest `run_at` among its
+    pending jobs, or a little earlier (never later while a pending job exists).
+
+    The claim reads only the heads that are due (`next_run_at <= now()`, an index range),
+    so its cost follows the organizations with work due, not every organization holding
+    posts scheduled days ahead. Kept by the database itself: a trigger on jobs_job lowers
+    the head whenever a job becomes pending earlier than it (every path: enqueue, retry,
+    release, recovery, an operator's retry), and the claim raises it again once an
+    organization's due work is taken (see apps.jobs.queue).
+
+    Raising a head must never skip a job another transaction is making pending: the
+    trigger holds a shared advisory lock of the organization (HEADS_LOCK_NAMESPACE) until
+    its transaction ends, and the claim raises a head only after taking that lock
+    exclusively (try-lock: skipped while anyone is enqueueing for the organization), in a
+    statement that starts after the lock is held, so it sees every committed job.
+
+    `last_claimed_at` gives organizations turns: due heads are considered least recently
+    served first.
+    """
+
+    # No database constraint: the trigger writes heads inside every job insert, and a
+    # foreign-key check there would lock the organization row each time.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, db_constraint=False, related_name="+"
+    )
+    seat = models.CharField(max_length=16, choices=Seat.choices)
+    next_run_at = models.DateTimeField(null=True, blank=True, help_text="Null: none pending.")
+    last_claimed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "seat"], name="queue_head_org_seat")
+        ]
+        indexes = [
+            # The claim's first step: `WHERE next_run_at <= now()`.
+            models.Index(
+                fields=["next_run_at"],
+                condition=models.Q(next_run_at__isnull=False),
+                name="queue_head_due",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id}/{self.seat} from {self.next_run_at}"
+
+
 class WorkerProcessQuerySet(models.QuerySet):
     def running(self) -> WorkerProcessQuerySet:
         return self.filter(stopped_at__isnull=True)

@@ -27,7 +27,7 @@ from django.db.models.base import ModelState
 from django.db.models.expressions import RawSQL
 
 from apps.common.prepared import execute_prepared, prepared_cursor
-from apps.jobs.constants import SEAT_CAP_COLUMNS
+from apps.jobs.constants import HEADS_LOCK_NAMESPACE, SEAT_CAP_COLUMNS
 from apps.jobs.models import Job
 
 # Advisory-lock namespace of the per-organization claim lock (first key of the pair).
@@ -62,41 +62,47 @@ _SEAT_CAPS = (
     + " END"
 )
 
-# (Organization, seat) pairs with pending work, found by a skip scan over
-# job_pending_org_run_at (one index probe per pair, however many jobs each holds), keeping
-# the pairs whose earliest pending job is due, of active organizations. Each organization
-# is then try-locked: the per-organization claim lock makes "count in-flight, then take up
-# to the cap" atomic across workers (a worker that finds an organization locked skips it,
-# like SKIP LOCKED one level up). The claim statement then runs with a snapshot taken after
-# the locks are held, so it sees every claim committed before. A last row (id NULL) says
+# The organizations to claim for, read from their queue heads (apps.jobs.models.QueueHead):
+# only the heads that are due, an index range whatever the number of organizations with
+# work scheduled later. Due heads are taken least recently served first (organizations
+# take turns), and each is try-locked with the per-organization claim lock, which makes
+# "count in-flight, then take up to the cap" atomic across workers (an organization
+# locked by another worker is passed over, like SKIP LOCKED one level up), until
+# `max_orgs` organizations are held. Each one held is also try-locked for raising its
+# head (see QueueHead: granted only while no one is enqueueing for it). The claim
+# statement then runs with a snapshot taken after the locks are held, so it sees every
+# claim committed before. (`OFFSET 0` fences the ordered heads: the try-locks must run
+# on them in order, stopping at the limit, never be pushed down into the scan.) A last
+# row (organization NULL) gives the number of active organizations with due heads and of
+# live workers (the fleet share, see claim()),
 # whether a system job is due, and in how many seconds the next pending job falls due and
 # the next waiting job is to be promoted (what an idle worker sleeps until).
 _DUE_ORGS_SQL = """
-WITH RECURSIVE heads AS (
-    (SELECT j.organization_id, j.seat, j.run_at FROM jobs_job j
-      WHERE j.status = 'pending' AND j.organization_id IS NOT NULL
-      ORDER BY j.organization_id, j.seat, j.run_at LIMIT 1)
-    UNION ALL
-    SELECT nxt.organization_id, nxt.seat, nxt.run_at FROM heads, LATERAL (
-        SELECT j.organization_id, j.seat, j.run_at FROM jobs_job j
-         WHERE j.status = 'pending'
-           AND (j.organization_id, j.seat) > (heads.organization_id, heads.seat)
-         ORDER BY j.organization_id, j.seat, j.run_at LIMIT 1) nxt
+WITH due AS MATERIALIZED (
+    SELECT h.organization_id, h.seat, h.next_run_at, h.last_claimed_at FROM jobs_queuehead h
+     WHERE h.next_run_at <= now()
 ),
-due AS MATERIALIZED (
-    SELECT o.id, array_agg(heads.seat::text) AS seats
-      FROM heads JOIN accounts_organization o ON o.id = heads.organization_id
-     WHERE heads.run_at <= now() AND o.state = 'active'
-     GROUP BY o.id
+active AS MATERIALIZED (
+    SELECT due.* FROM due JOIN accounts_organization o ON o.id = due.organization_id
+     WHERE o.state = 'active'
 )
-SELECT due.id, pg_try_advisory_xact_lock(%(ns)s, (due.id %% 2147483647)::int), due.seats,
-       NULL::float8, NULL::float8
-  FROM due
+(SELECT c.organization_id, c.seat::text,
+        pg_try_advisory_xact_lock(%(heads_ns)s, (c.organization_id %% 2147483647)::int),
+        NULL::bigint, NULL::bigint, NULL::boolean, NULL::float8, NULL::float8
+   FROM (SELECT * FROM active
+          ORDER BY last_claimed_at NULLS FIRST, next_run_at, organization_id
+         OFFSET 0) c
+  WHERE pg_try_advisory_xact_lock(%(ns)s, (c.organization_id %% 2147483647)::int)
+  LIMIT %(max_orgs)s)
 UNION ALL
-SELECT NULL, EXISTS (
+SELECT NULL, NULL, NULL,
+       (SELECT count(DISTINCT organization_id) FROM active),
+       (SELECT count(*) FROM jobs_workerprocess w
+         WHERE w.stopped_at IS NULL
+           AND w.last_seen_at > now() - make_interval(secs => %(stale_s)s::float8)),
+       EXISTS (
            SELECT 1 FROM jobs_job j
             WHERE j.status = 'pending' AND j.organization_id IS NULL AND j.run_at <= now()),
-       NULL,
        extract(epoch FROM (SELECT min(j.run_at) FROM jobs_job j
                             WHERE j.status = 'pending' AND j.run_at > now() {type_filter})
                           - clock_timestamp())::float8,
@@ -104,11 +110,30 @@ SELECT NULL, EXISTS (
                           - clock_timestamp())::float8
 """
 
+# After the claim, on the heads whose raise lock was granted (only those: so no row lock
+# here waits on an enqueueing transaction): each moves to its earliest pending job left
+# (null: none), and those that had their turn (served, or given nothing because nothing
+# of theirs could run) go to the back of the turns.
+_HEADS_SQL = """
+UPDATE jobs_queuehead h
+   SET last_claimed_at = CASE WHEN d.turn THEN now() ELSE h.last_claimed_at END,
+       next_run_at = (SELECT j.run_at FROM jobs_job j
+                       WHERE j.status = 'pending' AND j.organization_id = h.organization_id
+                         AND j.seat = h.seat
+                       ORDER BY j.run_at, j.id LIMIT 1)
+  FROM unnest(%(orgs)s::bigint[], %(seats)s::text[], %(turns)s::boolean[])
+       AS d(org_id, seat, turn)
+ WHERE h.organization_id = d.org_id AND h.seat = d.seat
+"""
+
 # The claim proper. Per locked organization and due seat: free = that budget's cap - its
 # live in-flight jobs (a seat of "none" is under no cap); the organization takes at most
-# each budget's free seats and, all seats together, its fair share of the batch, earliest
-# run_at first. Ranked within each organization so a full batch interleaves them (so one
-# organization's flood of uncapped jobs still takes only its share).
+# each budget's free seats, at most its share of the fleet (`allow` minus its live
+# in-flight jobs of every seat, see claim()) and, all seats together, its fair share of
+# the batch, earliest run_at first. Ranked within each organization so a full batch
+# interleaves them, organizations with fewer jobs in flight first (so one organization's
+# flood of uncapped jobs still takes only its share, and a seat freed while another
+# organization holds many goes to the one that holds few).
 # The picked jobs are then row-locked with the ORM's select_for_update(skip_locked=True)
 # (`locked`, see _locked_sql): the organization's claim lock keeps other claimers out,
 # and SKIP LOCKED passes over a job someone else is writing at that instant (a cancel, an
@@ -132,32 +157,40 @@ WITH seats AS (
       JOIN accounts_organization o ON o.id = d.org_id
      WHERE o.state = 'active'
 ),
+flight AS (
+    SELECT f.org_id, %(allow)s - (
+        SELECT count(*) FROM jobs_job p
+         WHERE p.status = 'processing' AND p.organization_id = f.org_id
+           AND p.locked_at > now() - make_interval(secs => %(stale_s)s::float8)) AS allowed
+      FROM (SELECT DISTINCT org_id FROM seats) f
+),
 share AS (
-    SELECT ceil(%(limit)s::numeric / greatest(count(DISTINCT org_id), 1))::int AS n
-      FROM seats WHERE free > 0
+    SELECT ceil(%(limit)s::numeric / greatest(count(DISTINCT seats.org_id), 1))::int AS n
+      FROM seats JOIN flight USING (org_id) WHERE seats.free > 0 AND flight.allowed > 0
 ),
 ranked AS (
-    SELECT c.id, c.run_at,
+    SELECT c.id, c.run_at, flight.allowed,
            row_number() OVER (PARTITION BY seats.org_id ORDER BY c.run_at, c.id) AS rank
-      FROM seats, share, LATERAL (
+      FROM seats JOIN flight USING (org_id), share, LATERAL (
           SELECT j.id, j.run_at FROM jobs_job j
            WHERE j.status = 'pending' AND j.organization_id = seats.org_id
              AND j.seat = seats.seat AND j.run_at <= now() {type_filter}
            ORDER BY j.run_at, j.id
-           LIMIT greatest(least(seats.free, share.n), 0)) c
-     WHERE seats.free > 0
+           LIMIT greatest(least(seats.free, share.n, flight.allowed), 0)) c
+     WHERE seats.free > 0 AND flight.allowed > 0
 ),
 candidates AS (
-    SELECT ranked.id, ranked.run_at, ranked.rank FROM ranked, share WHERE ranked.rank <= share.n
+    SELECT ranked.id, ranked.run_at, ranked.rank, %(allow)s - ranked.allowed AS inflight
+      FROM ranked, share WHERE ranked.rank <= least(share.n, ranked.allowed)
     UNION ALL
-    SELECT sys.id, sys.run_at, row_number() OVER (ORDER BY sys.run_at, sys.id) FROM (
+    SELECT sys.id, sys.run_at, row_number() OVER (ORDER BY sys.run_at, sys.id), 0 FROM (
           SELECT j.id, j.run_at FROM jobs_job j
            WHERE j.status = 'pending' AND j.organization_id IS NULL
              AND j.run_at <= now() {type_filter}
            ORDER BY j.run_at, j.id LIMIT %(limit)s
            FOR UPDATE SKIP LOCKED) sys
 ),
-picked AS (SELECT id FROM candidates ORDER BY rank, run_at LIMIT %(limit)s),
+picked AS (SELECT id FROM candidates ORDER BY rank, inflight, run_at LIMIT %(limit)s),
 locked AS ({locked})
 UPDATE jobs_job j
    SET status = 'processing', attempts = j.attempts + 1, locked_by = %(worker)s,
@@ -200,6 +233,7 @@ def claim_sql(*, typed: bool) -> str:
 
 _SESSION_SQL = """
 SELECT set_config('enable_sort', 'off', true), set_config('enable_incremental_sort', 'off', true),
+       set_config('enable_seqscan', 'off', true),
        set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)
 """
 
@@ -222,8 +256,39 @@ class ClaimResult:
     waiting_in: float | None = None  # seconds until the next waiting job is promoted
 
 
-def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | None) -> ClaimResult:
+# At most this many organizations are locked by one claim (each takes one lock of the
+# shared lock table; with thousands due at once, the others wait for the next claims).
+MAX_CLAIM_ORGS = 256
+# No fleet share (no live worker registered: tests driving claims by hand).
+_UNBOUNDED = 2**31 - 1
+
+
+def fleet_allow(*, capacity: int, workers: int, due_orgs: int) -> int:
+    """How many jobs one organization may hold in flight across the fleet right now.
+
+    The fleet holds `capacity` jobs per live worker. With several organizations due they
+    share it evenly; an organization alone may take all of it but a reserve (an eighth,
+    at least one job, once the fleet holds four), so an organization that falls due later
+    finds a seat at once even while the first one's platform hangs every thread it holds."""
+    if workers <= 0:
+        return _UNBOUNDED
+    fleet = capacity * workers
+    reserve = max(1, fleet // 8) if fleet >= 4 else 0
+    usable = max(1, fleet - reserve)
+    return max(1, -(-usable // max(due_orgs, 1)))
+
+
+def claim(
+    *,
+    worker: str,
+    limit: int,
+    stale_s: float,
+    types: Sequence[str] | None,
+    capacity: int | None = None,
+) -> ClaimResult:
     """Claim up to `limit` due jobs for `worker` in one transaction (see the SQL above).
+    `capacity`: how many jobs one worker holds at most (default `limit`), for the fleet
+    share.
 
     Returns the claimed jobs (status processing, attempts already counted, fresh lease)
     and whether another worker held some due organization's claim lock, in which case an
@@ -231,6 +296,9 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
     """
     type_filter = "AND j.type = ANY(%(types)s::text[])" if types else ""
     due_sql = _DUE_ORGS_SQL.format(type_filter=type_filter)
+    # More organizations than jobs wanted: some may have no free seat, or (for a worker
+    # of some types) nothing of its types due.
+    max_orgs = MAX_CLAIM_ORGS if types else min(max(4 * limit, 16), MAX_CLAIM_ORGS)
     with transaction.atomic(), prepared_cursor() as cursor:
         # Statistics lag behind bursts of new jobs (autovacuum analyzes at most once a
         # minute, if it runs at all), and a planner that believes the table tiny would
@@ -240,19 +308,48 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
         # rows, so forbidding avoidable sorts keeps them right whatever the statistics
         # say; being index-driven, they are also planned once (generic plans). JIT is off:
         # wild row estimates would otherwise make PostgreSQL compile these small
-        # statements (hundreds of ms each). These settings last for this transaction.
+        # statements (hundreds of ms each). Sequential scans are off too: the queue heads
+        # are read by their due index however few rows the statistics last counted. These
+        # settings last for this transaction.
         execute_prepared(cursor, _SESSION_SQL, {})
-        execute_prepared(cursor, due_sql, {"ns": CLAIM_LOCK_NAMESPACE, "types": list(types or ())})
-        orgs, seats, contended, system_due = [], [], False, False
+        execute_prepared(
+            cursor,
+            due_sql,
+            {
+                "ns": CLAIM_LOCK_NAMESPACE,
+                "heads_ns": HEADS_LOCK_NAMESPACE,
+                "max_orgs": max_orgs,
+                "stale_s": float(stale_s),
+                "types": list(types or ()),
+            },
+        )
+        orgs, seats, raisable_orgs, raisable_seats = [], [], [], []
+        due_orgs = workers = 0
+        system_due = False
         pending_in = waiting_in = None
-        for org_id, locked, due_seats, pending, waiting in cursor.fetchall():
+        for (
+            org_id,
+            seat,
+            raisable,
+            n_due,
+            n_workers,
+            sys_due,
+            pending,
+            waiting,
+        ) in cursor.fetchall():
             if org_id is None:
-                system_due, pending_in, waiting_in = locked, pending, waiting
-            elif locked:
-                orgs += [org_id] * len(due_seats)  # one (organization, seat) pair each
-                seats += due_seats
-            else:
-                contended = True
+                due_orgs, workers, system_due = n_due, n_workers, sys_due
+                pending_in, waiting_in = pending, waiting
+                continue
+            orgs.append(org_id)
+            seats.append(seat)
+            if raisable:
+                raisable_orgs.append(org_id)
+                raisable_seats.append(seat)
+        held = len(set(orgs))
+        # Due organizations this claim could not lock are being claimed by other workers
+        # (or wait for the next claim): an early retry may find more.
+        contended = held < max_orgs and due_orgs > held
         found = ClaimResult(
             jobs=[],
             contended=contended,
@@ -264,6 +361,7 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
             # Nothing due, or other workers are claiming every due organization: most
             # wake-ups end here, so they skip the claim statement.
             return found
+        allow = fleet_allow(capacity=capacity or limit, workers=workers, due_orgs=due_orgs)
         execute_prepared(
             cursor,
             claim_sql(typed=bool(types)),
@@ -271,12 +369,22 @@ def claim(*, worker: str, limit: int, stale_s: float, types: Sequence[str] | Non
                 "orgs": orgs,
                 "seats": seats,
                 "limit": limit,
+                "allow": allow,
                 "stale_s": float(stale_s),
                 "worker": worker,
                 "types": list(types or ()),
             },
         )
         rows = cursor.fetchall()
+        if raisable_orgs:
+            # A batch that was not filled gave every organization all it could run.
+            served = {row[1] for row in rows} if len(rows) >= limit else set(orgs)
+            turns = [org_id in served for org_id in raisable_orgs]
+            execute_prepared(
+                cursor,
+                _HEADS_SQL,
+                {"orgs": raisable_orgs, "seats": raisable_seats, "turns": turns},
+            )
         if len(rows) >= limit:
             # A full batch may have left due work behind: wake the other workers for it
             # (those that found this worker holding an organization's claim lock wait for

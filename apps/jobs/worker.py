@@ -139,6 +139,7 @@ class Worker:
             limit=limit or self.batch_size,
             stale_s=self.stale_after_s,
             types=self.types,
+            capacity=self._max_held,
         )
         self._last_contended = result.contended
         self._last_found_due = result.found_due

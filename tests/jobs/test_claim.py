@@ -10,6 +10,9 @@ from apps.jobs.services import job_enqueue
 from tests.factories import JobFactory, OrganizationFactory, WorkspaceFactory
 from tests.jobs.conftest import age_heartbeat, db_now
 
+# Parameters of the claim's first statement, for EXPLAIN.
+DUE_PARAMS = {"ns": 1, "heads_ns": 2, "max_orgs": 16, "stale_s": 10.0, "types": []}
+
 
 def test_it_claims_due_jobs_in_run_at_order(worker):
     org = OrganizationFactory(inflight_cap=100)
@@ -169,9 +172,7 @@ def _plans(orgs, *, analyze=True):
         if analyze:
             cursor.execute("ANALYZE jobs_job")
         cursor.execute(queue._SESSION_SQL)  # as the claim does
-        cursor.execute(
-            "EXPLAIN " + queue._DUE_ORGS_SQL.format(type_filter=""), {"ns": 1, "types": []}
-        )
+        cursor.execute("EXPLAIN " + queue._DUE_ORGS_SQL.format(type_filter=""), DUE_PARAMS)
         due_plan = "\n".join(row[0] for row in cursor.fetchall())
         sql = queue.claim_sql(typed=False)
         params = {
@@ -179,6 +180,7 @@ def _plans(orgs, *, analyze=True):
             "seats": ["publish"] * len(orgs),
             "limit": 10,
             "stale_s": 10,
+            "allow": 1000,
             "worker": "w",
             "types": [],
         }
@@ -212,7 +214,7 @@ def test_the_claim_skip_scans_organizations_with_a_large_backlog(worker):
 
     for plan in (due_plan, claim_plan):
         assert "Seq Scan on jobs_job" not in plan, plan
-    assert "job_pending_org_run_at" in due_plan, due_plan
+    assert "queue_head_due" in due_plan, due_plan
     assert "job_pending_org_run_at" in claim_plan, claim_plan
     assert len(worker.claim_batch()) == 3
 
@@ -263,10 +265,11 @@ def test_the_claim_statements_are_prepared_once_per_connection(worker):
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT statement FROM pg_prepared_statements"
-            " WHERE statement LIKE '%%WITH RECURSIVE heads%%'"
+            " WHERE statement LIKE '%%WITH due AS MATERIALIZED%%'"
             "    OR statement LIKE '%%WITH seats AS%%'"
+            "    OR statement LIKE '%%UPDATE jobs_queuehead%%'"
         )
-        assert len(cursor.fetchall()) == 2
+        assert len(cursor.fetchall()) == 3
 
 
 def test_organization_jobs_are_claimed_with_for_update_skip_locked(worker):

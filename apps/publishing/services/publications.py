@@ -34,6 +34,7 @@ from apps.publications.scheduling import resolve_schedule as _resolve_schedule
 from apps.publishing import quotas
 from apps.publishing.delivery import enqueue
 from apps.publishing.services import content as _content
+from apps.publishing.services.approval import approval_watch, check_approval_kept
 from apps.publishing.services.checks import (
     FieldErrors,
     check_content_size,
@@ -47,7 +48,6 @@ from apps.publishing.services.checks import (
     schedule_renditions,
 )
 from apps.publishing.services.create_pipeline import create_publications
-from apps.publishing.services.approval import approval_watch, check_approval_kept
 from apps.publishing.services.edits import (
     apply_destinations,
     apply_intent,

@@ -155,6 +155,12 @@ class Rendition(models.Model):
             ),
             # Daily caps count an account's renditions per UTC day.
             models.Index(fields=["social_account", "status"], name="rendition_account_status"),
+            # The operators' dashboard: destinations failed over the last day.
+            models.Index(
+                fields=["updated_at"],
+                condition=models.Q(status="failed"),
+                name="rendition_failed_recent",
+            ),
             # Operators look for ambiguous outcomes first.
             models.Index(
                 fields=["workspace"],
