@@ -20,11 +20,12 @@ from apps.api.serializers.queue import (
     QueueSlotsReplaceSerializer,
     QueueSlotsSerializer,
 )
-from apps.api.views.publications import EDIT_CODES, with_shown_relations
+from apps.api.views.publications import EDIT_CODES
 from apps.planning.models import QueueSchedule
 from apps.planning.services import publication_queue, queue_slots_replace, queue_slots_reset
 from apps.planning.slots import WeeklySlots, weekly_slots
 from apps.publications.models import Publication
+from apps.publishing.selectors import with_publication_read
 
 SLOT_CODES = {400: ["INVALID_TIMEZONE"]}
 QUEUE_CODES = {
@@ -173,4 +174,4 @@ class PublicationQueueViewSet(WorkspaceViewSet):
             expected_revision=data["revision"],
             actor=self.token.created_by,
         )
-        return self.render(with_shown_relations(self.get_queryset()).get(pk=publication.pk))
+        return self.render(with_publication_read(self.get_queryset()).get(pk=publication.pk))

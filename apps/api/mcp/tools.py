@@ -58,7 +58,6 @@ from apps.api.serializers.queue import QueueSlotsReplaceSerializer, QueueSlotsSe
 from apps.api.serializers.renditions import RenditionResolveSerializer
 from apps.api.throttling import TokenRateThrottle
 from apps.api.validation import publication_validate
-from apps.api.views.publications import with_shown_relations
 from apps.api.views_queue import account_slots, default_slots
 from apps.common.acting import acting_as
 from apps.common.envelope import envelope
@@ -67,6 +66,7 @@ from apps.ops.services import maintenance_state
 from apps.planning.services import publication_queue, queue_slots_replace, queue_slots_reset
 from apps.providers.catalog import all_capabilities, get_capabilities
 from apps.publications.models import Publication
+from apps.publishing.selectors import publication_detail, with_publication_read
 from apps.publishing.services import (
     publication_cancel,
     publication_create,
@@ -194,9 +194,16 @@ def _authorize_change(token: ApiToken, publication: Publication) -> None:
         token_authorize(token, ("write", "publish"))
 
 
+def _shown(publication: Publication | None) -> dict:
+    """The publication as the API shows it (read by the one read, with all it shows)."""
+    if publication is None:
+        raise NotFound("No publication with this id in this workspace.")
+    return _json(PublicationSerializer(publication).data)
+
+
 def _rendered(publication: Publication) -> dict:
-    fresh = Publication.objects.get(pk=publication.pk)
-    return _json(PublicationSerializer(fresh).data)
+    """The publication as it is now, read again after a change."""
+    return _shown(publication_detail(workspace_id=publication.workspace_id, pk=publication.pk))
 
 
 def _body(**fields: Any) -> dict:
@@ -379,13 +386,20 @@ def get_publication(
                 details={"publication_id": ["Give publication_id or reference_key."]},
             )
         if publication_id is not None:
-            return _rendered(_publication(token, publication_id))
-        found = Publication.objects.for_workspace(token.workspace).filter(
-            reference_key=reference_key
+            found = publication_detail(workspace_id=token.workspace_id, pk=publication_id)
+            if found is None:
+                raise NotFound(
+                    "No publication with this id in this workspace.",
+                    details={"id": publication_id},
+                )
+            return _shown(found)
+        by_key = with_publication_read(
+            Publication.objects.for_workspace(token.workspace).filter(reference_key=reference_key)
         )
-        if not found:
+        listed = list(by_key[:1])
+        if not listed:
             raise NotFound("No publication with this reference key in this workspace.")
-        return _rendered(found[0])
+        return _shown(listed[0])
 
     return _run(ctx, work, scopes=("read",))
 
@@ -427,7 +441,7 @@ def list_publications(
         parsed = PublicationFilterSerializer(data=query)
         parsed.is_valid(raise_exception=True)
         filters = parsed.validated_data
-        found = with_shown_relations(Publication.objects.for_workspace(token.workspace))
+        found = with_publication_read(Publication.objects.for_workspace(token.workspace))
         if "status" in filters:
             found = found.filter(status__in=filters["status"])
         if "scheduled_after" in filters:

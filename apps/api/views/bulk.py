@@ -20,10 +20,10 @@ from apps.api.serializers.bulk import (
     BulkReportSerializer,
 )
 from apps.api.serializers.publications import PublicationSerializer
-from apps.api.views.publications import with_shown_relations
 from apps.common.envelope import envelope
 from apps.common.errors import DomainError, ValidationFailed
 from apps.publications.models import Publication
+from apps.publishing.selectors import with_publication_read
 from apps.publishing.services.bulk import MAX_BULK_ITEMS, publications_bulk_create
 from apps.publishing.services.create_pipeline import Outcome, OutcomeStatus
 
@@ -69,7 +69,7 @@ class PublicationBulkViewSet(WorkspaceViewSet):
     required_scopes = {"create": _bulk_scopes}
 
     def get_queryset(self) -> QuerySet:
-        return with_shown_relations(super().get_queryset())
+        return with_publication_read(super().get_queryset())
 
     @extend_schema(
         summary="Create many publications",

@@ -20,9 +20,9 @@ from apps.api.serializers.publications import (
     PublicationUpdateSerializer,
     ValidationReportSerializer,
 )
-from apps.api.shown import read_shown_publication, with_shown_relations
 from apps.api.validation import publication_validate
 from apps.publications.models import Publication
+from apps.publishing.selectors import publication_detail, with_publication_read
 from apps.publishing.services import (
     publication_cancel,
     publication_create,
@@ -96,7 +96,7 @@ class PublicationViewSet(WorkspaceViewSet):
     required_object_scopes = {"partial_update": _change_scopes, "destroy": _change_scopes}
 
     def get_queryset(self) -> QuerySet:
-        return with_shown_relations(super().get_queryset())
+        return with_publication_read(super().get_queryset())
 
     def _fresh(self, publication: Publication) -> Publication:
         """The publication re-read with everything the response shows."""
@@ -150,7 +150,7 @@ class PublicationViewSet(WorkspaceViewSet):
         responses={200: PublicationSerializer, **errors(404)},
     )
     def retrieve(self, request: ApiRequest, pk: str) -> Response:
-        publication = read_shown_publication(workspace_id=self.workspace.pk, pk=int(pk))
+        publication = publication_detail(workspace_id=self.workspace.pk, pk=int(pk))
         if publication is None:
             raise Http404
         return self.render(publication)

@@ -1,10 +1,25 @@
-"""Reads about publications that several clients share."""
+"""Reads about publications that several clients share. The read of a publication itself,
+for every door, is ``publication_read``."""
 
 from __future__ import annotations
 
 from apps.providers.validation import Problem
 from apps.publications.models import Publication
+from apps.publishing.selectors.publication_read import (
+    publication_detail,
+    publication_page,
+    publish_due_times,
+    with_publication_read,
+)
 from apps.renditions.selectors import rendition_problems
+
+__all__ = [
+    "publication_detail",
+    "publication_page",
+    "publication_problems",
+    "publish_due_times",
+    "with_publication_read",
+]
 
 
 def publication_problems(*, publication: Publication) -> list[Problem]:

@@ -1,0 +1,190 @@
+"""The one read of a publication, for every door: the token API, MCP and the web app.
+
+A publication and every relation its pages and representation show come back as one JSON
+value (apps.common.json_rows), turned back into model instances with their relations in the
+caches ``select_related`` and ``prefetch_related`` would fill: its segments and their media,
+its renditions with their accounts, delivery attempts, first comments, segments and media;
+on request its review and review comments. The code reading them (serializers, templates)
+calls ``publication.renditions.all()`` and never knows. So reading one publication, or a
+page of any length, costs one query:
+
+- ``publication_detail``: one publication of a workspace, or None (SQL compiled once per
+  process);
+- ``publication_page``: publications of a queryset by id, in the order asked (a page
+  whose order the caller worked out, as the posts list does);
+- ``with_publication_read``: a queryset (filtered, ordered and sliced as the caller likes)
+  whose rows come out read whole, in the query that lists them;
+- ``publish_due_times``: when each rendition's pending publish job runs, for many
+  renditions in one query (the web app reads no job table itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
+from django.db.models.query import ModelIterable
+
+from apps.accounts.models import SocialAccount, User
+from apps.approvals.models import Review, ReviewComment
+from apps.common.json_rows import JsonQuery, Nested, Shape, json_object, load
+from apps.jobs.models import Job
+from apps.publications.models import MediaAsset, Publication, PublicationSegment, SegmentMedia
+from apps.publishing.delivery.enqueue import publish_dedupe_key
+from apps.renditions.models import (
+    DeliveryAttempt,
+    FirstComment,
+    Rendition,
+    RenditionMedia,
+    RenditionSegment,
+)
+
+_USER = ("id", "name", "email")
+
+
+def _shape(*, review: bool) -> Shape:
+    """The publication with what every door shows; with its review and review comments
+    too when ``review`` (the web's post page)."""
+    nested: tuple[Nested, ...] = (
+        Nested(
+            "segments",
+            "publication",
+            Shape(
+                PublicationSegment,
+                nested=(
+                    Nested(
+                        "media_links",
+                        "segment",
+                        Shape(
+                            SegmentMedia,
+                            joined={"media": Shape(MediaAsset, ("id", "alt_text", "kind"))},
+                        ),
+                        ("position",),
+                    ),
+                ),
+            ),
+            ("position",),
+        ),
+        Nested(
+            "renditions",
+            "publication",
+            Shape(
+                Rendition,
+                joined={
+                    "social_account": Shape(SocialAccount, ("id", "handle", "platform", "status"))
+                },
+                nested=(
+                    Nested(
+                        "delivery_attempts",
+                        "rendition",
+                        Shape(DeliveryAttempt),
+                        ("started_at", "pk"),  # its Meta ordering, within one rendition
+                    ),
+                    Nested(
+                        "segments",
+                        "rendition",
+                        Shape(
+                            RenditionSegment,
+                            nested=(
+                                Nested(
+                                    "media",
+                                    "rendition_segment",
+                                    Shape(RenditionMedia),
+                                    ("position",),
+                                ),
+                            ),
+                        ),
+                        ("position",),
+                    ),
+                    Nested("first_comment", "rendition", Shape(FirstComment), one=True),
+                ),
+            ),
+        ),
+    )
+    if review:
+        people = {"requested_by": Shape(User, _USER), "decided_by": Shape(User, _USER)}
+        nested += (
+            Nested("review", "publication", Shape(Review, joined=people), one=True),
+            Nested(
+                "review_comments",
+                "publication",
+                Shape(ReviewComment, joined={"author": Shape(User, _USER)}),
+                ("created_at", "pk"),
+            ),
+        )
+    return Shape(Publication, nested=nested)
+
+
+_SHOWN = _shape(review=False)
+_WITH_REVIEW = _shape(review=True)
+
+
+def _query(shape: Shape) -> JsonQuery:
+    return JsonQuery(
+        lambda pk, workspace: Publication.objects.filter(pk=pk, workspace_id=workspace).values(
+            row=json_object(shape)
+        ),
+        pk=-7_000_000_001,
+        workspace=-7_000_000_002,
+    )
+
+
+_QUERIES = {False: _query(_SHOWN), True: _query(_WITH_REVIEW)}
+# The annotation carrying each listed publication's value.
+_ROW = "shown_row"
+
+
+def _loaded(shape: Shape, data: dict[str, Any]) -> Publication:
+    publication = load(shape, data)
+    assert isinstance(publication, Publication)
+    # A destination's inherited text is its source segment's: the publication's own rows.
+    by_id = {segment.pk: segment for segment in publication.segments.all()}
+    source = RenditionSegment._meta.get_field("source_segment")
+    for rendition in publication.renditions.all():
+        for segment in rendition.segments.all():
+            source_id = segment.source_segment_id
+            source.set_cached_value(segment, by_id.get(source_id) if source_id else None)
+    return publication
+
+
+def publication_detail(*, workspace_id: int, pk: int, review: bool = False) -> Publication | None:
+    """The workspace's publication ``pk`` with everything it shows (and its review and
+    review comments when ``review``), or None: one query."""
+    rows = _QUERIES[review].rows(pk=pk, workspace=workspace_id)
+    return _loaded(_WITH_REVIEW if review else _SHOWN, rows[0]) if rows else None
+
+
+class _ReadIterable(ModelIterable):
+    def __iter__(self) -> Iterator[Publication]:
+        for listed in super().__iter__():
+            yield _loaded(_SHOWN, getattr(listed, _ROW))
+
+
+def with_publication_read(queryset: QuerySet) -> QuerySet:
+    """Publications (filtered, ordered and sliced as the caller likes) with everything they
+    show: each read whole, in the query that lists them."""
+    shown = queryset.only("pk").annotate(**{_ROW: json_object(_SHOWN)})
+    shown._iterable_class = _ReadIterable
+    return shown
+
+
+def publication_page(publications: QuerySet, pks: Sequence[int]) -> list[Publication]:
+    """The publications of ``publications`` (a workspace's, filtered as the caller likes)
+    with the ids ``pks``, each read whole, in the order given (ids it does not hold are
+    left out): one query, for a page whose order the caller worked out."""
+    read = with_publication_read(publications.filter(pk__in=list(pks)).order_by())
+    by_pk = {publication.pk: publication for publication in read}
+    return [by_pk[pk] for pk in pks if pk in by_pk]
+
+
+def publish_due_times(renditions: Iterable[Rendition]) -> dict[int, datetime]:
+    """When each rendition's pending publish job runs (a manual retry runs now, whatever
+    the post's own time), by rendition id; renditions with none are left out. One query
+    for any number of renditions."""
+    keys = {publish_dedupe_key(rendition.pk): rendition.pk for rendition in renditions}
+    if not keys:
+        return {}
+    jobs = Job.objects.unfinished().filter(dedupe_key__in=keys, status=Job.Status.PENDING)
+    return {keys[key]: run_at for key, run_at in jobs.values_list("dedupe_key", "run_at")}
