@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from django.db.models import Q, QuerySet
 
 from apps.publications.models import Publication
+from apps.publishing.selectors import publication_page
 
 PAGE_SIZE = 25
 UPCOMING, REST = "u", "r"
@@ -110,8 +111,8 @@ def _rest(publications: QuerySet, now: datetime, cursor: Cursor | None, n: int):
 def read_page(
     publications: QuerySet, *, now: datetime, after: str | None, size: int = PAGE_SIZE
 ) -> Page:
-    """The page of `publications` (already filtered) after the cursor `after`, with the
-    posts' parts and destinations fetched in one query each."""
+    """The page of `publications` (already filtered) after the cursor `after`, the posts
+    read whole by the one read of a publication (one query for the page)."""
     cursor = Cursor.decode(after)
     keys: list[tuple[str, datetime, int]] = []
     rest_cursor = None
@@ -124,15 +125,8 @@ def read_page(
         keys += [(REST, at, pk) for at, pk in _rest(publications, now, rest_cursor, wanted)]
     shown, extra = keys[:size], keys[size:]
     next_cursor = Cursor(*shown[-1]).encode() if extra and shown else None
-    by_pk = {
-        p.pk: p
-        for p in Publication.objects.filter(pk__in=[pk for _, _, pk in shown]).prefetch_related(
-            "segments", "renditions__social_account"
-        )
-    }
-    posts = []
-    for part, _at, pk in shown:
-        post = by_pk[pk]
-        post.is_past = part == REST
-        posts.append(post)
+    parts = {pk: part for part, _at, pk in shown}
+    posts = publication_page(publications, list(parts))
+    for post in posts:
+        post.is_past = parts[post.pk] == REST
     return Page(posts, next_cursor, is_first=cursor is None)

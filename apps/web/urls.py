@@ -140,7 +140,7 @@ workspace_patterns = [
     path("posts/import/", imports.import_upload, name="post-import"),
     path("posts/import/<str:import_id>/", imports.import_detail, name="post-import-detail"),
     path("posts/import/<str:import_id>/run/", imports.import_run, name="post-import-run"),
-    path("posts/<int:pk>/", publications.publication_detail, name="publication-detail"),
+    path("posts/<int:pk>/", publications.publication_detail_view, name="publication-detail"),
     path("posts/<int:pk>/edit/", composer.publication_edit, name="publication-edit"),
     path(
         "posts/<int:pk>/reschedule/",

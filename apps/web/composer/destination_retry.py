@@ -10,6 +10,7 @@ with its own parts), at the revision the form was opened at, and the retry throu
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import prefetch_related_objects
 
 from apps.accounts.models import User
 from apps.common.errors import ValidationFailed
@@ -87,6 +88,7 @@ def destination_edit_and_retry(
     retry it now. Raises ValidationFailed (the platform's rules, details by path such as
     ``segments.0.text``), Conflict REVISION_CONFLICT (the post changed since the form was
     opened) and the retry's refusals, with nothing written."""
+    prefetch_related_objects([rendition], "segments__media__media")  # the checks read media
     parts = sent_parts(rendition)
     segments = _segments(parts, texts)
     _check(rendition, segments, parts)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db.models import prefetch_related_objects
+
 from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
 
 
@@ -23,8 +25,11 @@ class SentPart:
 
 
 def sent_parts(rendition: Rendition) -> list[SentPart]:
-    """The rendition's parts in thread order."""
-    segments = rendition.segments.order_by("position").prefetch_related("media__media")
+    """The rendition's parts in thread order, from its segments and their media as the
+    caller prefetched them (the post's page reads them with the publication), else loaded
+    here."""
+    prefetch_related_objects([rendition], "segments__media")
+    segments = sorted(rendition.segments.all(), key=lambda segment: segment.position)
     return [
         SentPart(
             position=segment.position,

@@ -56,9 +56,11 @@ def _accounts(workspace: Workspace) -> list[SocialAccount]:
 
 def is_editable(publication: Publication) -> bool:
     """True while no destination went out or is in flight (clean failures may change)."""
-    live = publication.renditions.exclude(status=Rendition.Status.CANCELLED)
+    # Reads the renditions a caller prefetched (the post's page), else loads them.
     return publication.status != Publication.Status.CANCELLED and all(
-        r.is_content_editable for r in live
+        r.is_content_editable
+        for r in publication.renditions.all()
+        if r.status != Rendition.Status.CANCELLED
     )
 
 

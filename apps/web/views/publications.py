@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
@@ -24,10 +24,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from apps.accounts.models import Workspace
 from apps.accounts.permissions import Action
 from apps.common.errors import Conflict, DomainError, ValidationFailed
-from apps.jobs.models import Job
 from apps.providers.catalog import PlatformCapabilities, UnknownPlatform, get_capabilities
 from apps.publications.models import Publication
-from apps.publishing.delivery.enqueue import publish_dedupe_key
+from apps.publishing.selectors import publication_detail, publish_due_times
 from apps.publishing.services import (
     MANUAL_RETRY_LIMIT,
     first_comment_mark_posted,
@@ -54,16 +53,13 @@ DUE_SOON = timedelta(minutes=2)
 DUE_WITHIN = timedelta(hours=1)
 
 
-def due_at(rendition: Rendition) -> datetime | None:
-    """When the next attempt runs: its pending publish job's time (a manual retry runs
-    now, whatever the post's own time), else the rendition's effective time."""
-    run_at = (
-        Job.objects.unfinished()
-        .filter(dedupe_key=publish_dedupe_key(rendition.pk), status=Job.Status.PENDING)
-        .values_list("run_at", flat=True)
-        .first()
-    )
-    return run_at or rendition.effective_scheduled_at
+def due_times(renditions: list[Rendition]) -> dict[int, datetime | None]:
+    """When each scheduled or failed destination's next attempt runs: its pending publish
+    job's time (a manual retry runs now, whatever the post's own time), else its effective
+    time; one query for them all."""
+    waiting = [r for r in renditions if r.status in (R.SCHEDULED, R.FAILED)]
+    jobs = publish_due_times(waiting)
+    return {r.pk: jobs.get(r.pk) or r.effective_scheduled_at for r in waiting}
 
 
 def poll_seconds(rendition: Rendition, now: datetime, due: datetime | None) -> int | None:
@@ -155,7 +151,15 @@ def _detail_url(workspace: Workspace, publication: Publication) -> str:
     )
 
 
-def _card(request: WorkspaceRequest, rendition: Rendition, *, editable: bool) -> DestinationCard:
+def _card(
+    request: WorkspaceRequest,
+    rendition: Rendition,
+    *,
+    editable: bool,
+    due: dict[int, datetime | None] | None = None,
+) -> DestinationCard:
+    """A destination's card, from what the caller read with the rendition (its attempts,
+    first comment, segments and media, its due time among ``due``), else loaded here."""
     workspace = request.workspace
     try:
         caps = get_capabilities(rendition.platform)
@@ -168,20 +172,20 @@ def _card(request: WorkspaceRequest, rendition: Rendition, *, editable: bool) ->
             "publication-edit",
             kwargs={"workspace_slug": workspace.slug, "pk": rendition.publication_id},
         )
-    due = due_at(rendition) if rendition.status in (R.SCHEDULED, R.FAILED) else None
+    due_at = (due if due is not None else due_times([rendition])).get(rendition.pk)
     comment = None
     if rendition.status == R.PUBLISHED:  # a first comment exists only under a live post
-        comment = FirstComment.objects.filter(rendition=rendition).first()
-    poll = poll_seconds(rendition, timezone.now(), due)
+        comment = getattr(rendition, "first_comment", None)
+    poll = poll_seconds(rendition, timezone.now(), due_at)
     if comment is not None and comment.status == FirstComment.Status.PENDING:
         poll = FAST_POLL_S  # the comment is on its way: show it land
     return DestinationCard(
         rendition=rendition,
         capabilities=caps,
-        attempts=list(rendition.delivery_attempts.order_by("started_at", "pk")),
+        attempts=list(rendition.delivery_attempts.all()),  # by started_at, then id
         poll=poll,
         first_comment=comment,
-        due_at=due,
+        due_at=due_at,
         url=reverse(
             "rendition-card",
             kwargs={
@@ -241,14 +245,21 @@ def _render_card(
 
 @workspace_view(Action.VIEW)
 @require_GET
-def publication_detail(request: WorkspaceRequest, pk: int) -> HttpResponse:
-    publication = _publication(request, pk)
+def publication_detail_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    """The post's page: one read of the publication with all it shows (its review too),
+    and one of its destinations' pending publish jobs, whatever their number."""
+    publication = publication_detail(workspace_id=request.workspace.pk, pk=pk, review=True)
+    if publication is None:
+        raise Http404
+    Publication.workspace.field.set_cached_value(publication, request.workspace)
     editable = is_editable(publication)
-    renditions = publication.renditions.select_related("social_account").order_by(
-        "social_account__platform", "social_account__handle"
+    renditions = sorted(
+        publication.renditions.all(),
+        key=lambda r: (r.social_account.platform, r.social_account.handle),
     )
-    cards = [_card(request, r, editable=editable) for r in renditions]
-    segments = publication.segments.order_by("position").prefetch_related("media_links__media")
+    due = due_times(renditions)
+    cards = [_card(request, r, editable=editable, due=due) for r in renditions]
+    segments = list(publication.segments.all())  # by position
     context = {
         "workspace": request.workspace,
         "section": "posts",

@@ -5,13 +5,14 @@ Each step posts the revision the person looked at; the services decide."""
 from __future__ import annotations
 
 from django.contrib import messages
+from django.db.models import Prefetch, prefetch_related_objects
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import Action, can
-from apps.approvals.models import Review
+from apps.approvals.models import Review, ReviewComment
 from apps.approvals.rule import approval_required, approval_rule_set, is_approver
 from apps.common.errors import DomainError
 from apps.publications.models import Publication
@@ -143,12 +144,17 @@ def review_comment_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
 def review_panel_context(request, publication: Publication) -> dict:
     """What the review panel of a post's page shows and offers this person."""
     workspace = publication.workspace
-    review = (
-        Review.objects.filter(publication=publication)
-        .select_related("requested_by", "decided_by")
-        .first()
+    # The post's page read them with the publication; otherwise they are loaded here.
+    prefetch_related_objects(
+        [publication],
+        Prefetch("review", Review.objects.select_related("requested_by", "decided_by")),
+        Prefetch(
+            "review_comments",
+            ReviewComment.objects.select_related("author").order_by("created_at", "pk"),
+        ),
     )
-    comments = publication.review_comments.select_related("author").order_by("created_at")
+    review = getattr(publication, "review", None)
+    comments = publication.review_comments.all()
     user = request.user
     is_draft = publication.status == Publication.Status.DRAFT
     in_review = review is not None and review.state == Review.State.IN_REVIEW
