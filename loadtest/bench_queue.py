@@ -58,6 +58,13 @@ class BenchConfig:
     probe_claims: int = 200
     burst_trickle: bool = False
     burst_jobs: int = 40_000
+    idle_orgs: int = 0
+    everyone_at_nine: bool = False
+    nine_orgs: int = 10_000
+
+
+# Sizes at which claim_ms_p50_by_idle_orgs is measured (those up to --idle-orgs, and it).
+IDLE_ORG_STEPS = (0, 10_000, 100_000)
 
 
 @dataclass
@@ -73,6 +80,7 @@ class Bench:
     _log: Path | None = None
     _history_rows: int = 0
     _burst_org: Organization | None = None
+    _idle_org_ids: list[int] = field(default_factory=list)
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -87,6 +95,9 @@ class Bench:
                 self.claim_cost_by_history()
             self.add_history(self.config.history)
             self.figures["history"] = self._history_rows
+            if self.config.idle_orgs:
+                self.claim_cost_by_idle_orgs()
+            self.figures["idle_orgs"] = len(self._idle_org_ids)
             self.figures.update(self.claim_cost())
             self.start_workers()
             self.throughput()
@@ -98,6 +109,8 @@ class Bench:
                 self.fairness()
             if self.config.burst_trickle:
                 self.burst_trickle()
+            if self.config.everyone_at_nine:
+                self.everyone_at_nine()
             self.figures["worker_exit_codes"] = codes = self.stop_workers()
             stopped = True
             if self.config.burst_trickle:
@@ -157,6 +170,12 @@ class Bench:
         ids = [org.pk for org in self._orgs]
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM jobs_job WHERE organization_id = ANY(%s)", [ids])
+            # The idle organizations hold nothing but their jobs and queue heads: removed
+            # by SQL (the ORM would collect a hundred thousand rows first).
+            idle = self._idle_org_ids
+            cursor.execute("DELETE FROM jobs_job WHERE organization_id = ANY(%s)", [idle])
+            cursor.execute("DELETE FROM jobs_queuehead WHERE organization_id = ANY(%s)", [idle])
+            cursor.execute("DELETE FROM accounts_organization WHERE id = ANY(%s)", [idle])
         Organization.objects.filter(pk__in=ids).delete()
         WorkerProcess.objects.filter(name__startswith=self.tag).delete()
 
@@ -322,6 +341,97 @@ class Bench:
         self._burst_org = org
         self.immediate_latency(prefix="burst_trickle_", org=org)
         self.scheduled_latency(prefix="burst_trickle_", org=org)
+
+    def everyone_at_nine(self) -> None:
+        """`nine_orgs` organizations with one job each, all due at the same instant (a
+        hosted service's 09:00): how late after its run_at does the last one start?"""
+        cfg = self.config
+        orgs = self._make_orgs("n", cfg.nine_orgs)
+        rate = self.figures.get("enqueue_per_s") or 20_000
+        due = _db_clock() + timedelta(seconds=max(1.0, 1.5 * cfg.nine_orgs / rate + 0.5))
+        with transaction.atomic():
+            job_enqueue_many(JobSpec(type=NOOP, organization_id=org.pk, run_at=due) for org in orgs)
+        ids = [org.pk for org in orgs]
+        self._wait_done(ids, cfg.nine_orgs, label="everyone at nine")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM jobs_job WHERE organization_id = ANY(%s) AND type = %s",
+                [ids, NOOP],
+            )
+            job_ids = [row[0] for row in cursor.fetchall()]
+            cursor.execute(
+                "SELECT extract(epoch FROM max(started_at - run_at)) FROM jobs_job"
+                " WHERE id = ANY(%s)",
+                [job_ids],
+            )
+            last = float(cursor.fetchone()[0])
+        p50, p99 = _percentiles(job_ids, "started_at - run_at")
+        self.figures.update(
+            everyone_at_nine_orgs=cfg.nine_orgs,
+            everyone_at_nine_start_p50_s=round(p50, 3),
+            everyone_at_nine_start_p99_s=round(p99, 3),
+            everyone_at_nine_last_start_s=round(last, 3),
+        )
+
+    def add_idle_orgs(self, total: int) -> None:
+        """Bring the idle organizations up to `total`, each with 3 jobs due 1 to 3 days
+        ahead (a hosted service's normal state: posts scheduled, nothing of theirs due).
+        Written by SQL in chunks, with a progress bar."""
+        missing = total - len(self._idle_org_ids)
+        started = time.perf_counter()
+        chunk = 10_000
+        while missing > 0:
+            n = min(chunk, missing)
+            first = len(self._idle_org_ids)
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(
+                    """
+                    INSERT INTO accounts_organization
+                        (name, slug, state, monthly_post_quota, inflight_cap,
+                         webhook_inflight_cap, seats, storage_quota_bytes, created_at,
+                         updated_at)
+                    SELECT %s || ' idle' || i, %s || '-idle' || i, 'active', 1000, 10, 4,
+                           10, 0, now(), now()
+                      FROM generate_series(%s, %s) AS i
+                    RETURNING id
+                    """,
+                    [self.tag, self.tag, first, first + n - 1],
+                )
+                ids = [row[0] for row in cursor.fetchall()]
+                cursor.execute(
+                    f"""
+                    INSERT INTO jobs_job ({_INSERT_COLUMNS})
+                    SELECT o.id, NULL, %s, 'publish', '{{}}', 'pending',
+                           now() + interval '1 day' + k * interval '1 day'
+                                 + (o.id %% 3600) * interval '1 second',
+                           0, 5, '', NULL, 0, 0, 0, now(), now()
+                      FROM unnest(%s::bigint[]) AS o(id), generate_series(0, 2) AS k
+                    """,  # noqa: S608 - only constants are spliced in
+                    [NOOP, ids],
+                )
+            self._idle_org_ids += ids
+            missing -= n
+            draw_rate_bar(
+                self.progress,
+                "idle organizations",
+                len(self._idle_org_ids),
+                total,
+                time.perf_counter() - started,
+            )
+        self._vacuum()
+        if total:
+            self.progress.write("\n")
+
+    def claim_cost_by_idle_orgs(self) -> None:
+        """claim_ms_p50 with 0, 10,000 and 100,000 idle organizations in the table (the
+        steps up to `idle_orgs`, and `idle_orgs` itself)."""
+        target = self.config.idle_orgs
+        steps = sorted({step for step in IDLE_ORG_STEPS if step <= target} | {target})
+        by_step = {}
+        for step in steps:
+            self.add_idle_orgs(step)
+            by_step[str(step)] = self.claim_cost()["claim_ms_p50"]
+        self.figures["claim_ms_p50_by_idle_orgs"] = by_step
 
     def add_history(self, rows: int) -> None:
         """Bring the finished history the bench added up to `rows` done jobs (one INSERT

@@ -131,9 +131,10 @@ UPDATE jobs_queuehead h
 # each budget's free seats, at most its share of the fleet (`allow` minus its live
 # in-flight jobs of every seat, see claim()) and, all seats together, its fair share of
 # the batch, earliest run_at first. Ranked within each organization so a full batch
-# interleaves them, organizations with fewer jobs in flight first (so one organization's
-# flood of uncapped jobs still takes only its share, and a seat freed while another
-# organization holds many goes to the one that holds few).
+# interleaves them, organizations with fewer jobs in flight first, then in their turn
+# (the order the first statement held them in: least recently served first), so one
+# organization's flood of uncapped jobs still takes only its share, and a seat freed
+# while another organization holds many goes to the one that holds few.
 # The picked jobs are then row-locked with the ORM's select_for_update(skip_locked=True)
 # (`locked`, see _locked_sql): the organization's claim lock keeps other claimers out,
 # and SKIP LOCKED passes over a job someone else is writing at that instant (a cancel, an
@@ -149,11 +150,11 @@ UPDATE jobs_queuehead h
 # sub-select: FOR UPDATE is not allowed beside the window function).
 _CLAIM_SQL = """
 WITH seats AS (
-    SELECT d.org_id, d.seat, CASE WHEN d.seat = 'none' THEN %(limit)s ELSE ({caps}) - (
+    SELECT d.org_id, d.seat, d.turn, CASE WHEN d.seat = 'none' THEN %(limit)s ELSE ({caps}) - (
         SELECT count(*) FROM jobs_job p
          WHERE p.status = 'processing' AND p.organization_id = d.org_id AND p.seat = d.seat
            AND p.locked_at > now() - make_interval(secs => %(stale_s)s::float8)) END AS free
-      FROM unnest(%(orgs)s::bigint[], %(seats)s::text[]) AS d(org_id, seat)
+      FROM unnest(%(orgs)s::bigint[], %(seats)s::text[]) WITH ORDINALITY AS d(org_id, seat, turn)
       JOIN accounts_organization o ON o.id = d.org_id
      WHERE o.state = 'active'
 ),
@@ -169,7 +170,7 @@ share AS (
       FROM seats JOIN flight USING (org_id) WHERE seats.free > 0 AND flight.allowed > 0
 ),
 ranked AS (
-    SELECT c.id, c.run_at, flight.allowed,
+    SELECT c.id, c.run_at, flight.allowed, seats.turn,
            row_number() OVER (PARTITION BY seats.org_id ORDER BY c.run_at, c.id) AS rank
       FROM seats JOIN flight USING (org_id), share, LATERAL (
           SELECT j.id, j.run_at FROM jobs_job j
@@ -180,17 +181,18 @@ ranked AS (
      WHERE seats.free > 0 AND flight.allowed > 0
 ),
 candidates AS (
-    SELECT ranked.id, ranked.run_at, ranked.rank, %(allow)s - ranked.allowed AS inflight
+    SELECT ranked.id, ranked.run_at, ranked.rank, %(allow)s - ranked.allowed AS inflight,
+           ranked.turn
       FROM ranked, share WHERE ranked.rank <= least(share.n, ranked.allowed)
     UNION ALL
-    SELECT sys.id, sys.run_at, row_number() OVER (ORDER BY sys.run_at, sys.id), 0 FROM (
+    SELECT sys.id, sys.run_at, row_number() OVER (ORDER BY sys.run_at, sys.id), 0, 0 FROM (
           SELECT j.id, j.run_at FROM jobs_job j
            WHERE j.status = 'pending' AND j.organization_id IS NULL
              AND j.run_at <= now() {type_filter}
            ORDER BY j.run_at, j.id LIMIT %(limit)s
            FOR UPDATE SKIP LOCKED) sys
 ),
-picked AS (SELECT id FROM candidates ORDER BY rank, inflight, run_at LIMIT %(limit)s),
+picked AS (SELECT id FROM candidates ORDER BY rank, inflight, turn, run_at LIMIT %(limit)s),
 locked AS ({locked})
 UPDATE jobs_job j
    SET status = 'processing', attempts = j.attempts + 1, locked_by = %(worker)s,

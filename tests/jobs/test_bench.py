@@ -59,3 +59,43 @@ def test_bench_queue_prints_its_figures_and_cleans_up(monkeypatch):
     assert not Organization.objects.filter(slug__startswith="bench-").exists()
     assert not Job.objects.filter(type="noop").exists()
     assert not WorkerProcess.objects.filter(name__startswith="bench-").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_bench_queue_measures_idle_organizations_and_everyone_at_nine(monkeypatch):
+    from apps.jobs.models import QueueHead
+
+    monkeypatch.setenv("DATABASE_URL", worker_database_url())
+    out, err = StringIO(), StringIO()
+
+    call_command(
+        "bench_queue",
+        jobs=100,
+        orgs=2,
+        workers=2,
+        latency_jobs=5,
+        scheduled_jobs=5,
+        no_fairness=True,
+        no_raw_reference=True,
+        probe_claims=10,
+        idle_orgs=12_000,
+        scenario="everyone-at-nine",
+        nine_orgs=300,
+        timeout=60,
+        stdout=out,
+        stderr=err,
+    )
+
+    figures = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert figures["idle_orgs"] == 12_000
+    assert set(figures["claim_ms_p50_by_idle_orgs"]) == {"0", "10000", "12000"}
+    assert all(ms > 0 for ms in figures["claim_ms_p50_by_idle_orgs"].values())
+    assert figures["everyone_at_nine_orgs"] == 300
+    assert 0 <= figures["everyone_at_nine_start_p50_s"] <= figures["everyone_at_nine_last_start_s"]
+    assert figures["duplicate_claims"] == 0
+    assert figures["worker_exit_codes"] == [0, 0]
+    assert "idle organizations" in err.getvalue()
+    assert not Organization.objects.filter(slug__startswith="bench-").exists()
+    assert not Job.objects.filter(type="noop").exists()
+    assert not QueueHead.objects.exists()

@@ -80,12 +80,23 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--scenario",
-            choices=["standard", "burst-trickle"],
+            choices=["standard", "burst-trickle", "everyone-at-nine"],
             default="standard",
             help="burst-trickle: after the standard scenarios, a burst of --burst-jobs jobs "
-            "of one organization, then the latency runs again (burst_trickle_* keys).",
+            "of one organization, then the latency runs again (burst_trickle_* keys). "
+            "everyone-at-nine: after the standard scenarios, --nine-orgs organizations with "
+            "one job each due at the same instant (everyone_at_nine_* keys: start delay "
+            "after run_at, the last one's included).",
         )
         parser.add_argument("--burst-jobs", type=int, default=defaults.burst_jobs)
+        parser.add_argument("--nine-orgs", type=int, default=defaults.nine_orgs)
+        parser.add_argument(
+            "--idle-orgs",
+            type=int,
+            default=defaults.idle_orgs,
+            help="Organizations with 3 jobs each due days ahead put in the table before "
+            "measuring (claim_ms_p50_by_idle_orgs at 0, 10000 and 100000 up to N, and N).",
+        )
 
     def handle(self, *args, **options) -> None:
         config = BenchConfig(
@@ -107,6 +118,9 @@ class Command(BaseCommand):
             probe_claims=options["probe_claims"],
             burst_trickle=options["scenario"] == "burst-trickle",
             burst_jobs=options["burst_jobs"],
+            idle_orgs=options["idle_orgs"],
+            everyone_at_nine=options["scenario"] == "everyone-at-nine",
+            nine_orgs=options["nine_orgs"],
         )
         self.stderr.ending = ""  # the progress bar redraws its line with "\r"
         # The command's stderr wrapper is a text stream (write and flush are all Bench uses).
