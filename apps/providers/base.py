@@ -143,6 +143,11 @@ class Adapter(ABC):
     # holds (LinkedIn's DUPLICATE_POST): once an unanswered request can no longer land, a
     # resend either makes the one post or names it, so an unknown outcome settles itself.
     duplicate_refusal_names_post: bool = False
+    # True when poll_segment itself may make the post: once the platform has processed the
+    # work, the poll sends the irreversible create (Pinterest's Pin after its video, a Meta
+    # container's publish, Bluesky's record once its video blob exists). A poll that stopped
+    # mid-call may have made it, so the next one is looked up first (unless retry-safe).
+    poll_makes_post: bool = False
 
     def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
         """Return fresh credentials when the token is near expiry, else None."""

@@ -67,6 +67,7 @@ class BlueskyAdapter(Adapter):
     # Each segment's record key is fixed before the first attempt; the repository refuses a
     # second record under it, so resending after an unknown outcome cannot post twice.
     retry_safe_after_unknown = True
+    poll_makes_post = True  # a video's post is created once its blob exists (under its key)
     lookup_is_strong = True  # getRecord by the deterministic record key
     comment_lookup_is_strong = True  # the same for the comment's keys: absent means never made
 

@@ -56,6 +56,7 @@ class ContainerAdapter(Adapter):
     quota_fields = "quota_usage,config"
     poll_schedule: PollSchedule
     retry_safe_after_unknown = False
+    poll_makes_post = True  # a FINISHED container is published by the poll
 
     # Hooks -----------------------------------------------------------------------------
 

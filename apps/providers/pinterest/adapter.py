@@ -72,6 +72,7 @@ class PinterestAdapter(Adapter):
         alt_text=True,  # a single-image pin's alt_text
     )
     poll_schedule = POLL_SCHEDULE
+    poll_makes_post = True  # the Pin is made once the video is processed
 
     def publish_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None

@@ -1,11 +1,15 @@
 """The status poll job: ask the platform about a segment it accepted and is processing,
 until it is published (the thread's next segments then go out), fails at the platform, or
-is handed to a person. A failed read polls again later; the work is never sent again."""
+is handed to a person. A failed read polls again later; the work is never sent again.
+Where the platform's poll makes the post, a poll an earlier run left in flight is settled
+by the ambiguity rules (looked up by reconciliation) before any poll is sent again."""
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+
+from django.db import transaction
 
 from apps.common.db_clock import db_now
 from apps.jobs.errors import INTERRUPTIONS, JobOutcome, Waiting
@@ -17,7 +21,13 @@ from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.publishing.delivery import waiting
 from apps.publishing.delivery.failures import fail, hand_over_unexpected
 from apps.publishing.delivery.publish import deliver, prepare, recover_publishing
-from apps.publishing.delivery.run import Stop, record_segment, save_checkpoint, seconds_until
+from apps.publishing.delivery.run import (
+    Run,
+    Stop,
+    record_segment,
+    save_checkpoint,
+    seconds_until,
+)
 from apps.publishing.delivery.waiting import POLL_INTERVAL, accepted_work, clear_accepted
 from apps.publishing.locks import lock_rendition
 from apps.publishing.services.status import publication_refresh_status
@@ -77,7 +87,13 @@ def _poll(job: Job, rendition: Rendition) -> None:
     if not isinstance(run.adapter, SupportsStatusPoll):
         raise RuntimeError(f"{rendition.platform} cannot poll a pending segment.")
     segment = rendition.segments.get(position=job.payload["position"])
+    if segment.is_published:
+        # An earlier run stored the post, then stopped before moving on: never polled again.
+        _go_on(job, run)
+        return
+    _settle_earlier_polls(job, run, segment.position)
     attempt = DeliveryAttempt.objects.create(
+        started_at=db_now(),
         rendition=rendition,
         workspace_id=rendition.workspace_id,
         kind=DeliveryAttempt.Kind.POLL,
@@ -133,18 +149,67 @@ def _poll(job: Job, rendition: Rendition) -> None:
             "still processing",
             state={"pending_id": result.provider_post_id, "polls": polls, "poll_errors": 0},
         )
-    attempt.close(
-        DeliveryAttempt.Outcome.PUBLISHED,
-        provider_post_id=result.provider_post_id,
-        provider_url=result.provider_url,
-    )
-    record_segment(segment, result)
+    # One commit: a run stopped before it leaves the attempt in flight (looked up by the
+    # next run), never closed with a segment that looks unsent.
+    with transaction.atomic():
+        attempt.close(
+            DeliveryAttempt.Outcome.PUBLISHED,
+            provider_post_id=result.provider_post_id,
+            provider_url=result.provider_url,
+        )
+        record_segment(segment, result)
+    _go_on(job, run)
+
+
+def _go_on(job: Job, run: Run) -> None:
+    """The accepted segment is published: the thread's next segments go out."""
     clear_accepted(run)
     with holding_lease(job):
-        current = lock_rendition(rendition.pk)
+        current = lock_rendition(run.rendition.pk)
         current.transition_to(Rendition.Status.PUBLISHING)
     run.rendition.status = Rendition.Status.PUBLISHING
     deliver(run)
+
+
+def _settle_earlier_polls(job: Job, run: Run, position: int) -> None:
+    """Look before polling again: a poll of this segment left in flight by a run that
+    stopped (its worker killed, the database gone mid-call) may have made the post, where
+    the platform's poll makes it. Unless a repeat is harmless (the create goes under a key
+    the platform honours), the rendition becomes an ambiguous failure settled by
+    reconciliation, never a second create. A poll that only reads is simply read again."""
+    earlier = list(
+        run.rendition.delivery_attempts.in_flight().filter(
+            kind=DeliveryAttempt.Kind.POLL, segment_position=position
+        )
+    )
+    if not earlier:
+        return
+
+    def close_earlier() -> None:
+        for attempt in earlier:
+            attempt.close(
+                DeliveryAttempt.Outcome.LOST,
+                note=f"{attempt.worker or 'The worker'} stopped during the status check.",
+            )
+
+    adapter = run.adapter
+    if not adapter.poll_makes_post or (
+        adapter.is_retry_safe(run.account) and adapter.idempotency_window is None
+    ):
+        close_earlier()
+        return
+    fail(
+        job,
+        run.rendition,
+        ProviderError(
+            ErrorKind.OUTCOME_UNKNOWN,
+            "A status check stopped while the platform may have made the post; it is "
+            "looked up before anything is sent again.",
+            code="worker_lost",
+        ),
+        hand_over=True,
+        closing=close_earlier,
+    )
 
 
 def _poll_again_later(
