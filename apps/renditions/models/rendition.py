@@ -195,13 +195,19 @@ class Rendition(models.Model):
     def is_content_editable(self) -> bool:
         """True while an edit cannot contradict what a platform already holds: not handed
         to a provider (or failed cleanly), and no thread segment published yet."""
+        return self._status_editable and not self.segments.exclude(provider_post_id="").exists()
+
+    def content_editable_as_read(self) -> bool:
+        """``is_content_editable`` judged on the segments read with the rendition
+        (prefetched, else loaded): what a page showing many renditions asks, without a
+        query for each."""
+        return self._status_editable and not any(s.provider_post_id for s in self.segments.all())
+
+    @property
+    def _status_editable(self) -> bool:
         if self.status in self.NOT_STARTED:
-            editable = True
-        elif self.status == self.Status.FAILED:
-            editable = not self.ambiguous
-        else:
-            return False
-        return editable and not self.segments.exclude(provider_post_id="").exists()
+            return True
+        return self.status == self.Status.FAILED and not self.ambiguous
 
     def can_transition_to(self, status: str) -> bool:
         return status in self.TRANSITIONS[self.status]

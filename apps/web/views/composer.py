@@ -56,11 +56,14 @@ def _accounts(workspace: Workspace) -> list[SocialAccount]:
 
 def is_editable(publication: Publication) -> bool:
     """True while no destination went out or is in flight (clean failures may change)."""
-    # Reads the renditions a caller prefetched (the post's page), else loads them.
+    # The renditions and their segments the caller read with the publication (the post's
+    # page), else loaded here (two queries, left off the publication: it may change next).
+    if "renditions" in getattr(publication, "_prefetched_objects_cache", {}):
+        renditions = publication.renditions.all()
+    else:
+        renditions = publication.renditions.prefetch_related("segments")
     return publication.status != Publication.Status.CANCELLED and all(
-        r.is_content_editable
-        for r in publication.renditions.all()
-        if r.status != Rendition.Status.CANCELLED
+        r.content_editable_as_read() for r in renditions if r.status != Rendition.Status.CANCELLED
     )
 
 
