@@ -495,6 +495,7 @@ class Bench:
     def _vacuum(self) -> None:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM (ANALYZE) jobs_job")
+            cursor.execute("VACUUM (ANALYZE) jobs_queuehead")
 
     def _make_orgs(
         self, role: str, count: int, *, state: str = Organization.State.ACTIVE

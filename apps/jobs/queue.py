@@ -235,7 +235,8 @@ def claim_sql(*, typed: bool) -> str:
 
 _SESSION_SQL = """
 SELECT set_config('enable_sort', 'off', true), set_config('enable_incremental_sort', 'off', true),
-       set_config('enable_seqscan', 'off', true),
+       set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+       set_config('enable_mergejoin', 'off', true),
        set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)
 """
 
@@ -310,9 +311,11 @@ def claim(
         # rows, so forbidding avoidable sorts keeps them right whatever the statistics
         # say; being index-driven, they are also planned once (generic plans). JIT is off:
         # wild row estimates would otherwise make PostgreSQL compile these small
-        # statements (hundreds of ms each). Sequential scans are off too: the queue heads
-        # are read by their due index however few rows the statistics last counted. These
-        # settings last for this transaction.
+        # statements (hundreds of ms each). Sequential scans, hash and merge joins are off
+        # too: the queue heads are read by their due index, and their organizations looked
+        # up one by one, however few rows the statistics last counted (a hash of every
+        # organization would cost what the heads saved). These settings last for this
+        # transaction.
         execute_prepared(cursor, _SESSION_SQL, {})
         execute_prepared(
             cursor,

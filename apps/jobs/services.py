@@ -494,18 +494,22 @@ def jobs_prune_finished(
 
 
 def jobs_vacuum_if_needed(*, dead_rows: int = VACUUM_DEAD_ROWS) -> bool:
-    """VACUUM (ANALYZE) jobs_job once it holds `dead_rows` dead rows or more; True if it
-    ran. Every claim walks past the dead entries a burst leaves in the pending-only
-    indexes until a vacuum removes them: this keeps that bounded where autovacuum is off
-    or behind (where it keeps up, the table never gets there). Must run outside a
+    """VACUUM (ANALYZE) jobs_job, and the queue heads, once a table holds `dead_rows`
+    dead rows or more; True if one ran. Every claim walks past the dead entries a burst
+    leaves in the pending-only indexes (and every claim rewrites the heads it serves)
+    until a vacuum removes them: this keeps that bounded where autovacuum is off or
+    behind (where it keeps up, the tables never get there). Must run outside a
     transaction (VACUUM cannot run inside one); it blocks no reads or writes."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'jobs_job'::regclass"
-        )
-        row = cursor.fetchone()
-        if row is None or row[0] < dead_rows:
-            return False
-        cursor.execute("VACUUM (ANALYZE) jobs_job")
-    logger.info("Vacuumed jobs_job (%d dead rows).", row[0])
-    return True
+    ran = False
+    for table in ("jobs_job", "jobs_queuehead"):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = %s::regclass", [table]
+            )
+            row = cursor.fetchone()
+            if row is None or row[0] < dead_rows:
+                continue
+            cursor.execute(f"VACUUM (ANALYZE) {table}")
+        logger.info("Vacuumed %s (%d dead rows).", table, row[0])
+        ran = True
+    return ran
