@@ -5,7 +5,8 @@ so a heartbeat never waits behind the worker's loop or its handlers: the stateme
 row a handler holds locked at that instant (and looks again a second later) instead of
 queueing behind it, and runs under short lock and statement timeouts of its own. A worker
 whose handler waits on a lock another process holds (a paused worker's, say) keeps its
-leases all the same.
+leases all the same. That connection goes to PostgreSQL itself (DATABASE_DIRECT_URL behind
+a pooler in transaction mode, as the worker's LISTEN does).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import psycopg
 from django.db import connection
 from django.db.models.functions import Now
 
+from apps.common.direct import direct_connection_params
 from apps.jobs import lease_check
 from apps.jobs.errors import DATABASE_ERRORS
 from apps.jobs.models import WorkerProcess
@@ -33,17 +35,6 @@ HEARTBEAT_LOCK_TIMEOUT_S = 1.0
 HEARTBEAT_STATEMENT_TIMEOUT_S = 5.0
 # A held row skipped because it was locked, or a failed heartbeat, is tried again this soon.
 _RETRY_S = 1.0
-# Django's own keys among its connection parameters, which are not libpq options.
-_NOT_CONNINFO = (
-    "cursor_factory",
-    "context",
-    "prepare_threshold",
-    "pool",
-    "server_side_binding",
-    "assume_role",
-    "isolation_level",
-)
-
 Held = Sequence[tuple[int, uuid.UUID]]
 
 
@@ -128,22 +119,24 @@ class LeaseKeeper:
                 wait = _RETRY_S
         self._close()
 
+    def connection_params(self) -> dict:
+        """libpq options of the keeper's session: on PostgreSQL itself (DATABASE_DIRECT_URL
+        behind a pooler in transaction mode, which refuses the `options` startup parameter
+        and would hand each statement any server session), under its own bounds."""
+        params = direct_connection_params()
+        bounds = (
+            f"-c lock_timeout={round(HEARTBEAT_LOCK_TIMEOUT_S * 1000)}"
+            f" -c statement_timeout={round(HEARTBEAT_STATEMENT_TIMEOUT_S * 1000)}"
+        )
+        # After the product's session bounds, so these win on this session.
+        params["options"] = f"{params.get('options', '')} {bounds}".strip()
+        params.setdefault("application_name", self._application_name)
+        params.setdefault("connect_timeout", 5)
+        return params
+
     def _connect(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed:
-            params = {
-                k: v
-                for k, v in connection.get_connection_params().items()
-                if k not in _NOT_CONNINFO and v not in ("", None)
-            }
-            bounds = (
-                f"-c lock_timeout={round(HEARTBEAT_LOCK_TIMEOUT_S * 1000)}"
-                f" -c statement_timeout={round(HEARTBEAT_STATEMENT_TIMEOUT_S * 1000)}"
-            )
-            # After the product's session bounds, so these win on this session.
-            params["options"] = f"{params.get('options', '')} {bounds}".strip()
-            params.setdefault("application_name", self._application_name)
-            params.setdefault("connect_timeout", 5)
-            self._conn = psycopg.connect(**params, autocommit=True)
+            self._conn = psycopg.connect(**self.connection_params(), autocommit=True)
         return self._conn
 
     def _close(self) -> None:

@@ -14,6 +14,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import OperationalError, connection, transaction
 
+from apps.common.direct import direct_connection_params
 from apps.jobs import heartbeat, queue
 from apps.jobs.errors import DATABASE_ERROR, LeaseLost, RetryableError
 from apps.jobs.models import Job
@@ -368,6 +369,42 @@ def test_the_lease_keeper_reports_a_lease_recovered_meanwhile(job_types):
     assert worker._keeper.beat() == worker.heartbeat_s
     assert claimed.pk in worker._lost
     worker._keeper.stop()
+
+
+def test_behind_a_pooler_the_lease_keeper_beats_on_postgresql_itself(
+    job_types, settings, monkeypatch
+):
+    job_types("t.noop", lambda job: None)
+    worker = _worker(heartbeat_s=2)  # a failed beat would come back in 1 s
+    claimed = _claim_one(worker, "t.noop")
+    server = connection.settings_dict
+    settings.DATABASE_DIRECT = {
+        "NAME": server["NAME"],
+        "USER": server["USER"],
+        "PASSWORD": server["PASSWORD"],
+        "HOST": server["HOST"],
+        "PORT": server["PORT"],
+        "OPTIONS": {"options": "-c idle_in_transaction_session_timeout=60000"},
+    }
+    # DATABASE_URL names the pooler (here one that is not even there).
+    pooler = {"dbname": "pooled", "host": "127.0.0.1", "port": 1, "user": "app"}
+    monkeypatch.setattr(connection, "get_connection_params", lambda: dict(pooler))
+    keeper = worker._keeper
+    try:
+        params = keeper.connection_params()
+        direct = direct_connection_params()
+        assert {k: params[k] for k in ("dbname", "host", "port", "user")} == {
+            k: direct[k] for k in ("dbname", "host", "port", "user")
+        }
+        assert params["options"] == (
+            "-c idle_in_transaction_session_timeout=60000 "
+            "-c lock_timeout=1000 -c statement_timeout=5000"
+        )
+        assert keeper.beat() == worker.heartbeat_s  # a heartbeat written, not a failure
+        assert keeper.beats == 1 and claimed.pk not in worker._lost
+    finally:
+        keeper.stop()
+        monkeypatch.undo()
 
 
 # -- a lease too short for the database's bounds -------------------------------------------
