@@ -33,7 +33,8 @@ test: $(STAMP)
 FAST_IGNORE := tests/api tests/web tests/cli tests/mcp tests/loadtest tests/test_settings.py \
 	tests/jobs/test_bench.py tests/jobs/test_worker_processes.py \
 	tests/ops/test_bench_api.py tests/ops/test_deploy.py tests/ops/test_logging.py \
-	tests/ops/test_scale_out.py tests/ops/test_soak.py tests/ops/test_soak_platforms.py \
+	tests/ops/test_pgbouncer.py tests/ops/test_scale_out.py tests/ops/test_soak.py \
+	tests/ops/test_soak_chaos.py tests/ops/test_soak_platforms.py \
 	tests/providers/test_httpcall_bounds.py tests/providers/test_sandbox.py \
 	tests/renditions/test_pipeline.py tests/renditions/test_pipeline_processes.py \
 	tests/renditions/test_waiting.py tests/webhooks/test_emit.py
