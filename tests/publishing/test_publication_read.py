@@ -211,7 +211,7 @@ def test_the_read_holds_everything_it_shows(
     (made,) = _posts(workspace_a, accounts, media, 1)
 
     with django_assert_num_queries(1):
-        publication = publication_detail(workspace_id=workspace_a.pk, pk=made.pk, review=True)
+        publication = publication_detail(workspace_id=workspace_a.pk, pk=made.pk, for_page=True)
     assert publication is not None
     with django_assert_num_queries(0):
         assert [s.text for s in publication.segments.all()] == ["Post 0", "Second part"]
@@ -224,6 +224,7 @@ def test_the_read_holds_everything_it_shows(
             assert len(rendition.delivery_attempts.all()) == 1
             assert [len(s.media.all()) for s in rendition.segments.all()] == [1, 1]
             assert getattr(rendition, "first_comment", None) is None
+        assert publication.author is None
         assert getattr(publication, "review", None) is None
         assert list(publication.review_comments.all()) == []
 
@@ -241,3 +242,35 @@ def test_a_page_keeps_the_order_asked_and_only_the_workspaces(
 
     assert [p.pk for p in page] == [mine[2].pk, mine[0].pk]
     assert publication_detail(workspace_id=workspace_a.pk, pk=theirs.pk) is None
+
+
+def test_a_destination_card_costs_the_same_for_any_number_of_destinations(
+    workspace_a, accounts, media, web
+):
+    """The card a destination's polling fetches reads its publication by the one read."""
+    (single,) = _posts(workspace_a, accounts[:1], media, 1)
+    (triple,) = _posts(workspace_a, accounts, media, 1)
+
+    def card(publication):
+        rendition = publication.renditions.all()[0]
+        response = web.get(f"/w/ws-a/posts/{publication.pk}/destinations/{rendition.pk}/")
+        assert response.status_code == 200
+        assert response.context["card"].rendition.pk == rendition.pk
+        assert len(response.context["card"].attempts) == 1
+
+    card(single)
+    assert _count(lambda: card(triple)) == _count(lambda: card(single))
+
+
+def test_a_destination_card_is_found_only_under_its_own_post(
+    workspace_a, workspace_b, accounts, media, web
+):
+    first, second = _posts(workspace_a, accounts[:1], media, 2)
+    other = SocialAccountFactory(workspace=workspace_b, platform="sandbox", handle="other")
+    (theirs,) = _posts(workspace_b, [other], MediaAssetFactory(workspace=workspace_b), 1)
+    mine = first.renditions.all()[0]
+    foreign = theirs.renditions.all()[0]
+
+    assert web.get(f"/w/ws-a/posts/{first.pk}/destinations/{mine.pk}/").status_code == 200
+    assert web.get(f"/w/ws-a/posts/{second.pk}/destinations/{mine.pk}/").status_code == 404
+    assert web.get(f"/w/ws-a/posts/{theirs.pk}/destinations/{foreign.pk}/").status_code == 404

@@ -4,9 +4,9 @@ A publication and every relation its pages and representation show come back as 
 value (apps.common.json_rows), turned back into model instances with their relations in the
 caches ``select_related`` and ``prefetch_related`` would fill: its segments and their media,
 its renditions with their accounts, delivery attempts, first comments, segments and media;
-on request its review and review comments. The code reading them (serializers, templates)
-calls ``publication.renditions.all()`` and never knows. So reading one publication, or a
-page of any length, costs one query:
+for the post's page also its author, review and review comments. The code reading them
+(serializers, templates) calls ``publication.renditions.all()`` and never knows. So reading
+one publication, or a page of any length, costs one query:
 
 - ``publication_detail``: one publication of a workspace, or None (SQL compiled once per
   process);
@@ -44,9 +44,9 @@ from apps.renditions.models import (
 _USER = ("id", "name", "email")
 
 
-def _shape(*, review: bool) -> Shape:
-    """The publication with what every door shows; with its review and review comments
-    too when ``review`` (the web's post page)."""
+def _shape(*, for_page: bool) -> Shape:
+    """The publication with what every door shows; with its author, review and review
+    comments too when ``for_page`` (the web app's post page)."""
     nested: tuple[Nested, ...] = (
         Nested(
             "segments",
@@ -103,22 +103,23 @@ def _shape(*, review: bool) -> Shape:
             ),
         ),
     )
-    if review:
-        people = {"requested_by": Shape(User, _USER), "decided_by": Shape(User, _USER)}
-        nested += (
-            Nested("review", "publication", Shape(Review, joined=people), one=True),
-            Nested(
-                "review_comments",
-                "publication",
-                Shape(ReviewComment, joined={"author": Shape(User, _USER)}),
-                ("created_at", "pk"),
-            ),
-        )
-    return Shape(Publication, nested=nested)
+    if not for_page:
+        return Shape(Publication, nested=nested)
+    people = {"requested_by": Shape(User, _USER), "decided_by": Shape(User, _USER)}
+    nested += (
+        Nested("review", "publication", Shape(Review, joined=people), one=True),
+        Nested(
+            "review_comments",
+            "publication",
+            Shape(ReviewComment, joined={"author": Shape(User, _USER)}),
+            ("created_at", "pk"),
+        ),
+    )
+    return Shape(Publication, joined={"author": Shape(User, _USER)}, nested=nested)
 
 
-_SHOWN = _shape(review=False)
-_WITH_REVIEW = _shape(review=True)
+_SHOWN = _shape(for_page=False)
+_PAGE = _shape(for_page=True)
 
 
 def _query(shape: Shape) -> JsonQuery:
@@ -131,7 +132,7 @@ def _query(shape: Shape) -> JsonQuery:
     )
 
 
-_QUERIES = {False: _query(_SHOWN), True: _query(_WITH_REVIEW)}
+_QUERIES = {False: _query(_SHOWN), True: _query(_PAGE)}
 # The annotation carrying each listed publication's value.
 _ROW = "shown_row"
 
@@ -149,11 +150,11 @@ def _loaded(shape: Shape, data: dict[str, Any]) -> Publication:
     return publication
 
 
-def publication_detail(*, workspace_id: int, pk: int, review: bool = False) -> Publication | None:
-    """The workspace's publication ``pk`` with everything it shows (and its review and
-    review comments when ``review``), or None: one query."""
-    rows = _QUERIES[review].rows(pk=pk, workspace=workspace_id)
-    return _loaded(_WITH_REVIEW if review else _SHOWN, rows[0]) if rows else None
+def publication_detail(*, workspace_id: int, pk: int, for_page: bool = False) -> Publication | None:
+    """The workspace's publication ``pk`` with everything it shows (and its author, review
+    and review comments when ``for_page``), or None: one query."""
+    rows = _QUERIES[for_page].rows(pk=pk, workspace=workspace_id)
+    return _loaded(_PAGE if for_page else _SHOWN, rows[0]) if rows else None
 
 
 class _ReadIterable(ModelIterable):

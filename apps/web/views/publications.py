@@ -229,9 +229,17 @@ def seen_marker(publication: Publication) -> str:
 
 
 def _render_card(
-    request: WorkspaceRequest, card: DestinationCard, *, status: int = 200, head: bool = True
+    request: WorkspaceRequest,
+    card: DestinationCard,
+    *,
+    status: int = 200,
+    head: bool = True,
+    publication: Publication | None = None,
 ) -> HttpResponse:
-    publication = Publication.objects.get(pk=card.rendition.publication_id)
+    """The card, and the page head when asked or when the publication changed since the
+    page was shown (``publication``: as the caller just read it, else read here)."""
+    if publication is None:
+        publication = Publication.objects.get(pk=card.rendition.publication_id)
     context = {
         "workspace": request.workspace,
         "card": card,
@@ -248,7 +256,7 @@ def _render_card(
 def publication_detail_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
     """The post's page: one read of the publication with all it shows (its review too),
     and one of its destinations' pending publish jobs, whatever their number."""
-    publication = publication_detail(workspace_id=request.workspace.pk, pk=pk, review=True)
+    publication = publication_detail(workspace_id=request.workspace.pk, pk=pk, for_page=True)
     if publication is None:
         raise Http404
     Publication.workspace.field.set_cached_value(publication, request.workspace)
@@ -275,10 +283,14 @@ def publication_detail_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
 @require_GET
 def rendition_card(request: WorkspaceRequest, pk: int, rendition_pk: int) -> HttpResponse:
     """One destination's card: what its polling swaps in (and the page's status badge,
-    out of band)."""
-    rendition = _rendition(request, pk, rendition_pk)
-    card = _card(request, rendition, editable=is_editable(rendition.publication))
-    return _render_card(request, card, head=False)
+    out of band). Read by the one read of its publication, and its pending publish job."""
+    publication = publication_detail(workspace_id=request.workspace.pk, pk=pk)
+    renditions = publication.renditions.all() if publication is not None else []
+    rendition = next((r for r in renditions if r.pk == rendition_pk), None)
+    if publication is None or rendition is None:
+        raise Http404
+    card = _card(request, rendition, editable=is_editable(publication))
+    return _render_card(request, card, head=False, publication=publication)
 
 
 @workspace_view(Action.PUBLISH)
