@@ -416,3 +416,28 @@ def test_a_revoked_refresh_token_asks_to_reconnect(fake):
     with pytest.raises(ProviderError) as err:
         PinterestAdapter().refresh_credentials(account, {"refresh_token": "pinr_X"})
     assert err.value.kind == ErrorKind.AUTH_EXPIRED
+
+
+def test_a_video_pin_whose_video_is_still_processing_is_found_pending(fake):
+    checkpoint = {"video_media_id": "5110000001", "video_pin": {"board_id": "549755885175"}}
+    media = fake.get(f"{API}/media/5110000001").respond(200, json={"status": "processing"})
+    listing = fake.get(f"{API}/boards/549755885175/pins").respond(
+        200, json={"items": [], "bookmark": None}
+    )
+    adapter = PinterestAdapter()
+    since = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+
+    found = adapter.lookup_segment(
+        _ctx(checkpoint=checkpoint), SegmentPayload(0, "Dark and dense"), not_before=since
+    )
+
+    assert found == PublishedSegment(provider_post_id="5110000001", pending=True)
+    assert not listing.called  # no Pin is made before its video is ready
+    media.respond(200, json={"status": "succeeded"})
+    assert (
+        adapter.lookup_segment(
+            _ctx(checkpoint=checkpoint), SegmentPayload(0, "Dark and dense"), not_before=since
+        )
+        is None
+    )
+    assert listing.called

@@ -44,7 +44,10 @@ class Pinterest:
 
     def __init__(self, router: respx.MockRouter) -> None:
         self.pins: list[dict] = []
-        router.get(f"{API}/media/{MEDIA_ID}").respond(200, json={"status": "succeeded"})
+        self.video_status = "succeeded"
+        router.get(f"{API}/media/{MEDIA_ID}").mock(
+            side_effect=lambda request: httpx.Response(200, json={"status": self.video_status})
+        )
         router.post(f"{API}/pins").mock(side_effect=self._create)
         router.get(f"{API}/boards/{BOARD}/pins").mock(side_effect=self._board)
 
@@ -154,6 +157,33 @@ def test_a_poll_stopped_after_the_pin_was_made_is_looked_up_never_pinned_again(
     assert rendition.provider_post_id == pin["id"]
     outcomes = list(rendition.delivery_attempts.values_list("kind", "outcome"))
     assert outcomes == [(A.Kind.POLL, A.Outcome.LOST), (A.Kind.RECONCILE, A.Outcome.FOUND)]
+
+
+def test_a_poll_stopped_while_the_video_was_processing_waits_for_it_then_pins_once(
+    pinterest, worker, workspace_a, monkeypatch
+):
+    pinterest.video_status = "processing"
+    rendition = _waiting_video_pin(workspace_a)
+    [job] = worker.claim_batch()
+    monkeypatch.setattr(poll, "save_checkpoint", _kill_own_connection)
+    assert worker.run_one(job) == "pending"
+    monkeypatch.undo()
+
+    # Looked up: the video is still processing, so no Pin can exist yet: waiting resumes.
+    Job.objects.filter(pk=job.pk).update(run_at=timezone.now())
+    _run_due(worker)
+    rendition.refresh_from_db()
+    assert (rendition.status, rendition.ambiguous) == (Rendition.Status.FAILED, True)
+    _run_due(worker)
+    rendition.refresh_from_db()
+    assert rendition.status == Rendition.Status.WAITING
+    assert pinterest.pins == []
+
+    pinterest.video_status = "succeeded"
+    _drain(worker)
+    rendition.refresh_from_db()
+    [pin] = pinterest.pins
+    assert (rendition.status, rendition.provider_post_id) == (Rendition.Status.PUBLISHED, pin["id"])
 
 
 def test_a_poll_left_in_flight_found_by_the_stranded_sweep_is_looked_up_too(

@@ -127,7 +127,9 @@ class PinterestAdapter(Adapter):
     ) -> PublishedSegment | None:
         """Best effort: the board's Pins with the same title, link and description, made
         after the attempt began. A busy board may have taken many Pins since, so several
-        pages are read (the board's order need not be newest first)."""
+        pages are read (the board's order need not be newest first). A video Pin whose
+        video is still processing is pending: its Pin is made only once the video is
+        ready (by the poll), so none exists yet."""
         board_id = ctx.settings.get("board_id")
         if not board_id:
             return None
@@ -135,7 +137,12 @@ class PinterestAdapter(Adapter):
         title, link = ctx.settings.get("title") or "", ctx.settings.get("link") or ""
         wanted = normalize_text(segment.text)
         params: dict = {"page_size": LOOKUP_PAGE_SIZE}
+        media_id = ctx.checkpoint.get("video_media_id")
         with api.client(ctx.credentials) as client:
+            if media_id and ctx.checkpoint.get("video_pin"):
+                video = api.call(client, "GET", f"/media/{media_id}", is_create=False)
+                if video.get("status") in media.MEDIA_PENDING:
+                    return PublishedSegment(provider_post_id=media_id, pending=True)
             for _ in range(LOOKUP_PAGES):
                 body = api.call(
                     client, "GET", f"/boards/{board_id}/pins", params=params, is_create=False
