@@ -12,6 +12,7 @@ APPS = Path(settings.BASE_DIR) / "apps"
 HARNESS_COMMANDS = {
     APPS / "ops" / "management" / "commands" / "soak.py",
     APPS / "ops" / "management" / "commands" / "bench_api.py",
+    APPS / "ops" / "management" / "commands" / "bench_pages.py",
     APPS / "jobs" / "management" / "commands" / "bench_queue.py",
 }
 
