@@ -65,38 +65,40 @@ _SEAT_CAPS = (
 # The organizations to claim for, read from their queue heads (apps.jobs.models.QueueHead):
 # only the heads that are due, an index range whatever the number of organizations with
 # work scheduled later. Due heads are taken least recently served first (organizations
-# take turns), and each is try-locked with the per-organization claim lock, which makes
-# "count in-flight, then take up to the cap" atomic across workers (an organization
-# locked by another worker is passed over, like SKIP LOCKED one level up), until
-# `max_orgs` organizations are held. Each one held is also try-locked for raising its
-# head (see QueueHead: granted only while no one is enqueueing for it). The claim
-# statement then runs with a snapshot taken after the locks are held, so it sees every
-# claim committed before. (`OFFSET 0` fences the ordered heads: the try-locks must run
-# on them in order, stopping at the limit, never be pushed down into the scan.) A last
-# row (organization NULL) gives the number of active organizations with due heads and of
-# live workers (the fleet share, see claim()),
-# whether a system job is due, and in how many seconds the next pending job falls due and
-# the next waiting job is to be promoted (what an idle worker sleeps until).
+# take turns); each one's organization is looked up (active only: a suspended one's jobs
+# wait) and try-locked with the per-organization claim lock, which makes "count
+# in-flight, then take up to the cap" atomic across workers (an organization locked by
+# another worker is passed over, like SKIP LOCKED one level up), until `max_orgs`
+# organizations are held, so a claim looks up no more organizations than it passes over
+# or holds. Each one held is also try-locked for raising its head (see QueueHead:
+# granted only while no one is enqueueing for it). The claim statement then runs with a
+# snapshot taken after the locks are held, so it sees every claim committed before.
+# (`OFFSET 0` fences the ordered heads: the look-ups and try-locks must run on them in
+# order, stopping at the limit, never be pushed down into the scan; CASE orders the
+# look-up before the lock.) A last row (organization NULL) gives the number of
+# organizations with due heads (suspended ones too: a share then a little smaller) and
+# of live workers (the fleet share, see claim()), whether a system job is due, and in
+# how many seconds the next pending job falls due and the next waiting job is to be
+# promoted (what an idle worker sleeps until).
 _DUE_ORGS_SQL = """
 WITH due AS MATERIALIZED (
     SELECT h.organization_id, h.seat, h.next_run_at, h.last_claimed_at FROM jobs_queuehead h
      WHERE h.next_run_at <= now()
-),
-active AS MATERIALIZED (
-    SELECT due.* FROM due JOIN accounts_organization o ON o.id = due.organization_id
-     WHERE o.state = 'active'
 )
 (SELECT c.organization_id, c.seat::text,
         pg_try_advisory_xact_lock(%(heads_ns)s, (c.organization_id %% 2147483647)::int),
         NULL::bigint, NULL::bigint, NULL::boolean, NULL::float8, NULL::float8
-   FROM (SELECT * FROM active
+   FROM (SELECT * FROM due
           ORDER BY last_claimed_at NULLS FIRST, next_run_at, organization_id
          OFFSET 0) c
-  WHERE pg_try_advisory_xact_lock(%(ns)s, (c.organization_id %% 2147483647)::int)
+  WHERE CASE WHEN EXISTS (SELECT 1 FROM accounts_organization o
+                           WHERE o.id = c.organization_id AND o.state = 'active')
+             THEN pg_try_advisory_xact_lock(%(ns)s, (c.organization_id %% 2147483647)::int)
+             ELSE false END
   LIMIT %(max_orgs)s)
 UNION ALL
 SELECT NULL, NULL, NULL,
-       (SELECT count(DISTINCT organization_id) FROM active),
+       (SELECT count(DISTINCT organization_id) FROM due),
        (SELECT count(*) FROM jobs_workerprocess w
          WHERE w.stopped_at IS NULL
            AND w.last_seen_at > now() - make_interval(secs => %(stale_s)s::float8)),
