@@ -7,7 +7,15 @@
   (and the Rest.li `Location`). The header is sometimes missing although the post exists:
   `restli_id_missing` is how often, `send_location` whether `Location` is sent.
 - Re-posting the same commentary as the same author is refused 422 DUPLICATE_POST, the
-  message naming the existing URN. There is no idempotency handle.
+  message naming the existing URN. There is no idempotency handle. LinkedIn documents no
+  rule for this; what the fake does follows field reports, each part switchable:
+  - the rule holds for a window (`duplicate_window_s`, 24 h by default; reports say roughly
+    24 to 48 h), after which the same text makes a second post;
+  - it may compare the media as well (`duplicate_compares_media`): the same text with other
+    image or video URNs (a re-upload of the same file makes a new URN) is a new post;
+  - empty commentary (an image-only post) is never a duplicate of anything;
+  - a refusal may name a post that no longer answers (`refusal_names_ghost`: the URN it
+    names answers 404), as reports of refusals naming deleted posts describe.
 - Images: `POST /rest/images?action=initializeUpload`, then one `PUT` of the bytes to the
   returned upload URL. Member tokens (w_member_social) cannot read image status or posts
   (reading needs r_member_social, granted to few apps); organization reads need
@@ -48,6 +56,7 @@ REFRESH_TTL_S = 365 * 86400
 MEMBER_SCOPES = frozenset({"openid", "profile", "w_member_social"})
 VIDEO_PART_BYTES = 4 * 1024 * 1024
 REQUIRED = ("author", "commentary", "visibility", "distribution", "lifecycleState")
+DUPLICATE_WINDOW_S = 24 * 3600
 
 
 def li_error(status: int, message: str, code: str | None = None, **extra) -> FakeResponse:
@@ -68,10 +77,16 @@ class LinkedInFake(PlatformFake):
         restli_id_missing: float = 0.0,
         send_location: bool = True,
         video_part_bytes: int = VIDEO_PART_BYTES,
+        duplicate_window_s: float = DUPLICATE_WINDOW_S,
+        duplicate_compares_media: bool = False,
+        refusal_names_ghost: bool = False,
     ) -> None:
         super().__init__(faults)
         self.restli_id_missing = restli_id_missing
         self.send_location = send_location
+        self.duplicate_window_s = duplicate_window_s
+        self.duplicate_compares_media = duplicate_compares_media
+        self.refusal_names_ghost = refusal_names_ghost
         self.clock = time.time
         self.tokens: dict[str, dict] = {}  # access token -> {"member", "scopes", "exp"}
         self.refresh_tokens: dict[str, dict] = {}  # refresh token -> {"member", "exp"}
@@ -435,21 +450,24 @@ class LinkedInFake(PlatformFake):
                 item = self.images.get(urn) or self.videos.get(urn)
                 if item is None or item["owner"] != author or item["status"] == "WAITING_UPLOAD":
                     return li_error(422, f"ERROR :: /content :: media {urn} is not uploaded")
-            for existing in self.posts.values():
-                if existing.account == author and existing.text == post["commentary"]:
-                    return li_error(
-                        422,
-                        f"Content is a duplicate of {existing.id}",
-                        errorDetailType="com.linkedin.common.error.BadRequest",
-                        errorDetails={
-                            "inputErrors": [
-                                {
-                                    "description": "Duplicate post is detected",
-                                    "code": "DUPLICATE_POST",
-                                }
-                            ]
-                        },
-                    )
+            existing = self._duplicate_of(author, post["commentary"], media)
+            if existing is not None:
+                named = (
+                    f"urn:li:share:{next(self._shares)}" if self.refusal_names_ghost else existing
+                )
+                return li_error(
+                    422,
+                    f"Content is a duplicate of {named}",
+                    errorDetailType="com.linkedin.common.error.BadRequest",
+                    errorDetails={
+                        "inputErrors": [
+                            {
+                                "description": "Duplicate post is detected",
+                                "code": "DUPLICATE_POST",
+                            }
+                        ]
+                    },
+                )
             urn = f"urn:li:share:{next(self._shares)}"
             self.store(
                 StoredPost(
@@ -472,6 +490,22 @@ class LinkedInFake(PlatformFake):
         if self.faults.strikes("timeout_after_accept"):
             return FakeResponse(201, None, headers, delay_s=self.faults.hang_s)
         return FakeResponse(201, None, headers)
+
+    def _duplicate_of(self, author: str, text: str, media: list[str]) -> str | None:
+        """The URN of the author's post this one duplicates: the same non-empty commentary
+        within the window (and, when media are compared, the same media). Under the lock."""
+        if not text.strip():
+            return None
+        since = self.clock() - self.duplicate_window_s
+        for existing in self.posts.values():
+            if (
+                existing.account == author
+                and existing.text == text
+                and existing.created_at >= since
+                and (not self.duplicate_compares_media or existing.media == media)
+            ):
+                return existing.id
+        return None
 
     def _post_json(self, post: StoredPost) -> dict:
         return {
