@@ -14,10 +14,11 @@ PROVIDER_API_REDIRECT; see loadtest/soak_fakes.py.
 With a chaos mode (loadtest.soak_chaos) the soak also breaks our own infrastructure: the
 database restarted, crashed or down (on a private server it starts for the run, see
 loadtest.private_pg), a worker frozen past its lease, every free connection taken, or one
-organization's destinations hanging while the others' posts fall due. The account then
-adds, per run: `stuck` (renditions owed an outcome that no live job will give), duplicates
-counted at the platform by idempotency key and by text, and under `hang` the other
-organizations' start delay against a fault-free reference run of the same load.
+organization's destinations hanging while the others' posts fall due (lifted after a while,
+as a real outage ends, then the run settles). The account then adds, per run: `stuck`
+(renditions owed an outcome that no live job will give), duplicates counted at the
+platform by idempotency key and by text, and under `hang` the other organizations' start
+delay against a fault-free reference run of the same load.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import TextIO
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import CharField, Exists, Min, OuterRef, Q, Value
 from django.db.models.functions import Cast, Concat
 from django.utils import timezone
@@ -71,6 +72,7 @@ from loadtest.soak_chaos import (
     PRIVATE_MODES,
     FaultPlayer,
     FaultTimes,
+    HangLift,
     db_errors,
 )
 from loadtest.soak_fakes import APP_SETTINGS, FakeFleet, marker_for, marker_pattern, media_cleanup
@@ -180,6 +182,12 @@ class Soak:
     _rendition_ids: list[int] = field(default_factory=list)
     # Under hang: the markers of the hanging organization's publications (its fake posts).
     _hang_markers: set[str] = field(default_factory=set)
+    # Under hang: the hanging organization's workspace.
+    _hang_workspace: int | None = None
+    # The first due time, as a monotonic instant (set once the publications are planned).
+    _due_from: float | None = None
+    # rendition id -> what it was owed at the end, for those not final (see _platform_figures)
+    _outcomes: dict[int, str] = field(default_factory=dict)
 
     # -- the run -----------------------------------------------------------------------
 
@@ -268,6 +276,8 @@ class Soak:
             chaos.start()
             player = self._fault_player(started)
             faults = threading.Thread(target=player.run, daemon=True) if player else None
+            lift: HangLift | None = None
+            lifter: threading.Thread | None = None
             try:
                 rendition_ids = self._publications(pools, rng)
                 self._rendition_ids = rendition_ids
@@ -276,17 +286,26 @@ class Soak:
                 # the witness would count as a duplicate of ours.
                 if faults is not None:
                     faults.start()
+                if self.config.chaos == HANG:
+                    lift = self._hang_lift(started)
+                    lifter = threading.Thread(target=lift.run, daemon=True)
+                    lifter.start()
                 self._wait(rendition_ids)
             finally:
                 self._stopping.set()
                 chaos.join()
                 if faults is not None and faults.is_alive():
                     faults.join()
+                if lifter is not None and lifter.is_alive():
+                    lifter.join()
             elapsed = time.monotonic() - started
             connection.close()  # opened before the faults, perhaps dead since
             figures = self._figures(rendition_ids, pools, platforms, elapsed)
             if player is not None:
                 figures["faults"] = player.as_dicts()
+            if lift is not None:
+                figures["faults"] = lift.as_dicts()
+                figures["hanging_organization"] = self._hanging_figures(rendition_ids)
             return figures
         finally:
             self._stop_all()
@@ -309,6 +328,38 @@ class Soak:
             pause_victim=self._pause_victim,
             server=self._server,
         )
+
+    def hang_window_s(self) -> float:
+        """How long the hanging organization's destinations hang from the first due time."""
+        hang_s = self.config.fault_times.hang_s
+        return self.config.spread_s if hang_s is None else hang_s
+
+    def _hang_lift(self, started: float) -> HangLift:
+        return HangLift(
+            hang_s=self.hang_window_s(),
+            started=started,
+            due_from=self._due_from if self._due_from is not None else started,
+            stopping=self._stopping,
+            lift=self._lift_hang,
+        )
+
+    def _lift_hang(self) -> str:
+        """The hanging organization's destinations answer in time again: its sandbox
+        accounts' hangs are spent (the rows locked, as the sandbox spends them) and the
+        fakes stop holding its writes. Says what was lifted."""
+        lifted = []
+        with transaction.atomic():
+            accounts = SandboxAccount.objects.select_for_update().filter(
+                workspace_id=self._hang_workspace
+            )
+            for account in accounts.order_by("pk"):
+                account.counters["hang_after_accept_times"] = 0
+                account.save(update_fields=["counters", "updated_at"])
+                lifted.append(account)
+        said = [f"{len(lifted)} sandbox accounts"] if lifted else []
+        if self._fleet is not None:
+            said.append(f"the fakes ({self._fleet.lift_hang()} writes held late)")
+        return " and ".join(said) or "nothing hung"
 
     def _pause_victim(self) -> ChildProcess | None:
         """A running worker of this soak with a publish job in hand."""
@@ -450,6 +501,8 @@ class Soak:
             if self._fleet is not None:
                 self._fleet.media_create(workspace)
             pools[workspace.pk] = pool
+            if self._hangs(w):
+                self._hang_workspace = workspace.pk
         return pools
 
     def _hangs(self, workspace_index: int) -> bool:
@@ -483,6 +536,7 @@ class Soak:
         over the spread window, never before they exist."""
         bar = ProgressBar(self.progress, "creating", self.config.publications)
         start = timezone.now() + timedelta(seconds=2)
+        self._due_from = time.monotonic() + 2
         workspace_ids = list(pools)
         plan = []
         for i in range(self.config.publications):
@@ -672,6 +726,7 @@ class Soak:
             "stuck": sum(f["stuck"] for f in per_platform.values()),
             "deferred": sum(f["deferred"] for f in per_platform.values()),
             "still_checking": sum(f["still_checking"] for f in per_platform.values()),
+            "still_running": sum(f["still_running"] for f in per_platform.values()),
             "unsettled_by_status": dict(unsettled),
             "worker_kills": self.kills,
             "lateness_p50_s": _pct(lateness, 50),
@@ -709,32 +764,9 @@ class Soak:
             .distinct()
             .count()
         )
-        owed = _unsettled(ids)
-        # A retry the platform asked to put off past the run's end (LinkedIn's daily limit
-        # resets at midnight UTC) is still owed, but not lost: reported apart.
-        deferred = owed.filter(_deferred(self._wait_until or timezone.now()))
-        deferred_rows = list(deferred.values_list("pk", "next_retry_at"))
-        # Work the platform accepted and still processes (a status poll scheduled), or an
-        # unknown outcome whose check is scheduled: owed, each with the job that settles it
-        # inside its platform's budget, so not lost; reported apart with their ids.
-        checking = list(
-            owed.exclude(pk__in=[pk for pk, _ in deferred_rows])
-            .filter(_being_checked())
-            .values_list("pk", flat=True)
-        )
-        unsettled_rows = list(
-            owed.exclude(pk__in=[pk for pk, _ in deferred_rows])
-            .exclude(pk__in=checking)
-            .values_list("pk", "status")
-        )
-        # Owed an outcome at the end, or never tried: lost either way.
-        lost = {pk for pk, _ in unsettled_rows}
-        lost.update(
-            renditions.filter(attempts=0)
-            .exclude(status__in=["cancelled", "published"])
-            .values_list("pk", flat=True)
-        )
-        stuck = sorted(stuck_renditions(ids).values_list("pk", flat=True))
+        owed = account_owed(ids, until=self._wait_until or timezone.now())
+        stuck, checking, running = owed.stuck, owed.checking, owed.running
+        deferred_rows, unsettled_rows, lost = owed.deferred, owed.unsettled, owed.lost
         figures = {
             "renditions": len(ids),
             "stuck": len(stuck),
@@ -750,9 +782,12 @@ class Soak:
             "reconciled": reconciled,
             "deferred": len(deferred_rows),
             "still_checking": len(checking),
+            "still_running": len(running),
         }
         if checking:
             figures["still_checking_renditions"] = sorted(checking)[:LISTED]
+        if running:
+            figures["still_running_renditions"] = running[:LISTED]
         if stuck:
             figures["stuck_renditions"] = stuck[:LISTED]
         if deferred_rows:
@@ -774,7 +809,36 @@ class Soak:
         figures["lost"] = len(lost)
         if lost:  # the rows to look at (kept with --keep)
             figures["lost_renditions"] = sorted(lost)[:LISTED]
+        self._outcomes.update(
+            {pk: "still_checking" for pk in checking}
+            | {pk: "deferred" for pk, _ in deferred_rows}
+            | {pk: "still_running" for pk in running}
+            | {pk: "stuck" for pk in stuck}
+            | {pk: "lost" for pk in lost - set(stuck)}
+        )
         figures["unsettled_by_status"] = dict(Counter(status for _, status in unsettled_rows))
+        return figures
+
+    def _hanging_figures(self, rendition_ids: list[int]) -> dict:
+        """The hanging organization's renditions at the end, once the fault was lifted:
+        each should be final (published, failed with its reason, ambiguous and left to a
+        person) or still being checked with its job scheduled. `not_final` counts the others
+        (still running when the wait ended, deferred, stuck or lost), listed with why."""
+        mine = Rendition.objects.filter(pk__in=rendition_ids, workspace_id=self._hang_workspace)
+        rows = list(mine.values_list("pk", "status", "ambiguous"))
+        left = {pk: self._outcomes[pk] for pk, _, _ in rows if pk in self._outcomes}
+        waiting = {pk: why for pk, why in left.items() if why != "still_checking"}
+        final = [(status, ambiguous) for pk, status, ambiguous in rows if pk not in left]
+        figures = {
+            "renditions": len(rows),
+            "published": sum(status == "published" for status, _ in final),
+            "failed": sum(status == "failed" for status, _ in final),
+            "ambiguous_left": sum(status == "failed" and amb for status, amb in final),
+            "still_checking": len(left) - len(waiting),
+            "not_final": len(waiting),
+        }
+        if waiting:
+            figures["not_final_renditions"] = dict(sorted(waiting.items())[:LISTED])
         return figures
 
     def _witness(self, platform: str, renditions, lost: set[int]) -> dict:
@@ -848,6 +912,61 @@ def duplicates_by_key_and_text(posts) -> tuple[int, int]:
     return (
         sum(n - 1 for n in by_key.values() if n > 1),
         sum(n - 1 for n in by_text.values() if n > 1),
+    )
+
+
+@dataclass
+class Owed:
+    """The renditions still owed an outcome when the wait ended, by what they wait for."""
+
+    stuck: list[int]  # no live job will give it (see stuck_renditions)
+    deferred: list[tuple[int, datetime]]  # a retry the platform put off past the run, and when
+    checking: list[int]  # a status poll or a reconciliation scheduled
+    running: list[int]  # its publish, retry or reconcile job still to run (the bound came first)
+    unsettled: list[tuple[int, str]]  # neither deferred nor being checked: (id, status)
+    lost: set[int]  # silently dropped: stuck, or failed with no reason said
+
+
+def account_owed(rendition_ids: list[int], *, until: datetime) -> Owed:
+    """Sort the renditions owed an outcome (see _unsettled) by what they wait for. Lost
+    means silently dropped, nothing else: owed an outcome with nothing to give it (stuck),
+    or failed without a reason (no error kind); on the fakes the witness adds those called
+    published that the platform does not hold. One still owed whose job is still to run
+    when the wait ended is `running`, not lost: the run's bound came first."""
+    owed = _unsettled(rendition_ids)
+    stuck = sorted(stuck_renditions(rendition_ids).values_list("pk", flat=True))
+    # A retry the platform asked to put off past the run's end (LinkedIn's daily limit
+    # resets at midnight UTC) is still owed, but not lost: reported apart.
+    deferred = list(
+        owed.filter(_deferred(until)).exclude(pk__in=stuck).values_list("pk", "next_retry_at")
+    )
+    # Work the platform accepted and still processes (a status poll scheduled), or an
+    # unknown outcome whose check is scheduled: owed, each with the job that settles it
+    # inside its platform's budget, so not lost; reported apart with their ids.
+    checking = sorted(
+        owed.exclude(pk__in=[pk for pk, _ in deferred])
+        .filter(_being_checked())
+        .values_list("pk", flat=True)
+    )
+    unsettled = list(
+        owed.exclude(pk__in=[pk for pk, _ in deferred])
+        .exclude(pk__in=checking)
+        .values_list("pk", "status")
+    )
+    lost = set(stuck)
+    lost.update(
+        Rendition.objects.filter(pk__in=rendition_ids, status="failed")
+        .filter(Q(last_error__isnull=True) | Q(last_error__kind__isnull=True))
+        .values_list("pk", flat=True)
+    )
+    running = sorted(pk for pk, _ in unsettled if pk not in lost)
+    return Owed(
+        stuck=stuck,
+        deferred=deferred,
+        checking=checking,
+        running=running,
+        unsettled=unsettled,
+        lost=lost,
     )
 
 

@@ -1,5 +1,6 @@
 """The soak's faults of our own infrastructure: the database restarted, crashed or down, a
-worker frozen past its lease, every free connection taken by another client.
+worker frozen past its lease, every free connection taken by another client, one
+organization's destinations hanging for a while.
 
 Each mode is played a few times while the soak runs, each time at a moment when work is
 in flight (a rendition mid-publish), so the fault lands between a request and the write of
@@ -55,6 +56,9 @@ class FaultTimes:
     down_s: float = 30.0  # db-down-30s
     hold_s: float = 20.0  # connections
     pause_s: float = 30.0  # pause (past the lease; see loadtest.soak.pause_default_s)
+    # hang: how long the destinations hang from the first due time (None: the spread, so
+    # every post of the run falls due while they hang).
+    hang_s: float | None = None
 
 
 class FaultPlayer:
@@ -151,3 +155,56 @@ class FaultPlayer:
                 detail=detail,
             )
         )
+
+
+class HangLift:
+    """Under hang: the hanging organization's destinations hang from the start of the run;
+    this lifts the fault `hang_s` after `due_from` (a monotonic instant: the first due time),
+    as a real outage ends, so its renditions can then settle. Records one event (at 0: the
+    fault was on from the start; took: until it was lifted, or until the run stopped)."""
+
+    def __init__(
+        self,
+        *,
+        hang_s: float,
+        started: float,
+        due_from: float,
+        stopping: threading.Event,
+        lift: Callable[[], str],
+    ) -> None:
+        self.hang_s = hang_s
+        self.started = started
+        self.due_from = due_from
+        self.stopping = stopping
+        self.lift = lift
+        self.events: list[FaultEvent] = []
+
+    def run(self) -> None:
+        try:
+            wait = self.due_from + self.hang_s - time.monotonic()
+            if wait > 0 and self.stopping.wait(wait):
+                detail = "not lifted: the run ended first"
+            else:
+                detail = self._lift()
+            self.events.append(
+                FaultEvent(
+                    what=HANG,
+                    at_s=0.0,
+                    took_s=round(time.monotonic() - self.started, 1),
+                    detail=detail,
+                )
+            )
+        finally:
+            connection.close()  # this thread's own
+
+    def _lift(self) -> str:
+        while True:  # the database may be away (another fault): ask again
+            try:
+                return f"lifted; {self.lift()}"
+            except db_errors():
+                connection.close()
+                if self.stopping.wait(0.5):
+                    return "not lifted: the database was away until the run ended"
+
+    def as_dicts(self) -> list[dict]:
+        return [asdict(event) for event in self.events]

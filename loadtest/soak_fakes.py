@@ -208,6 +208,15 @@ class FakeFleet:
         for host, fake in list(self.server.fakes.items()):
             self.server.fakes[host] = _Hanging(fake, markers, pattern, self.hang_s, hung)
 
+    def lift_hang(self) -> int:
+        """End `hang_posts_with`: every fake answers in time again (a write already held
+        still comes late). Returns how many writes were answered late."""
+        if self.server is not None:
+            for host, fake in list(self.server.fakes.items()):
+                if isinstance(fake, _Hanging):
+                    self.server.fakes[host] = fake.fake
+        return sum(self.hung.values())
+
     def faults_struck(self, platform: str) -> dict[str, int]:
         return dict(sorted(self.fakes[platform].faults.struck.items()))
 

@@ -1,6 +1,7 @@
 """How the soak counts what went wrong: duplicates by idempotency key and by text, lost
-posts against the platform's store, and stuck renditions (owed an outcome no live job will
-give)."""
+posts against the platform's store, stuck renditions (owed an outcome no live job will
+give), lost meaning silently dropped (a rendition still on its way when the wait ends is
+still running, not lost), and the hang lifted from the fakes."""
 
 from collections import Counter
 from datetime import timedelta
@@ -11,8 +12,8 @@ from django.utils import timezone
 from apps.jobs.models import Job
 from apps.renditions.models import Rendition
 from loadtest.platform_fakes import FakeRequest, FakeResponse, PlatformFake
-from loadtest.soak import duplicates_by_key_and_text, stuck_renditions, witness
-from loadtest.soak_fakes import _Hanging, marker_pattern
+from loadtest.soak import account_owed, duplicates_by_key_and_text, stuck_renditions, witness
+from loadtest.soak_fakes import FakeFleet, _Hanging, marker_pattern
 from tests.factories import JobFactory, RenditionFactory
 
 
@@ -100,6 +101,76 @@ def test_stuck_is_owed_an_outcome_with_no_live_job():
     stuck = set(stuck_renditions(ids).values_list("pk", flat=True))
 
     assert stuck == {stranded.pk, waiting_alone.pk, retry_without_job.pk, finished_job.pk}
+
+
+@pytest.mark.django_db
+def test_lost_is_silently_dropped_and_a_rendition_still_on_its_way_is_running():
+    now = timezone.now()
+    error = {"kind": "provider_unavailable", "message": "503"}
+    stranded = RenditionFactory(status="publishing")  # no job: stuck, lost
+    resending = RenditionFactory(status="publishing")  # its job still to run: running
+    JobFactory(type="renditions.publish", dedupe_key=f"publish:{resending.pk}")
+    retrying = RenditionFactory(
+        status="failed", next_retry_at=now + timedelta(seconds=5), last_error=error
+    )
+    JobFactory(type="renditions.publish", dedupe_key=f"publish:{retrying.pk}")
+    deferred = RenditionFactory(
+        status="failed", next_retry_at=now + timedelta(hours=5), last_error=error
+    )
+    JobFactory(type="renditions.publish", dedupe_key=f"publish:{deferred.pk}")
+    deferred_without_job = RenditionFactory(
+        status="failed", next_retry_at=now + timedelta(hours=5), last_error=error
+    )
+    checking = RenditionFactory(status="waiting")
+    JobFactory(type="renditions.poll", dedupe_key=f"poll:{checking.pk}")
+    failed_with_reason = RenditionFactory(status="failed", last_error=error)
+    failed_silently = RenditionFactory(status="failed")
+    left_to_a_person = RenditionFactory(
+        status="failed", ambiguous=True, last_error={"kind": "outcome_unknown"}
+    )
+    published = RenditionFactory(status="published", published_at=now)
+    ids = [
+        r.pk
+        for r in (
+            stranded,
+            resending,
+            retrying,
+            deferred,
+            deferred_without_job,
+            checking,
+            failed_with_reason,
+            failed_silently,
+            left_to_a_person,
+            published,
+        )
+    ]
+
+    owed = account_owed(ids, until=now + timedelta(minutes=1))
+
+    assert owed.stuck == sorted([stranded.pk, deferred_without_job.pk])
+    assert owed.lost == {stranded.pk, deferred_without_job.pk, failed_silently.pk}
+    assert owed.running == sorted([resending.pk, retrying.pk])
+    assert [pk for pk, _ in owed.deferred] == [deferred.pk]
+    assert owed.checking == [checking.pk]
+
+
+def test_lifting_the_hang_answers_the_hanging_organizations_writes_in_time():
+    fleet = FakeFleet(classes={"echo": _Echo}, seed=1, fault_rate=0.0, hang_s=3.0)
+    fleet.start()
+    try:
+        pattern = marker_pattern("soak-abc123")
+        fleet.hang_posts_with({"soakabc123n000000"}, pattern)
+        request = FakeRequest(
+            "POST", "echo.invalid", "/posts", {}, {}, b'{"text": "soakabc123n000000 hi"}'
+        )
+        assert fleet.server.fakes["echo.invalid"].handle(request).delay_s == 3.0
+
+        assert fleet.lift_hang() == 1  # writes answered late
+
+        assert fleet.server.fakes["echo.invalid"].handle(request).delay_s == 0.0
+        assert fleet.lift_hang() == 1  # lifting twice changes nothing
+    finally:
+        fleet.stop()
 
 
 class _Echo(PlatformFake):

@@ -57,8 +57,8 @@ class Command(BaseCommand):
             "-m fast/immediate), db-down-30s (stopped 30 s), connections (another client "
             "takes every free connection for 20 s): on a private PostgreSQL the soak starts; "
             "pause: a worker SIGSTOPped past its lease, then SIGCONT; hang: the first "
-            "organization's destinations hang to the provider timeout (after a reference "
-            "run without the fault).",
+            "organization's destinations hang to the provider timeout for --hang-for s, "
+            "then the run settles (after a reference run without the fault).",
         )
         parser.add_argument(
             "--chaos-every",
@@ -74,6 +74,14 @@ class Command(BaseCommand):
             type=float,
             default=times.pause_s,
             help="Seconds a paused worker stays stopped (past its lease and a settle).",
+        )
+        parser.add_argument(
+            "--hang-for",
+            type=float,
+            default=times.hang_s,
+            help="Under hang, seconds the first organization's destinations hang from the "
+            "first due time before the fault lifts (default: --spread, so every post falls "
+            "due while they hang).",
         )
         parser.add_argument(
             "--private-db",
@@ -109,6 +117,8 @@ class Command(BaseCommand):
             raise CommandError("--fault-rate is a probability, from 0 to 1.")
         if opts["chaos_times"] < 0 or min(opts["chaos_every"], opts["pause"]) < 0:
             raise CommandError("--chaos-times, --chaos-every and --pause are not negative.")
+        if opts["hang_for"] is not None and opts["hang_for"] < 0:
+            raise CommandError("--hang-for is not negative.")
         modes = list(dict.fromkeys(opts["chaos"])) or [None]
         config = SoakConfig(
             publications=opts["publications"],
@@ -124,7 +134,10 @@ class Command(BaseCommand):
             platforms=platforms,
             fault_rate=opts["fault_rate"],
             fault_times=FaultTimes(
-                every_s=opts["chaos_every"], times=opts["chaos_times"], pause_s=opts["pause"]
+                every_s=opts["chaos_every"],
+                times=opts["chaos_times"],
+                pause_s=opts["pause"],
+                hang_s=opts["hang_for"],
             ),
             private_db=opts["private_db"],
             hang_reference=not opts["no_reference"],
@@ -156,6 +169,7 @@ class Command(BaseCommand):
                 },
                 "lost": sum(r["lost"] for r in runs.values()),
                 "stuck": sum(r["stuck"] for r in runs.values()),
+                "still_running": sum(r["still_running"] for r in runs.values()),
                 "runs": runs,
             }
         self.stdout.write(json.dumps(figures, sort_keys=False))
