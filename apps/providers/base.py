@@ -143,6 +143,9 @@ class Adapter(ABC):
     # holds (LinkedIn's DUPLICATE_POST): once an unanswered request can no longer land, a
     # resend either makes the one post or names it, so an unknown outcome settles itself.
     duplicate_refusal_names_post: bool = False
+    # How long the platform keeps refusing such a duplicate; past it a resend makes a second
+    # post, so reconciliation no longer resends on the strength of the refusal.
+    duplicate_window: timedelta | None = None
     # True when poll_segment itself may make the post: once the platform has processed the
     # work, the poll sends the irreversible create (Pinterest's Pin after its video, a Meta
     # container's publish, Bluesky's record once its video blob exists). A poll that stopped
@@ -155,6 +158,11 @@ class Adapter(ABC):
 
     def is_retry_safe(self, account: SocialAccount) -> bool:
         return self.retry_safe_after_unknown
+
+    def duplicate_refusal_covers(self, segment: SegmentPayload) -> bool:
+        """Whether a resend of `segment` would be refused as a duplicate naming the post
+        (`duplicate_refusal_names_post`); a platform may exempt some content."""
+        return self.duplicate_refusal_names_post
 
     @abstractmethod
     def publish_segment(

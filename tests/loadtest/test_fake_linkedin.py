@@ -140,7 +140,11 @@ def test_a_201_naming_nothing_that_cannot_be_looked_up_is_recorded_not_failed(fa
     assert published.published_at is not None
 
 
-def test_a_timeout_after_accept_is_unknown_and_a_resend_names_the_existing_post(fake, account):
+def test_a_timeout_after_accept_is_unknown_and_a_resend_names_the_existing_post(
+    fake, workspace_a, server
+):
+    # The account may read its posts (r_member_social): the named post is confirmed.
+    account = _open(workspace_a, fake, scopes=MEMBER_SCOPES | {"r_member_social"})
     ctx = _ctx(account)
     fake.faults.rates["timeout_after_accept"] = 1.0
     with pytest.raises(ProviderError) as caught:
@@ -254,3 +258,86 @@ def test_an_organization_author_needs_the_organization_scope(fake, account):
 
     assert caught.value.kind == ErrorKind.PERMISSION_MISSING
     assert fake.published() == []
+
+
+# --- duplicate refusals as field reports describe them ---------------------------------------
+
+READER_SCOPES = MEMBER_SCOPES | {"r_member_social"}
+
+
+def test_the_duplicate_rule_lasts_its_window_then_the_same_text_is_a_new_post(fake, account):
+    fake.duplicate_window_s = 3600
+    start = fake.clock()
+    _publish(_ctx(account), "daily special")
+
+    fake.clock = lambda: start + 3000
+    with pytest.raises(ProviderError) as caught:
+        _publish(_ctx(account), "daily special")
+    assert caught.value.kind == ErrorKind.DUPLICATE_CONTENT
+
+    fake.clock = lambda: start + 3700  # the window has passed
+    _publish(_ctx(account), "daily special")
+    assert len(fake.published()) == 2
+
+
+def test_two_image_only_posts_with_empty_text_are_two_posts_with_their_own_ids(fake, account):
+    first = _publish(_ctx(account), "", media=[image(media_id=1, data=b"first")])
+    second = get_adapter("linkedin").publish_segment(
+        PublishContext(
+            account=account,
+            credentials=account_services.social_account_credentials(account),
+            settings={"visibility": "PUBLIC"},
+            rendition_id=42,
+            idempotency_base="rendition-42",
+        ),
+        SegmentPayload(0, "", [image(media_id=2, data=b"second")]),
+        reply_to=None,
+    )
+
+    posts = fake.published()
+    assert len(posts) == 2
+    assert {first.provider_post_id, second.provider_post_id} == {p.id for p in posts}
+
+
+def test_a_resend_of_an_image_post_after_a_lost_answer_reuses_its_images(fake, workspace_a, server):
+    fake.duplicate_compares_media = True  # a re-uploaded image would make a second post
+    account = _open(workspace_a, fake, scopes=READER_SCOPES)
+    ctx = _ctx(account)
+    fake.faults.rates["timeout_after_accept"] = 1.0
+    with pytest.raises(ProviderError) as caught:
+        _publish(ctx, "our new loaf", media=[image(media_id=5, data=b"loaf")])
+    assert caught.value.kind == ErrorKind.OUTCOME_UNKNOWN
+    [stored] = fake.published()
+    assert ctx.checkpoint["linkedin_images"] == {"5": stored.media[0]}
+
+    fake.faults.rates.clear()
+    with pytest.raises(ProviderError) as again:  # reconciliation's resend
+        _publish(ctx, "our new loaf", media=[image(media_id=5, data=b"loaf")])
+
+    assert len(fake.published()) == 1 and len(fake.images) == 1
+    assert again.value.kind == ErrorKind.DUPLICATE_CONTENT
+    assert again.value.existing_post_id == stored.id  # read back and confirmed as ours
+
+
+def test_a_refusal_naming_a_post_that_answers_404_names_nothing(fake, workspace_a, server):
+    fake.refusal_names_ghost = True
+    account = _open(workspace_a, fake, scopes=READER_SCOPES)
+    _publish(_ctx(account), "twice over")
+
+    with pytest.raises(ProviderError) as caught:
+        _publish(_ctx(account), "twice over")
+
+    err = caught.value
+    assert err.kind == ErrorKind.DUPLICATE_CONTENT and err.existing_post_id is None
+    assert err.code == "DUPLICATE_POST_UNCONFIRMED" and "does not exist" in err.message
+    assert err.action == "verify"
+
+
+def test_a_refusal_naming_a_post_this_token_may_not_read_names_nothing(fake, account):
+    _publish(_ctx(account), "unreadable")  # a member token without r_member_social
+
+    with pytest.raises(ProviderError) as caught:
+        _publish(_ctx(account), "unreadable")
+
+    assert caught.value.existing_post_id is None
+    assert "may not read" in caught.value.message

@@ -250,26 +250,63 @@ def test_documented_errors_are_classified(respx_mock, account, status, payload, 
     assert err.value.retryable is False
 
 
-def test_a_duplicate_post_names_the_existing_urn(respx_mock, account):
-    respx_mock.post(f"{API}/rest/posts").respond(
-        422,
-        json={
-            "errorDetailType": "com.linkedin.common.error.BadRequest",
-            "message": f"ERROR :: /commentary :: Content is a duplicate of {SHARE}",
-            "errorDetails": {
-                "inputErrors": [
-                    {"description": "Duplicate post is detected", "code": "DUPLICATE_POST"}
-                ]
-            },
-            "status": 422,
-        },
+DUPLICATE = {
+    "errorDetailType": "com.linkedin.common.error.BadRequest",
+    "message": f"ERROR :: /commentary :: Content is a duplicate of {SHARE}",
+    "errorDetails": {
+        "inputErrors": [{"description": "Duplicate post is detected", "code": "DUPLICATE_POST"}]
+    },
+    "status": 422,
+}
+
+
+def test_a_duplicate_post_names_the_existing_urn_once_read_back_as_ours(respx_mock, account):
+    respx_mock.post(f"{API}/rest/posts").respond(422, json=DUPLICATE)
+    read = respx_mock.get(f"{API}/rest/posts/urn%3Ali%3Ashare%3A7012345678901234567").respond(
+        200, json={"id": SHARE, "author": "urn:li:person:abc123", "commentary": "x"}
     )
     with pytest.raises(ProviderError) as err:
         LinkedInAdapter().publish_segment(make_ctx(account), SegmentPayload(0, "x"), reply_to=None)
+    assert read.called
     assert err.value.kind == ErrorKind.DUPLICATE_CONTENT
     assert err.value.code == "DUPLICATE_POST"
     assert err.value.existing_post_id == SHARE
     assert err.value.as_dict()["existing_post_id"] == SHARE
+
+
+@pytest.mark.parametrize(
+    ("status", "found", "why"),
+    [
+        (404, {}, "does not exist"),
+        (403, {}, "may not read"),
+        (200, {"author": "urn:li:person:someone", "commentary": "x"}, "another author"),
+        (200, {"author": "urn:li:person:abc123", "commentary": "other"}, "other text"),
+    ],
+)
+def test_a_duplicate_naming_a_post_that_is_not_ours_names_nothing(
+    respx_mock, account, status, found, why
+):
+    respx_mock.post(f"{API}/rest/posts").respond(422, json=DUPLICATE)
+    respx_mock.get(f"{API}/rest/posts/urn%3Ali%3Ashare%3A7012345678901234567").respond(
+        status, json=found
+    )
+    with pytest.raises(ProviderError) as err:
+        LinkedInAdapter().publish_segment(make_ctx(account), SegmentPayload(0, "x"), reply_to=None)
+    assert err.value.kind == ErrorKind.DUPLICATE_CONTENT
+    assert err.value.existing_post_id is None
+    assert err.value.code == "DUPLICATE_POST_UNCONFIRMED" and why in err.value.message
+    assert err.value.action == Action.VERIFY
+
+
+def test_a_duplicate_refusal_of_empty_commentary_names_nothing_and_reads_nothing(
+    respx_mock, account
+):
+    respx_mock.post(f"{API}/rest/posts").respond(422, json=DUPLICATE)
+    with pytest.raises(ProviderError) as err:
+        LinkedInAdapter().publish_segment(make_ctx(account), SegmentPayload(0, ""), reply_to=None)
+    assert err.value.existing_post_id is None
+    assert LinkedInAdapter().duplicate_refusal_covers(SegmentPayload(0, "  ")) is False
+    assert LinkedInAdapter().duplicate_refusal_covers(SegmentPayload(0, "x")) is True
 
 
 def test_a_throttle_without_headers_waits_for_the_utc_day(respx_mock, account):

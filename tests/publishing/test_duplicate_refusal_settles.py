@@ -1,10 +1,12 @@
 """LinkedIn has no lookup, but refuses a resend of the same text naming the post it holds.
 An unknown outcome there settles itself: reconciliation resends once the unanswered request
-can no longer land, and the refusal names the one post (or the resend makes it)."""
+can no longer land, and the refusal names the one post (or the resend makes it), once that
+post is read back as ours. A refusal naming a post that is not, empty text, and a resend
+past the refusal's window settle nothing: a person verifies."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -13,12 +15,18 @@ from apps.jobs.models import Job
 from apps.jobs.worker import Worker
 from apps.publishing.delivery.enqueue import reconcile_dedupe_key
 from apps.publishing.services import publication_create
+from apps.renditions.models import DeliveryAttempt
 from loadtest.platform_fakes import FaultPlan
-from loadtest.platform_fakes.linkedin import LinkedInFake
+from loadtest.platform_fakes.linkedin import MEMBER_SCOPES, LinkedInFake
 from loadtest.platform_fakes.server import FakeServer
+from tests.factories import MediaAssetFactory
 from tests.providers.social_helpers import make_account
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+# The account may read its own posts (r_member_social), so a named post can be confirmed.
+READER_SCOPES = MEMBER_SCOPES | {"r_member_social"}
 
 
 class Once(FaultPlan):
@@ -39,8 +47,8 @@ class Once(FaultPlan):
 def linkedin(settings):
     fakes = {}
 
-    def serve(fault: str) -> LinkedInFake:
-        fake = LinkedInFake(Once(fault))
+    def serve(fault: str, **options) -> LinkedInFake:
+        fake = LinkedInFake(Once(fault), **options)
         fakes["server"] = FakeServer([fake]).start()
         settings.PROVIDER_API_REDIRECT = fakes["server"].base_url
         return fake
@@ -52,6 +60,30 @@ def linkedin(settings):
     yield serve
     if "server" in fakes:
         fakes["server"].stop()
+
+
+def _account(fake: LinkedInFake, workspace, scopes=READER_SCOPES):
+    opened = fake.new_account("Alice Example", scopes=scopes)
+    account = make_account(workspace, "linkedin", **opened)
+    account.token_expires_at = datetime.fromisoformat(opened["credentials"]["expires_at"])
+    account.save(update_fields=["token_expires_at"])
+    return account
+
+
+def _worker() -> Worker:
+    return Worker(threads=1, batch_size=10, heartbeat_s=1, stale_after_s=30, name="t")
+
+
+def _schedule(workspace, account, segment: dict):
+    publication = publication_create(
+        workspace=workspace,
+        author=None,
+        segments=[segment],
+        destinations=[{"account": account.pk}],
+        scheduled_at=timezone.now(),
+        status="scheduled",
+    )
+    return publication.renditions.get()
 
 
 def _drain(worker: Worker, rendition, *, rounds: int = 40) -> None:
@@ -69,20 +101,9 @@ def test_an_unknown_outcome_on_linkedin_settles_with_one_post(
     linkedin, settings, workspace_a, fault
 ):
     fake = linkedin(fault)
-    opened = fake.new_account("Alice Example")
-    account = make_account(workspace_a, "linkedin", **opened)
-    account.token_expires_at = datetime.fromisoformat(opened["credentials"]["expires_at"])
-    account.save(update_fields=["token_expires_at"])
-    worker = Worker(threads=1, batch_size=10, heartbeat_s=1, stale_after_s=30, name="t")
-    publication = publication_create(
-        workspace=workspace_a,
-        author=None,
-        segments=[{"text": "Fresh loaves at dawn"}],
-        destinations=[{"account": account.pk}],
-        scheduled_at=timezone.now(),
-        status="scheduled",
-    )
-    rendition = publication.renditions.get()
+    account = _account(fake, workspace_a)
+    worker = _worker()
+    rendition = _schedule(workspace_a, account, {"text": "Fresh loaves at dawn"})
 
     settings.RECONCILE_SETTLE_S = 3600
     _drain(worker, rendition)
@@ -102,3 +123,96 @@ def test_an_unknown_outcome_on_linkedin_settles_with_one_post(
     assert rendition.status == "published", rendition.last_error
     [post] = fake.published()
     assert rendition.segments.get().provider_post_id == post.id
+
+
+@pytest.fixture
+def photos(settings, tmp_path, workspace_a):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    return lambda: MediaAssetFactory(workspace=workspace_a, alt_text="A loaf")
+
+
+def _lost_then_checked(worker, rendition) -> None:
+    """The create's answer is lost; reconciliation runs at once (no settle wait)."""
+    _drain(worker, rendition)
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
+    _drain(worker, rendition)
+    rendition.refresh_from_db()
+
+
+def test_a_lost_image_post_is_resent_with_its_images_and_settles_as_one_post(
+    linkedin, settings, workspace_a, photos
+):
+    fake = linkedin("timeout_after_accept", duplicate_compares_media=True)
+    account = _account(fake, workspace_a)
+    settings.RECONCILE_SETTLE_S = 0
+    rendition = _schedule(
+        workspace_a, account, {"text": "Rye today", "media": [{"id": photos().pk}]}
+    )
+
+    _lost_then_checked(_worker(), rendition)
+
+    assert rendition.status == "published", rendition.last_error
+    [post] = fake.published()
+    assert len(fake.images) == 1  # the resend carried the image uploaded the first time
+    assert rendition.segments.get().provider_post_id == post.id
+
+
+def test_a_lost_image_only_post_without_text_is_not_resent(linkedin, settings, workspace_a, photos):
+    fake = linkedin("timeout_after_accept")
+    account = _account(fake, workspace_a)
+    settings.RECONCILE_SETTLE_S = 0
+    rendition = _schedule(workspace_a, account, {"text": "", "media": [{"id": photos().pk}]})
+
+    _lost_then_checked(_worker(), rendition)
+
+    # Empty text is no duplicate of anything: a resend would be a second post.
+    assert len(fake.published()) == 1
+    assert rendition.status == "failed" and rendition.ambiguous
+    assert rendition.last_error["action"] == "verify"
+    assert rendition.segments.get().provider_post_id == ""
+
+
+def test_a_refusal_naming_a_post_that_answers_404_is_not_recorded_as_published(
+    linkedin, settings, workspace_a
+):
+    fake = linkedin("timeout_after_accept", refusal_names_ghost=True)
+    account = _account(fake, workspace_a)
+    settings.RECONCILE_SETTLE_S = 0
+    rendition = _schedule(workspace_a, account, {"text": "Sourdough Sunday"})
+
+    _lost_then_checked(_worker(), rendition)
+    # The refusal left it unsettled; the next check hands it to a person, never resends.
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
+    _drain(_worker(), rendition)
+    rendition.refresh_from_db()
+
+    assert rendition.status == "failed" and rendition.ambiguous
+    assert rendition.last_error["action"] == "verify"
+    assert rendition.segments.get().provider_post_id == ""
+    assert len(fake.published()) == 1
+    refused = rendition.delivery_attempts.get(outcome=DeliveryAttempt.Outcome.FAILED)
+    assert refused.error["code"] == "DUPLICATE_POST_UNCONFIRMED"
+
+
+def test_no_resend_leans_on_the_refusal_once_its_window_has_passed(linkedin, settings, workspace_a):
+    fake = linkedin("timeout_after_accept", duplicate_window_s=3600)
+    account = _account(fake, workspace_a)
+    settings.RECONCILE_SETTLE_S = 3600
+    rendition = _schedule(workspace_a, account, {"text": "Week-old news"})
+    worker = _worker()
+    _drain(worker, rendition)
+    assert rendition.status == "failed" and rendition.ambiguous
+
+    # The check comes two days later (an outage, a reconnect): LinkedIn no longer refuses.
+    later = fake.clock() + 2 * 86400
+    fake.clock = lambda: later
+    DeliveryAttempt.objects.filter(rendition=rendition).update(
+        started_at=timezone.now() - timedelta(days=2)
+    )
+    settings.RECONCILE_SETTLE_S = 0
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
+    _drain(worker, rendition)
+    rendition.refresh_from_db()
+
+    assert len(fake.published()) == 1
+    assert rendition.status == "failed" and rendition.last_error["action"] == "verify"

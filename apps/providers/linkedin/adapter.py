@@ -8,7 +8,16 @@ LinkedIn has no threads (a reply would be a comment, which is not a post) and no
 idempotency handle. Member posts cannot be listed without a restricted scope, so there is
 no lookup. A resend of the same text is refused as DUPLICATE_POST naming the existing post,
 so reconciliation resends once the unanswered request can no longer land: the resend makes
-the one post, or the refusal names it and settles the attempt.
+the one post, or the refusal names it and settles the attempt. LinkedIn documents no rule
+for the refusal, so the adapter relies on it only where field reports agree:
+- uploaded images are kept in the rendition's checkpoint and a resend carries the same
+  image URNs (LinkedIn may compare media, and a re-upload is a new URN);
+- a post the refusal names is read back and must exist, be by our author and carry our
+  commentary before it settles anything (refusals have named deleted posts); one that
+  cannot be read or does not match leaves the outcome unsettled;
+- empty commentary (an image-only post) is never settled by a refusal, nor resent on the
+  strength of one (`duplicate_refusal_covers`);
+- the refusal holds for about a day (`duplicate_window`), so no resend leans on it later.
 
 A first comment goes under the post as the post's author. Comments have no idempotency
 handle either; an unanswered one is looked for among the post's comments, which member
@@ -59,8 +68,11 @@ MAX_IMAGES = 20
 REFRESH_MARGIN = timedelta(days=7)
 IMAGE_POLL_S = 2.0
 IMAGE_POLLS = 5
+IMAGES_CHECKPOINT = "linkedin_images"  # media id -> image URN, once its bytes are uploaded
 _AUTHOR = re.compile(r"^urn:li:(person|organization):[A-Za-z0-9_-]+$")
 _POST_URN = re.compile(r"^urn:li:(share|ugcPost):\d+$")
+# A DUPLICATE_POST refusal whose named post could not be confirmed as ours.
+DUPLICATE_UNCONFIRMED = "DUPLICATE_POST_UNCONFIRMED"
 # A post or comment created without its URN in the answer is recorded under this prefix.
 UNIDENTIFIED = "linkedin-unidentified:"
 FIND_COUNT = 10
@@ -83,6 +95,8 @@ class LinkedInAdapter(Adapter):
     )
     retry_safe_after_unknown = False
     duplicate_refusal_names_post = True
+    # Field reports give the refusal a window of roughly 24 to 48 h: the lower bound.
+    duplicate_window = timedelta(hours=24)
     # Comments are found by listing the post's comments, which may lag or be refused.
     comment_lookup_is_strong = False
 
@@ -158,7 +172,10 @@ class LinkedInAdapter(Adapter):
             sent_at = timezone.now()
             response = httpcall.send(http, "POST", f"{API}/rest/posts", is_create=True, json=post)
             if response.status_code != 201:
-                raise classify(response, is_create=True)
+                error = classify(response, is_create=True)
+                if error.kind == ErrorKind.DUPLICATE_CONTENT:
+                    error = _confirmed_duplicate(http, post, error)
+                raise error
             # 201 with an empty body; the new post's URN is in a header, which is sometimes
             # missing although the post exists.
             urn = _created_urn(response) or _find_created(http, post, not_before=sent_at)
@@ -176,7 +193,7 @@ class LinkedInAdapter(Adapter):
             )
         return PublishedSegment(
             provider_post_id=urn,
-            provider_url=f"https://www.linkedin.com/feed/update/{urn}",
+            provider_url=_post_url(urn),
             published_at=sent_at,
         )
 
@@ -248,6 +265,10 @@ class LinkedInAdapter(Adapter):
                     break
         return None
 
+    def duplicate_refusal_covers(self, segment: SegmentPayload) -> bool:
+        """Empty commentary is no duplicate of anything: a resend would be a second post."""
+        return bool(commentary(segment.text).strip())
+
     def _content(
         self, http: httpx.Client, ctx: PublishContext, author: str, media: list[MediaPayload]
     ) -> dict | None:
@@ -267,13 +288,23 @@ class LinkedInAdapter(Adapter):
                 f"LinkedIn takes at most {MAX_IMAGES} images per post.",
                 code="too_many_images",
             )
-        images = [{"id": self._upload_image(http, author, m), "altText": m.alt_text} for m in media]
+        images = [
+            {"id": self._upload_image(http, ctx, author, m), "altText": m.alt_text} for m in media
+        ]
         if len(images) == 1:
             return {"media": images[0]}
         return {"multiImage": {"images": images}}
 
-    def _upload_image(self, http: httpx.Client, owner: str, media: MediaPayload) -> str:
-        """initializeUpload, one PUT of the bytes, then wait for AVAILABLE where readable."""
+    def _upload_image(
+        self, http: httpx.Client, ctx: PublishContext, owner: str, media: MediaPayload
+    ) -> str:
+        """initializeUpload, one PUT of the bytes, then wait for AVAILABLE where readable.
+        An image uploaded by an earlier attempt is reused: a resend must carry the same URNs
+        for LinkedIn to see the same post in it."""
+        done = (ctx.checkpoint.get(IMAGES_CHECKPOINT) or {}).get(str(media.media_id))
+        if done:
+            wait_available(http, done, kind="image", polls=IMAGE_POLLS, interval_s=IMAGE_POLL_S)
+            return done
         response = httpcall.send(
             http,
             "POST",
@@ -289,6 +320,11 @@ class LinkedInAdapter(Adapter):
             put = httpcall.send(http, "PUT", value["uploadUrl"], is_create=False, content=fh.read())
         if put.status_code not in (200, 201):
             raise classify(put, is_create=False)
+        ctx.checkpoint[IMAGES_CHECKPOINT] = {
+            **(ctx.checkpoint.get(IMAGES_CHECKPOINT) or {}),
+            str(media.media_id): value["image"],
+        }
+        ctx.persist_checkpoint()
         wait_available(
             http, value["image"], kind="image", polls=IMAGE_POLLS, interval_s=IMAGE_POLL_S
         )
@@ -350,6 +386,57 @@ def _created_urn(response: httpx.Response) -> str | None:
         return urn
     tail = unquote(response.headers.get("Location", "").rstrip("/").rsplit("/", 1)[-1])
     return tail if _POST_URN.match(tail) else None
+
+
+def _confirmed_duplicate(http: httpx.Client, post: dict, refusal: ProviderError) -> ProviderError:
+    """The DUPLICATE_POST refusal, naming its post only once that post is read back and is
+    ours: it exists, is by our author and carries our commentary. Otherwise the refusal
+    names nothing (and says why), so it settles nothing: empty commentary, a post that
+    answers 404 (refusals have named deleted posts), one that is someone else's or says
+    something else, or one this token may not read (member posts need r_member_social)."""
+    named = refusal.existing_post_id
+    why = _unconfirmed(http, post, named)
+    if why is None:
+        return refusal
+    where = f" See {_post_url(named)}." if named else ""
+    return ProviderError(
+        ErrorKind.DUPLICATE_CONTENT,
+        f"LinkedIn refused the post as a duplicate, but not confirmed: {why}.{where}",
+        code=DUPLICATE_UNCONFIRMED,
+        http_status=refusal.http_status,
+        action=Action.VERIFY,
+        retryable=False,
+    )
+
+
+def _unconfirmed(http: httpx.Client, post: dict, named: str | None) -> str | None:
+    """Why the post a refusal names cannot be taken as ours, or None when it can."""
+    if not post["commentary"].strip():
+        return "empty commentary is no duplicate of anything"
+    if not named or not _POST_URN.match(named):
+        return "the refusal names no post"
+    try:
+        response = httpcall.send(
+            http, "GET", f"{API}/rest/posts/{quote(named, safe='')}", is_create=False
+        )
+    except ProviderError as err:
+        return f"reading it failed ({err.code})"
+    if response.status_code == 404:
+        return f"{named} does not exist"
+    if response.status_code in (401, 403):
+        return f"this token may not read {named}"
+    if response.status_code != 200:
+        return f"reading {named} answered HTTP {response.status_code}"
+    found = httpcall.json_body(response)
+    if found.get("author") != post["author"]:
+        return f"{named} is another author's post"
+    if normalize_text(found.get("commentary")) != normalize_text(post["commentary"]):
+        return f"{named} carries other text"
+    return None
+
+
+def _post_url(urn: str) -> str:
+    return f"https://www.linkedin.com/feed/update/{urn}"
 
 
 def _find_created(http: httpx.Client, post: dict, *, not_before) -> str | None:

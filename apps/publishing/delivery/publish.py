@@ -251,15 +251,25 @@ def _send(
         raise
     except ProviderError as err:
         save_checkpoint(run)
-        if (
-            err.kind == ErrorKind.DUPLICATE_CONTENT
-            and err.existing_post_id
-            and (_had_unknown_outcome(run.rendition, segment.position))
-        ):
+        duplicate_after_unknown = err.kind == ErrorKind.DUPLICATE_CONTENT and (
+            _had_unknown_outcome(run.rendition, segment.position)
+        )
+        if duplicate_after_unknown and err.existing_post_id:
             # The platform names the post an earlier, unanswered attempt created.
             result = PublishedSegment(err.existing_post_id)
             _record(attempt, segment, result, DeliveryAttempt.Outcome.FOUND)
             return result
+        if duplicate_after_unknown:
+            # Refused as a duplicate without a post we could confirm: the earlier attempt
+            # may still have made one, so the outcome stays unsettled (a person verifies).
+            failed = err.as_dict()
+            fail(
+                run.job,
+                run.rendition,
+                err,
+                hand_over=True,
+                closing=lambda: attempt.close(DeliveryAttempt.Outcome.FAILED, error=failed),
+            )
         unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
         outcome = DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED
         error = err.as_dict()

@@ -11,7 +11,11 @@ job looks for our post:
   key at once (the platform returns the original post if there is one), before a
   best-effort lookup that could miss it;
 - accepted work (a segment the platform holds and was processing) is never resent: if the
-  lookup does not find it, a person decides.
+  lookup does not find it, a person decides;
+- no lookup, but a duplicate resend is refused naming the post (LinkedIn): resent once the
+  unanswered request can no longer land, unless the refusal would not cover the content,
+  the platform's duplicate window has passed, or a resend was already refused naming a
+  post that could not be confirmed as ours; then a person decides.
 
 While a check is scheduled the rendition's error says action ``wait`` with ``check_at``;
 when no check will come it says ``verify``: a person is needed. An account that must be
@@ -34,8 +38,8 @@ from apps.jobs.errors import PermanentError, RetryableError, delay_seconds
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease
-from apps.providers.base import SegmentPayload, SupportsLookup, get_adapter
-from apps.providers.errors import ProviderError
+from apps.providers.base import Adapter, SegmentPayload, SupportsLookup, get_adapter
+from apps.providers.errors import ErrorKind, ProviderError
 from apps.publishing.delivery.comment import start_first_comment
 from apps.publishing.delivery.context import media_payloads, publish_context
 from apps.publishing.delivery.enqueue import schedule_publish
@@ -114,7 +118,8 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         return
     if not isinstance(adapter, SupportsLookup):
         if not accepted and adapter.duplicate_refusal_names_post:
-            _resend_once_settled(job, rendition, sent)
+            payload = SegmentPayload(segment.position, segment.text, media_payloads(segment))
+            _resend_once_settled(job, rendition, sent, adapter, payload)
             return
         raise PermanentError("no_lookup", "The platform offers no way to check; verify it.")
 
@@ -186,9 +191,38 @@ def _settled_at(rendition: Rendition, sent: DeliveryAttempt | None):
     return started + timedelta(seconds=settings.RECONCILE_SETTLE_S)
 
 
-def _resend_once_settled(job: Job, rendition: Rendition, sent: DeliveryAttempt | None) -> None:
+def _resend_once_settled(
+    job: Job,
+    rendition: Rendition,
+    sent: DeliveryAttempt | None,
+    adapter: Adapter,
+    payload: SegmentPayload,
+) -> None:
     """No lookup, but a duplicate is refused naming the existing post: resend once the
-    unanswered request cannot land any more (before, both could arrive and make two)."""
+    unanswered request cannot land any more (before, both could arrive and make two).
+    Never when the refusal would not cover this content, once a resend was refused without
+    a post we could confirm, or past the platform's duplicate window: each time a resend
+    could make a second post or settle nothing, so a person verifies."""
+    if not adapter.duplicate_refusal_covers(payload):
+        raise PermanentError(
+            "duplicate_not_refused",
+            "The platform does not refuse this content as a duplicate (it has no text), so "
+            "it is not resent; verify on the platform whether the post exists.",
+        )
+    if _resend_refused_unconfirmed(rendition, sent, payload.position):
+        raise PermanentError(
+            "duplicate_unconfirmed",
+            "A resend was refused as a duplicate, but the post the platform named could not "
+            "be confirmed as ours; verify on the platform whether the post exists.",
+        )
+    started = sent.started_at if sent else rendition.updated_at
+    window = adapter.duplicate_window
+    if window is not None and db_now() - started >= window * 0.8:
+        raise PermanentError(
+            "duplicate_window_passed",
+            "Too long since the unanswered attempt for the platform to refuse a resend as a "
+            "duplicate; verify on the platform whether the post exists.",
+        )
     settled_at = _settled_at(rendition, sent)
     if db_now() >= settled_at:
         _resend(job, rendition, note="resent: a duplicate is refused naming the post")
@@ -199,6 +233,21 @@ def _resend_once_settled(job: Job, rendition: Rendition, sent: DeliveryAttempt |
         retry_at=settled_at,
         exact=True,
     )
+
+
+def _resend_refused_unconfirmed(
+    rendition: Rendition, sent: DeliveryAttempt | None, position: int
+) -> bool:
+    """Whether a resend after the unanswered attempt was refused as a duplicate without
+    naming a post we could confirm (a confirmed one would have settled the rendition)."""
+    refused = rendition.delivery_attempts.filter(
+        segment_position=position,
+        kind=DeliveryAttempt.Kind.PUBLISH,
+        error__kind=str(ErrorKind.DUPLICATE_CONTENT),
+    )
+    if sent is not None:
+        refused = refused.filter(started_at__gt=sent.started_at)
+    return refused.exists()
 
 
 def _wait_for(job: Job, rendition: Rendition, position: int, pending_id: str) -> None:
