@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from django.conf import settings
+from django.db.models import Q
 
 from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount
@@ -42,13 +43,17 @@ def fail(
     """Write the failure's consequences under the lease, then stop the run with the job
     outcome that matches. `hand_over`: the platform holds accepted work whose fate we cannot
     tell, so the failure is ambiguous whatever its kind (never retried, never resent).
-    `closing` (closing the attempt that failed) is written in the same transaction: a
-    worker killed before that commit leaves the attempt in flight, which recovery settles
-    as ambiguous, never as nothing sent. Never returns."""
+    A failure while an earlier request of the rendition may have made the post
+    (``unsettled_request``) is ambiguous too: a refusal of a later attempt settles nothing
+    about that request (``_refused_while_unsettled``). `closing` (closing the attempt that
+    failed) is written in the same transaction: a worker killed before that commit leaves
+    the attempt in flight, which recovery settles as ambiguous, never as nothing sent.
+    Never returns."""
     error = err.as_dict()
     if details:
         error["details"] = details
     ambiguous = hand_over or err.kind == ErrorKind.OUTCOME_UNKNOWN
+    outcome: Exception | None = None
     with holding_lease(job):
         if closing is not None:
             closing()
@@ -56,11 +61,12 @@ def fail(
         if current.status == Rendition.Status.WAITING:
             current.transition_to(Rendition.Status.PUBLISHING)
         # Otherwise a person or another job settled it meanwhile.
-        outcome = (
-            _write_failure(job, current, err, error, ambiguous=ambiguous)
-            if current.status == Rendition.Status.PUBLISHING
-            else None
-        )
+        if current.status == Rendition.Status.PUBLISHING:
+            if not ambiguous and unsettled_request(current) is not None:
+                ambiguous = True
+                outcome = _refused_while_unsettled(job, current, err, error)
+            else:
+                outcome = _write_failure(job, current, err, error, ambiguous=ambiguous)
     if outcome is None:
         raise Stop()
     logger.info(
@@ -121,19 +127,97 @@ def _write_failure(
     return outcome
 
 
-def fail_ambiguous(rendition: Rendition, error: dict) -> None:
+def unsettled_request(rendition: Rendition) -> DeliveryAttempt | None:
+    """The latest attempt whose request may have reached the platform (outcome unknown, or
+    lost with its worker) for a segment that still has no post, unless something settled
+    it since: a person's resolution, or a lookup that proved the post absent on a platform
+    whose lookup is exact. None when there is no such request."""
+    outcome = DeliveryAttempt.Outcome
+    open_positions = rendition.segments.filter(provider_post_id="").values("position")
+    latest = (
+        rendition.delivery_attempts.exclude(kind=DeliveryAttempt.Kind.COMMENT)
+        .filter(segment_position__in=open_positions, outcome__in=[outcome.UNKNOWN, outcome.LOST])
+        .order_by("-pk")
+        .first()
+    )
+    if latest is None:
+        return None
+    settling = Q(outcome=outcome.RESOLVED)
+    if _lookup_is_strong(rendition.platform):
+        settling |= Q(outcome=outcome.ABSENT, segment_position=latest.segment_position)
+    if rendition.delivery_attempts.filter(pk__gt=latest.pk).filter(settling).exists():
+        return None
+    return latest
+
+
+def _lookup_is_strong(platform: str) -> bool:
+    try:
+        return get_adapter(platform).lookup_is_strong
+    except LookupError:
+        return False
+
+
+def _refused_while_unsettled(
+    job: Job, current: Rendition, err: ProviderError, refusal: dict
+) -> Exception:
+    """A later attempt was refused (a rate limit, a 5xx, a rejection) or stopped before it
+    left, while an earlier request of the same segment may have made the post. The refusal
+    says nothing about that request: the rendition stays ambiguous, its check scheduled no
+    earlier than the refusal allows (the platform's reset time, else the publish backoff),
+    and nothing is sent again before the check. When a resend cannot help (a refusal that
+    is not retried, or the attempts are spent) no check is scheduled: a person verifies.
+    Runs under the caller's locks; returns the job outcome."""
+    may_resend = (
+        err.retryable or err.kind == ErrorKind.AUTH_EXPIRED
+    ) and current.attempts < job.max_attempts
+    then = (
+        "It is checked on the platform before anything is sent again."
+        if may_resend
+        else "Verify on the platform whether the post exists."
+    )
+    error = ProviderError(
+        ErrorKind.OUTCOME_UNKNOWN,
+        "An earlier request went unanswered and the post may exist; a later attempt was "
+        f"refused ({err.kind}: {err.message}). {then}",
+        code="refused_after_unknown",
+        http_status=err.http_status,
+        retryable=False,
+    ).as_dict()
+    error["refused"] = refusal
+    if err.kind == ErrorKind.AUTH_EXPIRED:
+        account_services.social_account_mark_needs_reconnect(account=current.social_account)
+    if may_resend:
+        now = db_now()
+        job_type = get_job_type(job.type)
+        floor_s = seconds_until(err.retry_at, now=now)
+        delay_s = job_type.backoff.delay(max(current.attempts, 1), floor_s=floor_s)
+        fail_ambiguous(current, error, not_before=now + timedelta(seconds=delay_s))
+    else:
+        current.mark_failed(error, ambiguous=True)
+    events.emit(events.RENDITION_FAILED, rendition=current)
+    publication_refresh_status(current.publication)
+    return PermanentError(error["kind"], error["message"], details=error)
+
+
+def fail_ambiguous(
+    rendition: Rendition, error: dict, *, not_before: datetime | None = None
+) -> None:
     """Mark the rendition an ambiguous failure and hand it to reconciliation when its
-    platform gives a handle; while that check is scheduled the action is `wait` (with
-    `check_at`), and `verify` (a person) only when no check will come."""
-    check_at = enqueue_reconcile(rendition)
+    platform gives a handle (the check no earlier than `not_before`); while that check is
+    scheduled the action is `wait` (with `check_at`), and `verify` (a person) only when no
+    check will come."""
+    check_at = enqueue_reconcile(rendition, not_before=not_before)
     if check_at is not None:
         error = {**error, "action": str(Action.WAIT), "check_at": check_at.isoformat()}
     rendition.mark_failed(error, ambiguous=True)
 
 
-def enqueue_reconcile(rendition: Rendition) -> datetime | None:
+def enqueue_reconcile(
+    rendition: Rendition, *, not_before: datetime | None = None
+) -> datetime | None:
     """Schedule reconciliation when the platform gives a handle (a lookup, or an
-    idempotency key it honours); returns when it runs, or None (a person resolves it)."""
+    idempotency key it honours), no earlier than `not_before`; returns when it runs, or
+    None (a person resolves it)."""
     adapter = get_adapter(rendition.platform)
     if not (
         isinstance(adapter, SupportsLookup)
@@ -142,6 +226,8 @@ def enqueue_reconcile(rendition: Rendition) -> datetime | None:
     ):
         return None
     run_at = db_now() + timedelta(seconds=settings.RECONCILE_DELAY_S)
+    if not_before is not None:
+        run_at = max(run_at, not_before)
     job_enqueue(
         type=RECONCILE_JOB,
         payload={"rendition_id": rendition.pk},
@@ -186,15 +272,29 @@ def fail_unexpected(job: Job, rendition_id: int, exc: Exception) -> None:
         if rendition.status == Rendition.Status.WAITING:
             rendition.transition_to(Rendition.Status.PUBLISHING)
         if not settle_lost_attempts(rendition, worker=job.locked_by):
-            rendition.mark_failed(
-                ProviderError(
-                    ErrorKind.UNKNOWN,
-                    f"Publishing stopped on an internal error ({type(exc).__name__}).",
-                    code="internal_error",
-                    action=Action.CONTACT_SUPPORT,
-                    retryable=False,
-                ).as_dict()
-            )
+            if unsettled_request(rendition) is not None:
+                # An earlier request may have made the post: a person verifies, and no
+                # retry (theirs or ours) may send it blindly.
+                rendition.mark_failed(
+                    ProviderError(
+                        ErrorKind.OUTCOME_UNKNOWN,
+                        f"Publishing stopped on an internal error ({type(exc).__name__}) "
+                        "after an earlier request went unanswered; the post may exist.",
+                        code="internal_error",
+                        retryable=False,
+                    ).as_dict(),
+                    ambiguous=True,
+                )
+            else:
+                rendition.mark_failed(
+                    ProviderError(
+                        ErrorKind.UNKNOWN,
+                        f"Publishing stopped on an internal error ({type(exc).__name__}).",
+                        code="internal_error",
+                        action=Action.CONTACT_SUPPORT,
+                        retryable=False,
+                    ).as_dict()
+                )
             events.emit(events.RENDITION_FAILED, rendition=rendition)
         publication_refresh_status(rendition.publication)
 
