@@ -846,7 +846,7 @@ class Soak:
         renditions called published that the platform does not hold."""
         pattern = marker_pattern(self.tag)
         held = self._fleet.held(platform, pattern)
-        rows = renditions.values_list("pk", "status", "social_account__remote_id")
+        rows = renditions.values_list("pk", "status", "social_account__remote_id", "ambiguous")
         seen = witness(rows, held, self._marks)
         lost.update(seen.lost)
         by_key, _ = duplicates_by_key_and_text(self._fleet.keyed_posts(platform, pattern))
@@ -861,6 +861,9 @@ class Soak:
             # Posts the platform holds for a rendition not called published (failed or left
             # ambiguous): not lost, but a person would see a post the product denies.
             "held_not_published": seen.held_not_published,
+            # Of those, the ones called a plain failure (not ambiguous): the product says
+            # failed, or retries it, while the post is live. The ambiguity rules keep it 0.
+            "held_called_failed": seen.held_called_failed,
             # Posts with one of this run's markers matching no rendition (a wrong account id
             # in the witness, or a post nobody asked for).
             "unmatched_posts": sum(held.values()) - seen.matched,
@@ -876,15 +879,16 @@ class Witnessed:
     twice: list[int] = field(default_factory=list)  # renditions posted more than asked
     lost: set[int] = field(default_factory=set)  # called published, not (all) there
     held_not_published: int = 0
+    held_called_failed: int = 0  # ...of which a plain failure, not ambiguous
     matched: int = 0
 
 
 def witness(rows, held: Counter, marks: dict[int, tuple[str, int]]) -> Witnessed:
     """Match a platform's posts, counted by (marker, account), to renditions
-    (pk, status, account remote id) each owed `marks[pk]` = (marker, posts of its content):
-    more is a duplicate; fewer for a rendition called published is a lost post."""
+    (pk, status, account remote id, ambiguous) each owed `marks[pk]` = (marker, posts of its
+    content): more is a duplicate; fewer for a rendition called published is a lost post."""
     seen = Witnessed()
-    for pk, status, remote_id in rows:
+    for pk, status, remote_id, ambiguous in rows:
         marker, expected = marks[pk]
         n = held.get((marker, remote_id), 0)
         seen.matched += n
@@ -895,6 +899,8 @@ def witness(rows, held: Counter, marks: dict[int, tuple[str, int]]) -> Witnessed
             seen.lost.add(pk)
         elif status != "published" and n:
             seen.held_not_published += 1
+            if status == "failed" and not ambiguous:
+                seen.held_called_failed += 1
     seen.twice.sort()
     return seen
 

@@ -38,21 +38,23 @@ def test_posts_without_a_key_count_by_text_only():
 
 
 def test_the_witness_counts_duplicates_lost_and_posts_the_product_denies():
-    marks = {1: ("m1", 1), 2: ("m2", 2), 3: ("m3", 1), 4: ("m4", 1), 5: ("m5", 1)}
-    held = Counter({("m1", "a"): 2, ("m2", "a"): 1, ("m4", "a"): 1, ("m5", "b"): 1})
+    marks = {i: (f"m{i}", 2 if i == 2 else 1) for i in range(1, 7)}
+    held = Counter({("m1", "a"): 2, ("m2", "a"): 1, ("m4", "a"): 1, ("m5", "b"): 1, ("m6", "a"): 1})
     rows = [
-        (1, "published", "a"),  # posted twice
-        (2, "published", "a"),  # a thread of two, one segment missing: lost
-        (3, "published", "a"),  # nothing at the platform: lost
-        (4, "failed", "a"),  # the platform holds a post we call failed
-        (5, "published", "a"),  # its post is on another account: lost, and unmatched
+        (1, "published", "a", False),  # posted twice
+        (2, "published", "a", False),  # a thread of two, one segment missing: lost
+        (3, "published", "a", False),  # nothing at the platform: lost
+        (4, "failed", "a", False),  # the platform holds a post we call failed
+        (5, "published", "a", False),  # its post is on another account: lost, and unmatched
+        (6, "failed", "a", True),  # held while ambiguous: not yet known, not denied
     ]
     seen = witness(rows, held, marks)
     assert seen.duplicates == 1
     assert seen.twice == [1]
     assert seen.lost == {2, 3, 5}
-    assert seen.held_not_published == 1
-    assert seen.matched == 4  # of 5 held: one matches no rendition
+    assert seen.held_not_published == 2
+    assert seen.held_called_failed == 1
+    assert seen.matched == 5  # of 6 held: one matches no rendition
 
 
 @pytest.mark.django_db
