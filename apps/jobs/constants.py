@@ -26,6 +26,9 @@ DEFAULT_TIME_LIMIT_S = 600.0
 # 0005, and the jobs.vacuum housekeeping job's, for servers where autovacuum is off).
 VACUUM_DEAD_ROWS = 5000
 
-# Advisory-lock namespace (first key of the pair, the organization the second) that
-# guards raising a QueueHead: enqueuers hold it shared, the claim takes it exclusively.
+# Advisory-lock namespace (first key of the pair, the organization's stripe the second:
+# organization id modulo HEADS_LOCK_STRIPES) that guards raising a QueueHead: enqueuers
+# hold it shared, the claim takes it exclusively. Striped so that a transaction
+# enqueueing for many organizations holds at most HEADS_LOCK_STRIPES locks.
 HEADS_LOCK_NAMESPACE = 0x68656164  # "head"
+HEADS_LOCK_STRIPES = 1024

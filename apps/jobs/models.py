@@ -187,10 +187,11 @@ class QueueHead(models.Model):
     organization's due work is taken (see apps.jobs.queue).
 
     Raising a head must never skip a job another transaction is making pending: the
-    trigger holds a shared advisory lock of the organization (HEADS_LOCK_NAMESPACE) until
-    its transaction ends, and the claim raises a head only after taking that lock
-    exclusively (try-lock: skipped while anyone is enqueueing for the organization), in a
-    statement that starts after the lock is held, so it sees every committed job.
+    trigger holds a shared advisory lock of the organization's stripe (HEADS_LOCK_NAMESPACE,
+    HEADS_LOCK_STRIPES) until its transaction ends, and the claim raises a head only after
+    taking that lock exclusively (try-lock: skipped while anyone is enqueueing for an
+    organization of the stripe), in a statement that starts after the lock is held, so it
+    sees every committed job.
 
     `last_claimed_at` gives organizations turns: due heads are considered least recently
     served first.

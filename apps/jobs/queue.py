@@ -27,7 +27,7 @@ from django.db.models.base import ModelState
 from django.db.models.expressions import RawSQL
 
 from apps.common.prepared import execute_prepared, prepared_cursor
-from apps.jobs.constants import HEADS_LOCK_NAMESPACE, SEAT_CAP_COLUMNS
+from apps.jobs.constants import HEADS_LOCK_NAMESPACE, HEADS_LOCK_STRIPES, SEAT_CAP_COLUMNS
 from apps.jobs.models import Job
 
 # Advisory-lock namespace of the per-organization claim lock (first key of the pair).
@@ -86,7 +86,7 @@ WITH due AS MATERIALIZED (
      WHERE h.next_run_at <= now()
 )
 (SELECT c.organization_id, c.seat::text,
-        pg_try_advisory_xact_lock(%(heads_ns)s, (c.organization_id %% 2147483647)::int),
+        pg_try_advisory_xact_lock(%(heads_ns)s, (c.organization_id %% %(stripes)s)::int),
         NULL::bigint, NULL::bigint, NULL::boolean, NULL::float8, NULL::float8
    FROM (SELECT * FROM due
           ORDER BY last_claimed_at NULLS FIRST, next_run_at, organization_id
@@ -325,6 +325,7 @@ def claim(
             {
                 "ns": CLAIM_LOCK_NAMESPACE,
                 "heads_ns": HEADS_LOCK_NAMESPACE,
+                "stripes": HEADS_LOCK_STRIPES,
                 "max_orgs": max_orgs,
                 "stale_s": float(stale_s),
                 "types": list(types or ()),

@@ -11,7 +11,7 @@ from tests.factories import JobFactory, OrganizationFactory, WorkspaceFactory
 from tests.jobs.conftest import age_heartbeat, db_now
 
 # Parameters of the claim's first statement, for EXPLAIN.
-DUE_PARAMS = {"ns": 1, "heads_ns": 2, "max_orgs": 16, "stale_s": 10.0, "types": []}
+DUE_PARAMS = {"ns": 1, "heads_ns": 2, "stripes": 1024, "max_orgs": 16, "stale_s": 10.0, "types": []}
 
 
 def test_it_claims_due_jobs_in_run_at_order(worker):

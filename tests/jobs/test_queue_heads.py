@@ -67,7 +67,7 @@ def test_the_claim_reads_only_due_heads_whatever_the_organizations_with_future_w
         cursor.execute(queue._SESSION_SQL)
         cursor.execute(
             "EXPLAIN (ANALYZE, FORMAT JSON) " + queue._DUE_ORGS_SQL.format(type_filter=""),
-            {"ns": 1, "heads_ns": 2, "max_orgs": 16, "stale_s": 10.0, "types": []},
+            {"ns": 1, "heads_ns": 2, "stripes": 1024, "max_orgs": 16, "stale_s": 10.0, "types": []},
         )
         [[[plan]]] = cursor.fetchall()
 
@@ -162,3 +162,22 @@ def test_a_head_is_never_raised_past_a_job_being_enqueued(worker):
 
     assert [job.pk for job in worker.claim_batch()] == [second_id]
     assert _head(org) is None
+
+
+def test_enqueueing_for_many_organizations_holds_a_bounded_number_of_locks(db):
+    from apps.accounts.models import Organization
+    from apps.jobs.constants import HEADS_LOCK_STRIPES
+
+    orgs = Organization.objects.bulk_create(
+        Organization(name=f"o{i}", slug=f"many-{i}") for i in range(HEADS_LOCK_STRIPES + 500)
+    )
+    job_enqueue_many(JobSpec(type="noop", organization_id=org.pk) for org in orgs)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory'"
+        )
+        [(held,)] = cursor.fetchall()
+    # One per stripe, not one per organization (the lock table has room for a few
+    # thousand locks across every session).
+    assert held == HEADS_LOCK_STRIPES
+    assert QueueHead.objects.filter(next_run_at__isnull=False).count() == len(orgs)

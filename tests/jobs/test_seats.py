@@ -21,7 +21,7 @@ from tests.jobs.conftest import age_heartbeat, db_now
 PUBLISH, WEBHOOK, POLL = "noop", "t.webhook", "t.poll"
 
 # Parameters of the claim's first statement, for EXPLAIN.
-DUE_PARAMS = {"ns": 1, "heads_ns": 2, "max_orgs": 16, "stale_s": 10.0, "types": []}
+DUE_PARAMS = {"ns": 1, "heads_ns": 2, "stripes": 1024, "max_orgs": 16, "stale_s": 10.0, "types": []}
 
 
 @pytest.fixture

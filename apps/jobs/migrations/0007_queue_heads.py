@@ -3,12 +3,16 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-# apps.jobs.constants.HEADS_LOCK_NAMESPACE, frozen here.
+# apps.jobs.constants.HEADS_LOCK_NAMESPACE and HEADS_LOCK_STRIPES, frozen here.
 HEADS_LOCK_NAMESPACE = 0x68656164
+HEADS_LOCK_STRIPES = 1024
 
 # Lowers a job's queue head when the job becomes pending earlier than the head (see
-# QueueHead). The shared advisory lock is taken first and held to the end of the
-# transaction: the claim raises a head only while no one holds it. The head row is
+# QueueHead). The shared advisory lock of the organization's stripe is taken first and
+# held to the end of the transaction: the claim raises a head only while no one holds
+# it. (Stripes, not one lock per organization: a transaction enqueueing for every
+# organization of a large service would otherwise hold tens of thousands of locks, past
+# the lock table's room.) The head row is
 # written only when it must move earlier (an upsert would lock it even when it need
 # not change, and concurrent creates of one organization would queue on it).
 #
@@ -21,9 +25,10 @@ HEADS_LOCK_NAMESPACE = 0x68656164
 TRACK_SQL = f"""
 CREATE FUNCTION jobs_queue_heads_track_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_advisory_xact_lock_shared({HEADS_LOCK_NAMESPACE}, (o.id % 2147483647)::int)
-       FROM (SELECT DISTINCT organization_id AS id FROM new_jobs
-              WHERE status = 'pending' AND organization_id IS NOT NULL) o;
+    PERFORM pg_advisory_xact_lock_shared({HEADS_LOCK_NAMESPACE}, s.stripe)
+       FROM (SELECT DISTINCT (organization_id % {HEADS_LOCK_STRIPES})::int AS stripe
+               FROM new_jobs
+              WHERE status = 'pending' AND organization_id IS NOT NULL) s;
     INSERT INTO jobs_queuehead AS h (organization_id, seat, next_run_at)
     SELECT n.organization_id, n.seat, n.run_at
       FROM (SELECT organization_id, seat, min(run_at) AS run_at FROM new_jobs
@@ -41,7 +46,7 @@ $$;
 CREATE FUNCTION jobs_queue_head_track() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_advisory_xact_lock_shared(
-        {HEADS_LOCK_NAMESPACE}, (NEW.organization_id % 2147483647)::int);
+        {HEADS_LOCK_NAMESPACE}, (NEW.organization_id % {HEADS_LOCK_STRIPES})::int);
     IF NOT EXISTS (
         SELECT 1 FROM jobs_queuehead h
          WHERE h.organization_id = NEW.organization_id AND h.seat = NEW.seat
