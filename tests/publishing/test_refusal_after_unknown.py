@@ -15,11 +15,14 @@ from django.utils import timezone
 
 from apps.jobs.models import Job
 from apps.jobs.registry import Backoff
+from apps.jobs.services import job_recover_stale
 from apps.jobs.worker import Worker
 from apps.providers.errors import ErrorKind, ProviderError
 from apps.providers.linkedin.adapter import LinkedInAdapter
 from apps.publishing.delivery.enqueue import publish_dedupe_key, reconcile_dedupe_key
 from apps.publishing.services import publication_create
+from apps.renditions.models import DeliveryAttempt
+from apps.sandbox.services import sandbox_account_create
 from loadtest.platform_fakes import FaultPlan
 from loadtest.platform_fakes.linkedin import MEMBER_SCOPES, LinkedInFake
 from loadtest.platform_fakes.server import FakeServer
@@ -174,3 +177,51 @@ def test_a_5xx_on_the_resend_after_an_unknown_outcome_stays_ambiguous(
     assert rendition.last_error["refused"]["http_status"] == 503
 
     _assert_settled_with_one_post(fake, rendition, worker)
+
+
+@pytest.fixture
+def sandbox(live_server, settings):
+    settings.SANDBOX_BASE_URL = live_server.url
+    settings.PROVIDER_TIMEOUT_S = 2
+    settings.RECONCILE_DELAY_S = 0
+    settings.RECONCILE_SETTLE_S = 0
+    return live_server.url
+
+
+def test_once_an_exact_lookup_proved_absence_a_refusal_is_an_ordinary_failure(sandbox, workspace_a):
+    account = sandbox_account_create(
+        workspace=workspace_a,
+        handle="absent",
+        behaviour={
+            "honours_idempotency_key": False,
+            "rate_limit_times": 1,
+            "retry_after_s": 30,
+        },
+    )
+    publication = publication_create(
+        workspace=workspace_a,
+        author=None,
+        segments=[{"text": "hello"}],
+        destinations=[{"account": account.pk}],
+        scheduled_at=timezone.now(),
+        status="scheduled",
+    )
+    rendition = publication.renditions.get()
+    worker = Worker(threads=1, batch_size=10, heartbeat_s=1, stale_after_s=30, name="t")
+    [job] = worker.claim_batch()
+    # A request left and its worker died: the post may exist.
+    rendition.mark_publishing()
+    DeliveryAttempt.objects.create(
+        rendition=rendition, workspace=workspace_a, kind="publish", segment_position=0
+    )
+    job_recover_stale(job_ids=[job.pk])
+
+    # The exact lookup finds nothing once the request can no longer land: a clean resend,
+    # which the platform refuses (429). Nothing is unsettled any more: an ordinary retry.
+    _drain(worker, rendition)
+
+    assert (rendition.status, rendition.ambiguous) == ("failed", False), rendition.last_error
+    assert rendition.last_error["kind"] == "rate_limited"
+    assert rendition.next_retry_at is not None
+    outcomes = list(rendition.delivery_attempts.values_list("kind", "outcome"))
+    assert outcomes == [("publish", "lost"), ("reconcile", "absent"), ("publish", "failed")]
