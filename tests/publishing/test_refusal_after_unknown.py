@@ -225,3 +225,33 @@ def test_once_an_exact_lookup_proved_absence_a_refusal_is_an_ordinary_failure(sa
     assert rendition.next_retry_at is not None
     outcomes = list(rendition.delivery_attempts.values_list("kind", "outcome"))
     assert outcomes == [("publish", "lost"), ("reconcile", "absent"), ("publish", "failed")]
+
+
+def test_a_rejected_resend_after_an_unknown_outcome_goes_to_a_person(
+    linkedin, workspace_a, monkeypatch
+):
+    fake = linkedin("timeout_after_accept")
+    publish_segment = LinkedInAdapter.publish_segment
+    sends = []
+
+    def resend_is_rejected(self, ctx, segment, *, reply_to):
+        sends.append(segment.position)
+        if len(sends) == 2:
+            raise ProviderError(
+                ErrorKind.CONTENT_REJECTED, "Not allowed.", code="422", http_status=422
+            )
+        return publish_segment(self, ctx, segment, reply_to=reply_to)
+
+    monkeypatch.setattr(LinkedInAdapter, "publish_segment", resend_is_rejected)
+    rendition = _publish_now(fake, workspace_a)
+
+    _drain(Worker(threads=1, batch_size=10, heartbeat_s=1, stale_after_s=30, name="t"), rendition)
+
+    # Sending again cannot help, and the first request's post may exist: a person verifies.
+    assert len(fake.published()) == 1
+    assert (rendition.status, rendition.ambiguous) == ("failed", True), rendition.last_error
+    assert rendition.last_error["kind"] == "outcome_unknown"
+    assert rendition.last_error["action"] == "verify"
+    assert rendition.last_error["refused"]["kind"] == "content_rejected"
+    assert rendition.next_retry_at is None
+    assert not Job.objects.unfinished().exists()

@@ -185,7 +185,11 @@ def _refused_while_unsettled(
     ).as_dict()
     error["refused"] = refusal
     if err.kind == ErrorKind.AUTH_EXPIRED:
+        # The check waits for the reconnect (account.needs_reconnect once, when it changes).
+        newly_expired = current.social_account.status == SocialAccount.Status.CONNECTED
         account_services.social_account_mark_needs_reconnect(account=current.social_account)
+        if newly_expired:
+            events.emit(events.ACCOUNT_NEEDS_RECONNECT, account=current.social_account)
     if may_resend:
         now = db_now()
         job_type = get_job_type(job.type)
