@@ -12,7 +12,9 @@ Failures follow the provider's classification (``failures``):
   the job without spending an attempt), the next attempt time stored on the rendition and on
   the job;
 - an unknown outcome (sent, no answer) is never resent blindly: the rendition fails with
-  ``ambiguous`` and a reconciliation job looks for the post (``reconcile``);
+  ``ambiguous`` and a reconciliation job looks for the post (``reconcile``); a later
+  attempt's refusal (a rate limit, a 5xx, a rejection) settles nothing about it, so the
+  rendition stays ambiguous until the check does (``failures.unsettled_request``);
 - an expired token fails the rendition with the action ``reconnect`` and marks the account;
 - everything else fails the rendition for a person to act on.
 
