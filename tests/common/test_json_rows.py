@@ -78,6 +78,13 @@ def test_nested_rows_are_cached_as_prefetch_related_would(workspace_a):
         back = {a.workspace is workspace for a in workspace.social_accounts.all()}
     assert handles == ["a", "b"] and back == {True}
     assert len(captured) == 0
+    # Chained, the cached relation queries the parent's rows only, as the manager would.
+    other = Workspace.objects.create(organization=workspace_a.organization, name="o", slug="o")
+    SocialAccount.objects.create(workspace=other, platform="sandbox", handle="c", remote_id="3")
+    chained = workspace.social_accounts.all().order_by("handle")
+    assert [a.handle for a in chained] == ["a", "b"]
+    assert sorted(a.handle for a in workspace.social_accounts.filter(handle__gt="a")) == ["b"]
+    assert all(a.workspace is workspace for a in chained)
 
 
 def test_a_stand_in_that_is_not_found_exactly_once_is_refused(workspace_a):
