@@ -1,0 +1,130 @@
+"""A calendar card's markup, written in Python: a page of the calendar shows hundreds of
+cards, and the same markup through the template engine cost a millisecond and more each
+(variable lookups, date filters, URL reversals); this writes it in a few dozen
+microseconds. The links are reversed once per page and the card's id put in.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import datetime
+from urllib.parse import quote
+
+from django import template
+from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
+
+from apps.web.templatetags.platform_icons import platform_icon
+from apps.web.templatetags.webapp import humanize, platform_name
+
+register = template.Library()
+
+_SENTINEL = 987654321  # an id no card has, replaced by each card's own
+
+
+def _truncate(text: str, length: int) -> str:
+    """The `truncatechars` filter, without its cost for a text that fits."""
+    if len(text) <= length:
+        return unicodedata.normalize("NFC", text)
+    return Truncator(text).chars(length)
+
+
+def _day_label(moment: datetime) -> str:
+    """As the `date` filter's "l j F" (English names, as the calendar shows them)."""
+    return f"{moment:%A} {moment.day} {moment:%B}"
+
+
+class _Links:
+    """The page's links of a card, reversed once and completed by the card's id."""
+
+    def __init__(self, slug: str, full_path: str) -> None:
+        def pattern(name: str) -> str:
+            return reverse(name, kwargs={"workspace_slug": slug, "pk": _SENTINEL})
+
+        self.detail = pattern("publication-detail")
+        self.media = pattern("media-file")
+        self.reschedule = pattern("publication-reschedule")
+        self.next = quote(full_path, safe="/")  # as the `urlencode` filter
+
+    @staticmethod
+    def fill(link: str, pk: int) -> str:
+        return link.replace(str(_SENTINEL), str(pk))
+
+
+@register.simple_tag(takes_context=True)
+def calendar_card(context, card, *, drag: bool, wide: int) -> SafeString:
+    cache = context.render_context
+    links = cache.get("calendar_card_links")
+    if links is None:
+        request = context["request"]
+        links = cache["calendar_card_links"] = _Links(
+            context["workspace"].slug, request.get_full_path()
+        )
+    return mark_safe(render_card(card, links, drag=drag, wide=wide))  # noqa: S308 - escaped
+
+
+def render_card(card, links: _Links, *, drag: bool, wide: int) -> str:
+    local = card.local
+    hhmm = f"{local:%H:%M}"
+    status = escape(card.status)
+    status_words = escape(humanize(card.status))
+    movable_here = card.movable and drag
+    out = [
+        f'<li class="cal-item status-{status}{" movable" if movable_here else ""}"'
+        f' id="cal-{card.pk}" data-pk="{card.pk}" data-revision="{card.revision}"'
+        f' data-date="{local:%Y-%m-%d}" data-time="{hhmm}" data-fold="{local.fold}"'
+        f' data-label="{_day_label(local)}, {hhmm}"',
+        ' data-movable tabindex="0" aria-roledescription="movable post"'
+        ' aria-describedby="cal-move-hint"'
+        if movable_here
+        else "",
+        f' aria-label="{hhmm}, {status_words}:'
+        f' {escape(_truncate(card.text or "media only", 60))}">\n',
+        '  <span class="cal-head">\n',
+        f'    <span class="time">{hhmm}</span>\n',
+        '    <span class="cal-platforms">',
+    ]
+    platforms = card.platforms
+    for d in platforms:
+        icon = platform_icon(d.platform, 14)
+        out.append(
+            f'<span class="pf pf-{escape(d.platform)}{" has-icon" if icon else ""}"'
+            f' title="{escape(platform_name(d.platform))}" aria-hidden="true">'
+            f"{icon if icon else escape(d.mark)}</span>"
+        )
+    names = ", ".join(escape(platform_name(d.platform)) for d in platforms)
+    out.append(f'<span class="visually-hidden">{names}</span></span>\n')
+    out.append("    ")
+    if card.recurring:
+        out.append(
+            '<span class="cal-recurring" title="From a series"><span aria-hidden="true">↻'
+            '</span><span class="visually-hidden">From a series</span></span>'
+        )
+    out.append('\n  </span>\n  <span class="cal-body">\n    ')
+    if card.thumbnail_id:
+        out.append(
+            f'<img class="cal-thumb" src="{links.fill(links.media, card.thumbnail_id)}"'
+            f' alt="{escape(card.thumbnail_alt)}" loading="lazy" draggable="false"'
+            ' width="40" height="40">'
+        )
+    out.append(
+        f'\n    <a href="{links.fill(links.detail, card.pk)}" draggable="false">'
+        f"{escape(_truncate(card.text or '(media only)', wide))}</a>\n  </span>\n"
+    )
+    thread = f' <span class="muted">thread of {card.parts}</span>' if card.parts > 1 else ""
+    out.append(
+        f'  <span class="cal-meta"><span class="badge status-{status}">{status_words}</span>'
+        f'{thread} <span class="muted cal-handles">{escape(card.handles)}</span></span>\n  '
+    )
+    if card.movable:
+        move = escape(f"{links.fill(links.reschedule, card.pk)}?next={links.next}")
+        out.append(
+            f'\n    <a class="move" href="{move}"\n       hx-get="{move}"\n'
+            '       hx-target="#quick-edit" hx-swap="innerHTML" draggable="false">Move to…'
+            f'<span class="visually-hidden"> (the post of {local.day} {local:%B %H:%M})'
+            "</span></a>\n  "
+        )
+    out.append("\n</li>\n")
+    return "".join(out)
