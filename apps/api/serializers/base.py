@@ -7,10 +7,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
+from rest_framework.fields import SkipField
+from rest_framework.relations import PKOnlyObject
 from rest_framework.utils.serializer_helpers import BindingDict
 
 from apps.api.errors import UNKNOWN_FIELD
@@ -65,6 +68,52 @@ class ShownModelSerializer(serializers.ModelSerializer):
                     shared = serializers.ModelSerializer.fields.func(cls())  # type: ignore[attr-defined]
                     cls._shared_fields = shared
         return shared
+
+    def to_representation(self, instance: Any) -> Any:
+        """DRF's representation, field by field, with its generic attribute lookup kept
+        for the fields that need it: a field read from one plain attribute is read with
+        ``getattr`` (DRF's lookup checks each step for a mapping and a callable, and
+        this runs for every field of every row of a page). Anything unusual (a mapping,
+        a missing attribute, a callable) goes through DRF's own lookup, so the output is
+        DRF's."""
+        if isinstance(instance, Mapping):
+            return super().to_representation(instance)
+        plan = type(self).__dict__.get("_representation_plan")
+        if plan is None:
+            plan = type(self)._representation_plan = tuple(
+                (field.field_name, _plain_source(field), field) for field in self._readable_fields
+            )
+        ret = {}
+        for name, source, field in plan:
+            if source is not None:
+                try:
+                    attribute = getattr(instance, source)
+                except ObjectDoesNotExist:
+                    attribute = None
+                except (KeyError, AttributeError):
+                    source = None
+                else:
+                    if callable(attribute):  # a method DRF calls, a related manager
+                        source = None
+            if source is None:
+                try:
+                    attribute = field.get_attribute(instance)
+                except SkipField:
+                    continue
+                if isinstance(attribute, PKOnlyObject):
+                    ret[name] = None if attribute.pk is None else field.to_representation(attribute)
+                    continue
+            ret[name] = None if attribute is None else field.to_representation(attribute)
+        return ret
+
+
+def _plain_source(field: serializers.Field) -> str | None:
+    """The attribute a field reads when it is one attribute read as DRF's base Field
+    reads it (not a related field's, not a method field's, not dotted), else None."""
+    if type(field).get_attribute is not serializers.Field.get_attribute:
+        return None
+    attrs = field.source_attrs
+    return attrs[0] if len(attrs) == 1 else None
 
 
 _SHARED_FIELDS_LOCK = threading.Lock()

@@ -162,7 +162,11 @@ class RenditionSerializer(ShownModelSerializer):
     @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_scheduled_at(self, rendition: Rendition) -> Any:
         value: datetime | None = rendition.effective_scheduled_at
-        return serializers.DateTimeField().to_representation(value) if value else None
+        return _DATETIME.to_representation(value) if value else None
+
+
+# How a model's date and time field is shown (in the zone current when it is shown).
+_DATETIME = serializers.DateTimeField()
 
 
 class RenditionResolveSerializer(StrictSerializer):
