@@ -133,8 +133,10 @@ def _query(shape: Shape) -> JsonQuery:
 
 
 _QUERIES = {False: _query(_SHOWN), True: _query(_PAGE)}
-# The annotation carrying each listed publication's value.
+# The annotation carrying each listed publication's value, and its expression: built once
+# (annotating resolves a copy of it, leaving it as it was).
 _ROW = "shown_row"
+_SHOWN_JSON = json_object(_SHOWN)
 
 
 def _loaded(shape: Shape, data: dict[str, Any]) -> Publication:
@@ -166,7 +168,7 @@ class _ReadIterable(ModelIterable):
 def with_publication_read(queryset: QuerySet) -> QuerySet:
     """Publications (filtered, ordered and sliced as the caller likes) with everything they
     show: each read whole, in the query that lists them."""
-    shown = queryset.only("pk").annotate(**{_ROW: json_object(_SHOWN)})
+    shown = queryset.only("pk").annotate(**{_ROW: _SHOWN_JSON})
     shown._iterable_class = _ReadIterable
     return shown
 
