@@ -144,15 +144,43 @@ def publications_between(
         publications.filter(scheduled_at__gte=start, scheduled_at__lt=end)
         .exclude(status=Publication.Status.CANCELLED)
         .annotate(in_series=Exists(SeriesOccurrence.objects.filter(publication=OuterRef("pk"))))
+        # Only the columns a card shows: a week holds hundreds of cards, and building
+        # every column of each row (a dozen timestamps a rendition) cost more than the rest.
+        .only("id", "workspace_id", "status", "revision", "scheduled_at")
         .prefetch_related(
-            Prefetch("segments", queryset=PublicationSegment.objects.order_by("position")),
+            Prefetch(
+                "segments",
+                queryset=PublicationSegment.objects.only(
+                    "id", "publication_id", "position", "text"
+                ).order_by("position"),
+            ),
             Prefetch(
                 "segments__media_links",
-                queryset=SegmentMedia.objects.select_related("media").order_by("position"),
+                queryset=SegmentMedia.objects.select_related("media")
+                .only(
+                    "id",
+                    "segment_id",
+                    "position",
+                    "alt_text",
+                    "media__id",
+                    "media__kind",
+                    "media__alt_text",
+                )
+                .order_by("position"),
             ),
             Prefetch(
                 "renditions",
-                queryset=Rendition.objects.select_related("social_account").order_by("pk"),
+                queryset=Rendition.objects.select_related("social_account")
+                .only(
+                    "id",
+                    "publication_id",
+                    "status",
+                    "ambiguous",
+                    "social_account__id",
+                    "social_account__platform",
+                    "social_account__handle",
+                )
+                .order_by("pk"),
             ),
         )
         .order_by("scheduled_at", "pk")
