@@ -176,6 +176,11 @@ class JsonQuery:
                 self._compiled = (text, tuple(name for _, name, _ in sorted(found)))
             return self._compiled
 
+    def sql(self) -> str:
+        """The compiled SQL, a ``%s`` where each stand-in was (literal percent signs
+        doubled), for a caller that binds more than the stand-ins' values."""
+        return (self._compiled or self._compile())[0]
+
     def rows(self, **values: Any) -> list[dict[str, Any]]:
         sql, names = self._compiled or self._compile()
         with prepared_cursor() as cursor:

@@ -7,13 +7,18 @@ from types import SimpleNamespace
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.api.mcp import tools
 from apps.publications.models import Publication
-from apps.publishing.selectors import publication_detail, publication_page
+from apps.publishing.selectors import (
+    publication_detail,
+    publication_page,
+    with_publication_read,
+)
 from apps.publishing.services import publication_create
 from apps.renditions.models import DeliveryAttempt
 from tests.factories import MediaAssetFactory, SocialAccountFactory
@@ -242,6 +247,24 @@ def test_a_page_keeps_the_order_asked_and_only_the_workspaces(
 
     assert [p.pk for p in page] == [mine[2].pk, mine[0].pk]
     assert publication_detail(workspace_id=workspace_a.pk, pk=theirs.pk) is None
+
+
+def test_a_listed_read_keeps_the_querysets_order_slice_and_filters(
+    workspace_a, accounts, media, django_assert_num_queries
+):
+    made = _posts(workspace_a, accounts, media, 4)
+    mine = Publication.objects.for_workspace(workspace_a)
+
+    with django_assert_num_queries(1):
+        listed = list(with_publication_read(mine.order_by("-scheduled_at"))[1:3])
+    assert [p.pk for p in listed] == [made[2].pk, made[1].pk]
+    assert [len(p.renditions.all()) for p in listed] == [len(accounts)] * 2
+    assert with_publication_read(mine).get(pk=made[0].pk).segments.all()[0].text == "Post 0"
+    assert list(with_publication_read(mine.filter(pk__in=[]))) == []
+    # A queryset selecting more than the id reads the ids first, then their values.
+    annotated = mine.annotate(later=F("scheduled_at")).order_by("-later")
+    with django_assert_num_queries(2):
+        assert [p.pk for p in with_publication_read(annotated)] == [p.pk for p in made[::-1]]
 
 
 def test_a_destination_card_costs_the_same_for_any_number_of_destinations(
