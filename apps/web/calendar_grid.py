@@ -105,6 +105,15 @@ class Slot:
     def compose_at(self) -> str:
         return self.start.strftime("%Y-%m-%dT%H:%M")
 
+    @property
+    def drop_date(self) -> str:
+        return self.start.strftime("%Y-%m-%d")
+
+    @property
+    def day_label(self) -> str:
+        """As the `date` filter's "l j F" (a week has 168 slots: the filter cost shows)."""
+        return f"{self.start:%A} {self.start.day} {self.start:%B}"
+
 
 @dataclass
 class Day:

@@ -7,7 +7,7 @@ microseconds. The links are reversed once per page and the card's id put in.
 from __future__ import annotations
 
 import unicodedata
-from datetime import datetime
+from datetime import date
 from urllib.parse import quote
 
 from django import template
@@ -31,7 +31,7 @@ def _truncate(text: str, length: int) -> str:
     return Truncator(text).chars(length)
 
 
-def _day_label(moment: datetime) -> str:
+def _day_label(moment: date) -> str:
     """As the `date` filter's "l j F" (English names, as the calendar shows them)."""
     return f"{moment:%A} {moment.day} {moment:%B}"
 
@@ -46,15 +46,20 @@ class _Links:
         self.detail = pattern("publication-detail")
         self.media = pattern("media-file")
         self.reschedule = pattern("publication-reschedule")
+        self.icons: dict[str, str] = {}
         self.next = quote(full_path, safe="/")  # as the `urlencode` filter
+
+    def icon(self, platform: str) -> str:
+        if platform not in self.icons:
+            self.icons[platform] = platform_icon(platform, 14)
+        return self.icons[platform]
 
     @staticmethod
     def fill(link: str, pk: int) -> str:
         return link.replace(str(_SENTINEL), str(pk))
 
 
-@register.simple_tag(takes_context=True)
-def calendar_card(context, card, *, drag: bool, wide: int) -> SafeString:
+def _page_links(context) -> _Links:
     cache = context.render_context
     links = cache.get("calendar_card_links")
     if links is None:
@@ -62,7 +67,23 @@ def calendar_card(context, card, *, drag: bool, wide: int) -> SafeString:
         links = cache["calendar_card_links"] = _Links(
             context["workspace"].slug, request.get_full_path()
         )
+    return links
+
+
+@register.simple_tag(takes_context=True)
+def calendar_card(context, card, *, drag: bool, wide: int) -> SafeString:
+    links = _page_links(context)
     return mark_safe(render_card(card, links, drag=drag, wide=wide))  # noqa: S308 - escaped
+
+
+@register.simple_tag(takes_context=True)
+def calendar_more(context, more: int, on: date) -> SafeString:
+    """ "N more" of a day (or of an hour, `on` its start): a link to the day's posts."""
+    day = escape(f"{on:%Y-%m-%d}")
+    return mark_safe(  # noqa: S308 - escaped
+        f'<a class="cal-more" href="{escape(context["list_url"])}?start={day}&amp;end={day}">'
+        f'{more} more<span class="visually-hidden"> on {_day_label(on)}</span></a>\n'
+    )
 
 
 def render_card(card, links: _Links, *, drag: bool, wide: int) -> str:
@@ -88,7 +109,7 @@ def render_card(card, links: _Links, *, drag: bool, wide: int) -> str:
     ]
     platforms = card.platforms
     for d in platforms:
-        icon = platform_icon(d.platform, 14)
+        icon = links.icon(d.platform)
         out.append(
             f'<span class="pf pf-{escape(d.platform)}{" has-icon" if icon else ""}"'
             f' title="{escape(platform_name(d.platform))}" aria-hidden="true">'
