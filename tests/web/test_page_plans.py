@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from apps.publications.models import Publication
+from apps.web.calendar_cards import CARDS_PER_AGENDA_DAY, CARDS_PER_HOUR
 from loadtest.bench_pages import fill
 from tests.factories import PublicationFactory, SocialAccountFactory
 from tests.plans import BIG_TABLES, analyze, assert_bounded, crowd, reads
@@ -124,3 +125,39 @@ def test_the_posts_list_and_the_calendar_read_what_they_show(as_alice, crowded):
         assert scans
         # 800 posts a year is ~2 a day: a 6-week month counts ~100 of them.
         assert_bounded(scans, max_rows=200)
+
+
+def test_a_full_week_reads_and_shows_what_fits_its_cells(as_alice, workspace_a, workspace_b):
+    """Eight posts in every hour of a week (two destinations each), as many beside it in
+    another tenant, and a year of posts around them: the week shows CARDS_PER_HOUR of
+    each hour and reads their rows only (the count reads the week's posts through the
+    index, nothing whole); the agenda shows CARDS_PER_AGENDA_DAY of each day the same way."""
+    monday = datetime(2030, 1, 7, tzinfo=UTC)
+    per_hour, hours = 8, 7 * 24
+    for workspace in (workspace_a, workspace_b):
+        accounts = [SocialAccountFactory(workspace=workspace) for _ in range(2)]
+        fill(workspace, accounts, per_hour * hours, start=monday, span=timedelta(days=7))
+        year = monday - timedelta(days=365)
+        fill(workspace, accounts, 6000, start=year, span=timedelta(days=364), published=True)
+    analyze(*BIG_TABLES)
+
+    url = "/w/ws-a/calendar/?view=week&date=2030-01-09"
+    week = as_alice.get(url).content.decode()
+    shown = hours * CARDS_PER_HOUR
+    assert week.count('<li class="cal-item ') == shown
+    assert week.count(f">{per_hour - CARDS_PER_HOUR} more<") == hours
+    scans = reads(lambda: as_alice.get(url), BIG_TABLES)
+    assert_bounded(scans, max_rows=per_hour * hours)  # the count; no table read whole
+    by_table = {t: sum(s.rows for s in scans if s.table == t) for t in BIG_TABLES}
+    assert by_table["publications_publicationsegment"] <= shown
+    assert by_table["renditions_rendition"] <= 2 * shown  # not the week's 2,688
+    assert "jobs_job" not in by_table or by_table["jobs_job"] == 0
+
+    url = "/w/ws-a/calendar/?view=agenda&date=2030-01-07"
+    agenda = as_alice.get(url).content.decode()
+    shown = 7 * CARDS_PER_AGENDA_DAY  # the first week of the fortnight is full
+    assert agenda.count('<li class="cal-item ') == shown
+    assert agenda.count(f">{per_hour * 24 - CARDS_PER_AGENDA_DAY} more<") == 7
+    scans = reads(lambda: as_alice.get(url), BIG_TABLES)
+    assert_bounded(scans, max_rows=per_hour * hours)
+    assert sum(s.rows for s in scans if s.table == "renditions_rendition") <= 2 * shown
