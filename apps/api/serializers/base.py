@@ -73,9 +73,10 @@ class ShownModelSerializer(serializers.ModelSerializer):
         """DRF's representation, field by field, with its generic attribute lookup kept
         for the fields that need it: a field read from one plain attribute is read with
         ``getattr`` (DRF's lookup checks each step for a mapping and a callable, and
-        this runs for every field of every row of a page). Anything unusual (a mapping,
-        a missing attribute, a callable) goes through DRF's own lookup, so the output is
-        DRF's."""
+        this runs for every field of every row of a page); a list of prefetched related
+        rows is read from the prefetch cache its related manager would answer from.
+        Anything unusual (a mapping, a missing attribute, a callable) goes through DRF's
+        own lookup, so the output is DRF's."""
         if isinstance(instance, Mapping):
             return super().to_representation(instance)
         plan = type(self).__dict__.get("_representation_plan")
@@ -84,7 +85,12 @@ class ShownModelSerializer(serializers.ModelSerializer):
                 (field.field_name, _plain_source(field), field) for field in self._readable_fields
             )
         ret = {}
+        prefetched = instance.__dict__.get("_prefetched_objects_cache", {})
         for name, source, field in plan:
+            if source in prefetched and isinstance(field, serializers.ListSerializer):
+                # What its related manager's all() answers, without making the manager.
+                ret[name] = field.to_representation(prefetched[source])
+                continue
             if source is not None:
                 try:
                     attribute = getattr(instance, source)
