@@ -113,10 +113,33 @@ def cache_related(obj: Model, name: str, rows: list) -> None:
     obj.__dict__.setdefault("_prefetched_objects_cache", {})[name] = queryset
 
 
+_READ: dict[tuple[type[Model], tuple[str, ...] | None], tuple[list[Any], list[str]]] = {}
+
+
+def _read(shape: Shape) -> tuple[list[Any], list[str]]:
+    """The fields shape reads (every row of it holds each of them) and their attnames."""
+    key = (shape.model, shape.fields)
+    read = _READ.get(key)
+    if read is None:
+        fields = [
+            f
+            for f in shape.model._meta.concrete_fields
+            if shape.fields is None or f.attname in shape.fields
+        ]
+        read = _READ[key] = (fields, [f.attname for f in fields])
+    return read
+
+
 def load(shape: Shape, data: Mapping[str, Any]) -> Model:
     """shape's instance from its JSON row, with its joined and nested rows cached on it."""
     model = shape.model
-    obj = instance(model, data)
+    fields, attnames = _read(shape)
+    try:
+        read = [f.to_python(data[f.attname]) for f in fields]
+    except KeyError:  # not a row of shape's JSON: what it holds, the rest deferred
+        obj = instance(model, data)
+    else:
+        obj = model.from_db(connection.alias, attnames, read)
     for name, joined in shape.joined.items():
         values = data.get(_key(name)) or {}
         related = load(joined, values) if values.get(joined.model._meta.pk.attname) else None
