@@ -265,6 +265,8 @@ def test_a_listed_read_keeps_the_querysets_order_slice_and_filters(
     annotated = mine.annotate(later=F("scheduled_at")).order_by("-later")
     with django_assert_num_queries(2):
         assert [p.pk for p in with_publication_read(annotated)] == [p.pk for p in made[::-1]]
+    distinct = mine.filter(renditions__isnull=False).distinct().order_by("scheduled_at")
+    assert [p.pk for p in with_publication_read(distinct)] == [p.pk for p in made]
 
 
 def test_a_destination_card_costs_the_same_for_any_number_of_destinations(

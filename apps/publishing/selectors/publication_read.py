@@ -178,7 +178,13 @@ def _listed_rows(queryset: QuerySet) -> list[dict[str, Any]] | None:
     SQL (compiled per call, small) inside the value's SQL (compiled once). None when the
     queryset selects more than the id (the caller's annotations or joins)."""
     query = queryset.query
-    if query.combinator or query.annotations or query.extra_select or query.select_related:
+    if (
+        query.combinator
+        or query.annotations
+        or query.extra_select
+        or query.select_related
+        or query.distinct  # ordered by other columns, it selects them too
+    ):
         return None
     compiler = query.get_compiler(queryset.db)
     try:
