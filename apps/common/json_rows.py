@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
-from django.db import connection
+from django.db import connection, models
 from django.db.models import BinaryField, Expression, F, Model, OuterRef, QuerySet
 from django.db.models.functions import JSONObject
 
@@ -113,45 +113,95 @@ def cache_related(obj: Model, name: str, rows: list) -> None:
     obj.__dict__.setdefault("_prefetched_objects_cache", {})[name] = queryset
 
 
-_READ: dict[tuple[type[Model], tuple[str, ...] | None], tuple[list[Any], list[str]]] = {}
+# Fields whose to_python returns a value read from JSON as it is (a str, an int, a bool or
+# a JSON value); only these exact classes, as a subclass may convert.
+_AS_READ = (
+    models.CharField,
+    models.TextField,
+    models.IntegerField,
+    models.SmallIntegerField,
+    models.BigIntegerField,
+    models.PositiveIntegerField,
+    models.PositiveSmallIntegerField,
+    models.AutoField,
+    models.BigAutoField,
+    models.BooleanField,
+    models.JSONField,
+)
 
 
-def _read(shape: Shape) -> tuple[list[Any], list[str]]:
-    """The fields shape reads (every row of it holds each of them) and their attnames."""
-    key = (shape.model, shape.fields)
-    read = _READ.get(key)
-    if read is None:
-        fields = [
-            f
-            for f in shape.model._meta.concrete_fields
-            if shape.fields is None or f.attname in shape.fields
-        ]
-        read = _READ[key] = (fields, [f.attname for f in fields])
-    return read
+@dataclass
+class _Plan:
+    """What loading a row of a shape needs, worked out once per shape."""
+
+    fields: list[Any]
+    attnames: list[str]
+    convert: list[tuple[int, Callable[[Any], Any]]]  # the fields whose values to_python reads
+    joined: list[tuple[str, Shape, Any, str]]  # key, shape, forward field, its pk attname
+    nested: list[tuple[str, Nested, Any, Any]]  # key, child, back field, one-to-one cache
+
+
+_PLANS: dict[int, tuple[Shape, _Plan]] = {}
+
+
+def _plan(shape: Shape) -> _Plan:
+    found = _PLANS.get(id(shape))
+    if found is not None and found[0] is shape:
+        return found[1]
+    model = shape.model
+    fields = [
+        f for f in model._meta.concrete_fields if shape.fields is None or f.attname in shape.fields
+    ]
+    plan = _Plan(
+        fields=fields,
+        attnames=[f.attname for f in fields],
+        convert=[
+            (i, f.to_python) for i, f in enumerate(fields) if type(_target(f)) not in _AS_READ
+        ],
+        joined=[
+            (_key(name), joined, model._meta.get_field(name), joined.model._meta.pk.attname)
+            for name, joined in shape.joined.items()
+        ],
+        nested=[
+            (
+                _key(child.name),
+                child,
+                child.shape.model._meta.get_field(child.fk),
+                getattr(model, child.name).related if child.one else None,
+            )
+            for child in shape.nested
+        ],
+    )
+    _PLANS[id(shape)] = (shape, plan)  # the shape is kept, so its id is never reused
+    return plan
+
+
+def _target(field: Any) -> Any:
+    """The field whose to_python a field's to_python is (a foreign key's target's)."""
+    return field.target_field if type(field) is models.ForeignKey else field
 
 
 def load(shape: Shape, data: Mapping[str, Any]) -> Model:
     """shape's instance from its JSON row, with its joined and nested rows cached on it."""
     model = shape.model
-    fields, attnames = _read(shape)
+    plan = _plan(shape)
     try:
-        read = [f.to_python(data[f.attname]) for f in fields]
+        values = [data[name] for name in plan.attnames]
     except KeyError:  # not a row of shape's JSON: what it holds, the rest deferred
         obj = instance(model, data)
     else:
-        obj = model.from_db(connection.alias, attnames, read)
-    for name, joined in shape.joined.items():
-        values = data.get(_key(name)) or {}
-        related = load(joined, values) if values.get(joined.model._meta.pk.attname) else None
-        forward: Any = model._meta.get_field(name)
-        forward.set_cached_value(obj, related)
-    for child in shape.nested:
-        rows = [load(child.shape, row) for row in data.get(_key(child.name)) or []]
-        back: Any = child.shape.model._meta.get_field(child.fk)
+        for i, to_python in plan.convert:
+            values[i] = to_python(values[i])
+        obj = model.from_db(connection.alias, plan.attnames, values)
+    for key, joined, forward, pk in plan.joined:
+        related_data = data.get(key) or {}
+        forward.set_cached_value(obj, load(joined, related_data) if related_data.get(pk) else None)
+    for key, child, back, one in plan.nested:
+        rows = [load(child.shape, row) for row in data.get(key) or []]
         for row in rows:
             back.set_cached_value(row, obj)
-        if child.one:
-            getattr(model, child.name).related.set_cached_value(obj, rows[0] if rows else None)
+        if one is not None:
+            one.set_cached_value(obj, rows[0] if rows else None)
         else:
             cache_related(obj, child.name, rows)
     return obj
