@@ -141,6 +141,8 @@ class _Plan:
     nested: list[tuple[str, Nested, Any, Any]]  # key, child, back field, one-to-one cache
 
 
+# Each shape's plan, by the shape's id. Shapes are module constants: one built per call
+# would stay here for good.
 _PLANS: dict[int, tuple[Shape, _Plan]] = {}
 
 
