@@ -1,6 +1,8 @@
-"""A short soak under a database fault: the soak starts its own PostgreSQL, restarts it
-while posts are mid-publish, and accounts for every rendition (nothing stuck, lost or
-posted twice, by key or by text); the shared database never sees the run."""
+"""Short soaks under our own faults. A database fault: the soak starts its own PostgreSQL,
+restarts it while posts are mid-publish, and accounts for every rendition (nothing stuck,
+lost or posted twice, by key or by text); the shared database never sees the run. A hang:
+one organization's destinations hang past the provider timeout, the fault lifts, and every
+one of its renditions ends final."""
 
 import io
 import json
@@ -10,7 +12,7 @@ import pytest
 from apps.accounts.models import Organization
 from loadtest.private_pg import PrivatePostgresUnavailable, find_bin_dir
 from loadtest.soak import Soak, SoakConfig
-from loadtest.soak_chaos import DB_RESTART_FAST, FaultTimes
+from loadtest.soak_chaos import DB_RESTART_FAST, HANG, FaultTimes
 from tests.processes import test_database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -51,3 +53,36 @@ def test_a_database_restart_mid_publish_strands_loses_and_duplicates_nothing():
     assert "private_database" not in figures  # not kept: stopped and removed
     # The run happened on the private server only.
     assert not Organization.objects.filter(slug__startswith="soak-").exists()
+
+
+def test_a_hang_lifts_and_the_hanging_organization_settles_with_nothing_lost():
+    config = SoakConfig(
+        publications=8,
+        destinations=2,
+        workers=1,
+        workspaces=2,
+        threads=2,
+        spread_s=1,
+        kill_every_s=0,
+        timeout_s=150,  # a bound, not a wait: the run ends once every post is settled
+        chaos=HANG,
+        # Lifted 1 s after the first due time: the hanging posts then still hold their
+        # thread to the provider timeout, so the run is still on when it lifts.
+        fault_times=FaultTimes(hang_s=1),
+        hang_reference=False,
+        database_url=test_database_url(),
+    )
+    figures = Soak(config=config, progress=io.StringIO()).run()
+
+    shown = json.dumps(figures)
+    assert figures["chaos"] == HANG
+    (fault,) = figures["faults"]
+    assert fault["what"] == HANG and fault["detail"].startswith("lifted"), shown
+    hanging = figures["hanging_organization"]
+    assert hanging["renditions"] == 8, shown
+    assert hanging["not_final"] == 0, shown
+    assert hanging["published"] + hanging["failed"] + hanging["still_checking"] == 8, shown
+    assert figures["lost"] == 0, shown
+    assert figures["stuck"] == 0, shown
+    assert figures["still_running"] == 0, shown
+    assert figures["duplicates_by_key"] == 0, shown
