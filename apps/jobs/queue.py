@@ -273,12 +273,14 @@ def fleet_allow(*, capacity: int, workers: int, due_orgs: int) -> int:
 
     The fleet holds `capacity` jobs per live worker. With several organizations due they
     share it evenly; an organization alone may take all of it but a reserve (an eighth,
-    at least one job, once the fleet holds four), so an organization that falls due later
-    finds a seat at once even while the first one's platform hangs every thread it holds."""
+    once the fleet holds eight), so an organization that falls due later finds a seat at
+    once even while the first one's platform hangs every thread it holds. (A smaller
+    fleet keeps no reserve: a seat held back would be a quarter or more of it, idle
+    whenever no one else falls due.)"""
     if workers <= 0:
         return _UNBOUNDED
     fleet = capacity * workers
-    reserve = max(1, fleet // 8) if fleet >= 4 else 0
+    reserve = fleet // 8
     usable = max(1, fleet - reserve)
     return max(1, -(-usable // max(due_orgs, 1)))
 

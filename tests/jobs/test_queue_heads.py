@@ -133,6 +133,7 @@ def test_fleet_share():
     assert queue.fleet_allow(capacity=8, workers=1, due_orgs=2) == 4
     assert queue.fleet_allow(capacity=8, workers=4, due_orgs=3) == 10  # 28 shared by 3
     assert queue.fleet_allow(capacity=2, workers=1, due_orgs=1) == 2  # too small to reserve
+    assert queue.fleet_allow(capacity=4, workers=1, due_orgs=3) == 2  # no thread kept idle
     assert queue.fleet_allow(capacity=8, workers=1, due_orgs=100) == 1
 
 
