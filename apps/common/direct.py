@@ -33,13 +33,17 @@ def direct_connection_params() -> dict[str, Any]:
     if direct is None:
         params = connection.get_connection_params()
     else:
-        params = {
+        named = {
             "dbname": direct["NAME"],
-            **direct.get("OPTIONS", {}),
             "user": direct.get("USER"),
             "password": direct.get("PASSWORD"),
             "host": direct.get("HOST"),
             "port": direct.get("PORT"),
+        }
+        # An empty HOST leaves OPTIONS' host (a socket directory) in force, as Django does.
+        params = {
+            **direct.get("OPTIONS", {}),
+            **{k: v for k, v in named.items() if v not in ("", None)},
         }
     return {k: v for k, v in params.items() if k not in _NOT_CONNINFO and v not in ("", None)}
 

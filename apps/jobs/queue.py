@@ -75,11 +75,12 @@ _SEAT_CAPS = (
 # snapshot taken after the locks are held, so it sees every claim committed before.
 # (`OFFSET 0` fences the ordered heads: the look-ups and try-locks must run on them in
 # order, stopping at the limit, never be pushed down into the scan; CASE orders the
-# look-up before the lock.) A last row (organization NULL) gives the number of
-# organizations with due heads (suspended ones too: a share then a little smaller) and
-# of live workers (the fleet share, see claim()), whether a system job is due, and in
-# how many seconds the next pending job falls due and the next waiting job is to be
-# promoted (what an idle worker sleeps until).
+# look-up before the lock, and a scalar sub-select keeps it one look-up per head, where
+# EXISTS may be planned as a hash of every organization.) A last row (organization NULL)
+# gives the number of organizations with due heads (suspended ones too: a share then a
+# little smaller) and of live workers (the fleet share, see claim()), whether a system
+# job is due, and in how many seconds the next pending job falls due and the next
+# waiting job is to be promoted (what an idle worker sleeps until).
 _DUE_ORGS_SQL = """
 WITH due AS MATERIALIZED (
     SELECT h.organization_id, h.seat, h.next_run_at, h.last_claimed_at FROM jobs_queuehead h
@@ -91,8 +92,8 @@ WITH due AS MATERIALIZED (
    FROM (SELECT * FROM due
           ORDER BY last_claimed_at NULLS FIRST, next_run_at, organization_id
          OFFSET 0) c
-  WHERE CASE WHEN EXISTS (SELECT 1 FROM accounts_organization o
-                           WHERE o.id = c.organization_id AND o.state = 'active')
+  WHERE CASE WHEN (SELECT o.state FROM accounts_organization o
+                     WHERE o.id = c.organization_id) = 'active'
              THEN pg_try_advisory_xact_lock(%(ns)s, (c.organization_id %% 2147483647)::int)
              ELSE false END
   LIMIT %(max_orgs)s)

@@ -44,6 +44,10 @@ def test_workers_on_many_hosts_finish_every_job_once_despite_a_kill(tmp_path):
     try:
         noop = Job.objects.filter(type="noop")
         wait_until(lambda: noop.filter(status="done").count() >= JOBS // 5, 60, "a fifth done")
+        # Killed while it holds jobs (organizations share the fleet's seats, so a worker
+        # may hold none for a moment).
+        held = noop.filter(status="processing", locked_by="host-0")
+        wait_until(held.exists, 60, "the first worker to hold jobs", interval=0.001)
         workers[0].stop(signal.SIGKILL)
 
         wait_until(lambda: noop.filter(status="done").count() == JOBS, 120, "every job done")

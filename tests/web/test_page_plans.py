@@ -149,8 +149,10 @@ def test_a_full_week_reads_and_shows_what_fits_its_cells(as_alice, workspace_a, 
     scans = reads(lambda: as_alice.get(url), BIG_TABLES)
     assert_bounded(scans, max_rows=per_hour * hours)  # the count; no table read whole
     by_table = {t: sum(s.rows for s in scans if s.table == t) for t in BIG_TABLES}
-    assert by_table["publications_publicationsegment"] <= shown
-    assert by_table["renditions_rendition"] <= 2 * shown  # not the week's 2,688
+    # The shown posts' rows (an index scan may read one past its last), not the week's
+    # 1,344 posts and 2,688 destinations.
+    assert by_table["publications_publicationsegment"] <= shown + 8
+    assert by_table["renditions_rendition"] <= 2 * shown + 8
     assert "jobs_job" not in by_table or by_table["jobs_job"] == 0
 
     url = "/w/ws-a/calendar/?view=agenda&date=2030-01-07"
