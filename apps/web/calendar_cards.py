@@ -175,10 +175,11 @@ def cards_between(
     ):
         images.setdefault(segment_id, (media_id, alt_text or media_alt_text))
     renditions: dict[int, list[tuple[str, bool, str, str]]] = defaultdict(list)
-    for publication_id, *rendition in (
-        Rendition.objects.filter(publication_id__in=pks)
-        .order_by("pk")
-        .values_list(
+    # Sorted here, not in SQL: an ORDER BY id may be planned as a walk of the whole
+    # primary key filtered by publication, where the lookup reads the shown rows only.
+    for _, publication_id, *rendition in sorted(
+        Rendition.objects.filter(publication_id__in=pks).values_list(
+            "pk",
             "publication_id",
             "status",
             "ambiguous",

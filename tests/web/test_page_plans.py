@@ -98,12 +98,6 @@ def test_a_cursor_that_is_not_ours_starts_over(as_alice, workspace_a):
         assert as_alice.get(f"/w/ws-a/posts/?after={value}").status_code == 200
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="Plan-dependent: on a fresh clone's embedded PostgreSQL the calendar cards' "
-    "renditions read was once planned as an index scan of 6,400 rows (passes on other runs); "
-    "to be made independent of the statistics.",
-)
 def test_the_posts_list_and_the_calendar_read_what_they_show(as_alice, crowded):
     """The list reads a page, not the workspace; the calendar what its cells show."""
     first = as_alice.get("/w/ws-a/posts/")
