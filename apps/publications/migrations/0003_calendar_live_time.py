@@ -5,16 +5,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0010_cli_login'),
-        ('publications', '0002_first_comment'),
+        ("accounts", "0010_cli_login"),
+        ("publications", "0002_first_comment"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='publication',
-            index=models.Index(condition=models.Q(('status', 'cancelled'), _negated=True), fields=['workspace', 'scheduled_at', 'id'], name='publication_ws_live_time'),
+            model_name="publication",
+            index=models.Index(
+                condition=models.Q(("status", "cancelled"), _negated=True),
+                fields=["workspace", "scheduled_at", "id"],
+                name="publication_ws_live_time",
+            ),
         ),
     ]
