@@ -18,8 +18,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
+from apps.accounts.http import AuthenticatedRequest
 from apps.accounts.membership import MANAGERS, organization_role
-from apps.accounts.models import Organization, User, Workspace
+from apps.accounts.models import Organization, Workspace
 from apps.accounts.permissions import Action, can, workspace_role, workspaces_for
 
 LAST_WORKSPACE_KEY = "last_workspace"
@@ -29,10 +30,9 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REFUSAL_HEADER = "X-Refusal"
 
 
-class WorkspaceRequest(HttpRequest):
+class WorkspaceRequest(AuthenticatedRequest):
     """A request to a workspace page: `workspace_view` sets these."""
 
-    user: User
     workspace: Workspace
     role: str
 
@@ -42,7 +42,9 @@ def is_htmx(request: HttpRequest) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
-def workspace_for(request: HttpRequest, slug: str, action: Action = Action.VIEW) -> Workspace:
+def workspace_for(
+    request: AuthenticatedRequest, slug: str, action: Action = Action.VIEW
+) -> Workspace:
     """The workspace the user may `action` in: 404 when they cannot see it, 403 when they
     see it but may not do that."""
     workspace = get_object_or_404(workspaces_for(request.user), slug=slug)
@@ -91,12 +93,16 @@ def workspace_view(action: Action = Action.VIEW, *, writes: bool | None = None) 
     def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @login_required
         @functools.wraps(view)
-        def wrapper(request: HttpRequest, workspace_slug: str, *args, **kwargs) -> HttpResponse:
+        def wrapper(
+            request: WorkspaceRequest, workspace_slug: str, *args, **kwargs
+        ) -> HttpResponse:
             workspace = workspace_for(request, workspace_slug, action)
             if writes and (refused := read_only_refusal(request, workspace.organization)):
                 return refused
+            role = workspace_role(request.user, workspace)
+            assert role is not None  # workspace_for let the user in: they hold a role there
             request.workspace = workspace
-            request.role = workspace_role(request.user, workspace)
+            request.role = role
             if request.session.get(LAST_WORKSPACE_KEY) != workspace.slug:
                 request.session[LAST_WORKSPACE_KEY] = workspace.slug  # a write: only on change
             with timezone.override(request.user.display_timezone):
@@ -107,7 +113,7 @@ def workspace_view(action: Action = Action.VIEW, *, writes: bool | None = None) 
     return decorator
 
 
-def organization_for(request: HttpRequest, slug: str) -> Organization:
+def organization_for(request: AuthenticatedRequest, slug: str) -> Organization:
     """An organization the user owns or administers: its pages show every workspace, member
     and figure, so they are for them only. A plain member gets a 403, anyone else a 404."""
     organization = get_object_or_404(
@@ -123,7 +129,7 @@ def user_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
     @login_required
     @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: AuthenticatedRequest, *args, **kwargs) -> HttpResponse:
         with timezone.override(request.user.display_timezone):
             return view(request, *args, **kwargs)
 
@@ -136,7 +142,7 @@ def verified_user_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
 
     @user_view
     @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: AuthenticatedRequest, *args, **kwargs) -> HttpResponse:
         if not request.user.is_email_verified:
             return redirect("email-verification")
         return view(request, *args, **kwargs)
@@ -144,7 +150,7 @@ def verified_user_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
     return wrapper
 
 
-def permits(request: HttpRequest, workspace: Workspace, action: Action | str) -> bool:
+def permits(request: AuthenticatedRequest, workspace: Workspace, action: Action | str) -> bool:
     """`can`, remembered for the rest of the request (a page asks several times)."""
     memo = request.__dict__.setdefault("_web_permits", {})
     key = (workspace.pk, str(action))

@@ -190,6 +190,7 @@ def cards_between(
         renditions[publication_id].append(tuple(rendition))  # type: ignore[arg-type]
     cards = []
     for pk, status, revision, scheduled_at, in_series in rows:
+        assert scheduled_at is not None  # rows are filtered on a range of it
         texts = segments.get(pk, [])
         thumbnail = next((images[s] for s, _ in texts if s in images), (None, ""))
         every = renditions.get(pk, [])

@@ -10,6 +10,7 @@ rows, told apart by their zone abbreviation).
 from __future__ import annotations
 
 import zoneinfo
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Protocol
@@ -155,7 +156,7 @@ def _compose_at(day: date, now: datetime) -> str | None:
     return start.strftime("%Y-%m-%dT%H:%M")
 
 
-def build_days(page: Range, cards: list[Placed], *, now: datetime) -> list[Day]:
+def build_days(page: Range, cards: Sequence[Placed], *, now: datetime) -> list[Day]:
     """The page's days with their cards (in time order), in the zone `now` is in."""
     today = now.date()
     days = {
@@ -180,7 +181,7 @@ def day_hours(day: date, zone: zoneinfo.ZoneInfo) -> list[datetime]:
     """The local starts of a day's hours, walked in UTC from one midnight to the next."""
     start = local_midnight(day, zone).astimezone(UTC)
     end = local_midnight(day + timedelta(days=1), zone).astimezone(UTC)
-    hours = []
+    hours: list[datetime] = []
     cursor = start
     while cursor < end:
         local = cursor.astimezone(zone)

@@ -23,6 +23,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from apps.accounts.http import AuthenticatedRequest
 from apps.accounts.models import Workspace
 from apps.accounts.permissions import Action, can, workspaces_for
 from apps.accounts.services import social_account_connect
@@ -115,10 +116,12 @@ class AccountChoiceForm(forms.Form):
 
     def __init__(self, *args, choices: list[dict], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["choice"].choices = [(c["id"], c["name"]) for c in choices if c["can_publish"]]
+        field = self.fields["choice"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [(c["id"], c["name"]) for c in choices if c["can_publish"]]
 
 
-def _admin_workspace(request: HttpRequest, slug: str) -> Workspace:
+def _admin_workspace(request: AuthenticatedRequest, slug: str) -> Workspace:
     workspace = get_object_or_404(workspaces_for(request.user), slug=slug)
     if not can(request.user, workspace, Action.ADMIN):
         raise PermissionDenied("Only workspace admins connect accounts.")
@@ -210,7 +213,7 @@ def _choice_page(
 
 
 def _connected_or_ask(
-    request: HttpRequest,
+    request: AuthenticatedRequest,
     workspace: Workspace,
     platform: str,
     adapter: Adapter,
@@ -231,7 +234,9 @@ def _connected_or_ask(
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def connect_start(request: HttpRequest, workspace_slug: str, platform: str) -> HttpResponse:
+def connect_start(
+    request: AuthenticatedRequest, workspace_slug: str, platform: str
+) -> HttpResponse:
     """GET: a page with the connect button (and the instance field where the platform is
     federated). POST: remember state + PKCE verifier, redirect to the platform."""
     workspace = _admin_workspace(request, workspace_slug)
@@ -289,7 +294,7 @@ def connect_start(request: HttpRequest, workspace_slug: str, platform: str) -> H
 
 @login_required
 @require_GET
-def connect_callback(request: HttpRequest, platform: str) -> HttpResponse:
+def connect_callback(request: AuthenticatedRequest, platform: str) -> HttpResponse:
     """Where the platform sends the person back, with `code` and `state` or an `error`."""
     flow = _take_flow(request, request.GET.get("state", ""))
     if flow is None or flow["platform"] != platform:
@@ -317,6 +322,9 @@ def connect_callback(request: HttpRequest, platform: str) -> HttpResponse:
     if not code:
         return _failed(request, "The platform sent no authorization code.", status=400)
     adapter = _adapter(platform)
+    if not isinstance(adapter, SupportsOAuthConnect):
+        # A flow is remembered only for an OAuth platform (connect_start).
+        raise Http404("This platform cannot be connected from the web app.")
     try:
         identity = adapter.complete_connect(
             code=code,
@@ -334,7 +342,7 @@ def connect_callback(request: HttpRequest, platform: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def connect_choose(
-    request: HttpRequest, workspace_slug: str, platform: str, pending: str
+    request: AuthenticatedRequest, workspace_slug: str, platform: str, pending: str
 ) -> HttpResponse:
     """GET: the accounts the connected person may publish as. POST: store the chosen one."""
     workspace = _admin_workspace(request, workspace_slug)
@@ -344,7 +352,7 @@ def connect_choose(
     identity = None
     if isinstance(adapter, SupportsAccountChoice):
         identity = pending_identity(request, pending, workspace=workspace, platform=platform)
-    if identity is None:
+    if identity is None or not isinstance(adapter, SupportsAccountChoice):
         return _failed(
             request,
             "This choice was not started here or has expired (you have ten minutes). "
@@ -372,7 +380,9 @@ def connect_choose(
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def connect_password(request: HttpRequest, workspace_slug: str, platform: str) -> HttpResponse:
+def connect_password(
+    request: AuthenticatedRequest, workspace_slug: str, platform: str
+) -> HttpResponse:
     """Platforms connected with an app password (Bluesky): a form, then a session login."""
     workspace = _admin_workspace(request, workspace_slug)
     if refused := read_only_refusal(request, workspace.organization):

@@ -19,6 +19,7 @@ from datetime import datetime
 from django.http import HttpRequest
 
 from apps.accounts import crypto
+from apps.accounts.http import AuthenticatedRequest
 from apps.accounts.models import Workspace
 from apps.providers.base import ConnectedIdentity
 
@@ -41,7 +42,11 @@ def _live(request: HttpRequest) -> dict:
 
 
 def pending_remember(
-    request: HttpRequest, *, workspace: Workspace, platform: str, identity: ConnectedIdentity
+    request: AuthenticatedRequest,
+    *,
+    workspace: Workspace,
+    platform: str,
+    identity: ConnectedIdentity,
 ) -> str:
     """Keep `identity` for the choice page; returns the key that names it."""
     key = secrets.token_urlsafe(16)
@@ -65,7 +70,7 @@ def pending_remember(
 
 
 def pending_identity(
-    request: HttpRequest, key: str, *, workspace: Workspace, platform: str
+    request: AuthenticatedRequest, key: str, *, workspace: Workspace, platform: str
 ) -> ConnectedIdentity | None:
     """The identity kept under `key` for this user, workspace and platform, or None when
     there is none (never started here, expired, already used, or started elsewhere)."""

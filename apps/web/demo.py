@@ -21,7 +21,7 @@ DEMO_WORKSPACE = "demo"
 DEMO_ZONE = "Europe/Warsaw"
 # Sandbox accounts of the demo: two that behave, one flaky now and then (its failures are
 # retried and end published), and three that each show one outcome a team must meet.
-DEMO_SANDBOX_ACCOUNTS = {
+DEMO_SANDBOX_ACCOUNTS: dict[str, dict[str, int]] = {
     "demo-news": {},
     "demo-team": {"latency_ms": 300},
     "demo-flaky": {

@@ -62,9 +62,13 @@ class Cursor:
 
 @dataclass
 class Page:
-    posts: list[Publication]  # each with is_past set
+    posts: list[Publication]
     next_cursor: str | None
     is_first: bool
+    past: frozenset[int] = frozenset()  # the pks of the posts shown from the history
+
+    def is_past(self, post: Publication) -> bool:
+        return post.pk in self.past
 
 
 def _after(field: str, cursor: Cursor, *, forwards: bool) -> Q:
@@ -127,6 +131,5 @@ def read_page(
     next_cursor = Cursor(*shown[-1]).encode() if extra and shown else None
     parts = {pk: part for part, _at, pk in shown}
     posts = publication_page(publications, list(parts))
-    for post in posts:
-        post.is_past = parts[post.pk] == REST
-    return Page(posts, next_cursor, is_first=cursor is None)
+    past = frozenset(pk for pk, part in parts.items() if part == REST)
+    return Page(posts, next_cursor, is_first=cursor is None, past=past)

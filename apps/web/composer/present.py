@@ -4,6 +4,7 @@ counts and messages worked out here, so the templates only lay them out."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.urls import reverse
@@ -92,7 +93,7 @@ def composer_context(
     draft: Draft,
     check: DraftCheck,
     accounts: list[SocialAccount],
-    errors: list[Message] = (),
+    errors: Sequence[Message] = (),
     upload_errors: dict[int, list[str]] | None = None,
 ) -> dict:
     """Everything the composer templates read (the form and the live-check fragment)."""
@@ -204,7 +205,8 @@ def composer_context(
 
 def _first_comment_platforms(draft: Draft) -> tuple[list[str], list[str]]:
     """The chosen destinations' platforms that take a first comment, and those that do not."""
-    takes, skips = set(), set()
+    takes: set[str] = set()
+    skips: set[str] = set()
     for destination in draft.destinations:
         caps = destination.capabilities
         (takes if caps and caps.supports_first_comment else skips).add(destination.account.platform)

@@ -53,16 +53,23 @@ def draft_submit(
         review_submit(publication=saved, expected_revision=saved.revision, actor=user)
         return saved
     if op == ADD_TO_QUEUE:  # the next free slot; the date and time fields are not read
-        content = {
-            "segments": draft.segments_payload(),
-            "destinations": draft.destinations_payload(),
-            "first_comment": draft.first_comment,
-        }
+        segments, destinations = draft.segments_payload(), draft.destinations_payload()
         if publication is None:
-            return queued_publication_create(workspace=workspace, author=user, **content)
+            return queued_publication_create(
+                workspace=workspace,
+                author=user,
+                segments=segments,
+                destinations=destinations,
+                first_comment=draft.first_comment,
+            )
         revision = draft.revision if draft.revision is not None else -1
         return publication_queue(
-            publication=publication, expected_revision=revision, actor=user, **content
+            publication=publication,
+            expected_revision=revision,
+            actor=user,
+            segments=segments,
+            destinations=destinations,
+            first_comment=draft.first_comment,
         )
     status = "draft" if op == SAVE_DRAFT else "scheduled"
     times = _schedule_args(draft, op)

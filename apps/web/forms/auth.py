@@ -43,7 +43,8 @@ class SignupForm(forms.Form):
         return self.cleaned_data["email"].lower()
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         password = cleaned.get("password")
         if password:
             candidate = User(email=cleaned.get("email", ""), name=cleaned.get("name", ""))
@@ -60,11 +61,11 @@ class InvitedSignupForm(SignupForm):
     def __init__(self, *args, email: str, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         del self.fields["email"]
-        self.email = email
+        self.invited_email = email
         self.fields["name"].widget.attrs["autofocus"] = True
 
     def clean(self) -> dict:
-        self.cleaned_data["email"] = self.email  # the password may not resemble it either
+        self.cleaned_data["email"] = self.invited_email  # the password may not resemble it either
         return super().clean()
 
 

@@ -99,7 +99,8 @@ class PublicationFilterForm(forms.Form):
     )
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         start, end = cleaned.get("start"), cleaned.get("end")
         if start and end and end < start:
             self.add_error("end", "The end is before the start.")
@@ -132,7 +133,8 @@ class ResolveForm(forms.Form):
     )
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if cleaned.get("outcome") == Resolution.PUBLISHED and not cleaned.get("provider_url"):
             self.add_error("provider_url", "Give the post's link when it was published.")
         return cleaned

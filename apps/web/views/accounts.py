@@ -106,9 +106,9 @@ def _render(
         "section": "accounts",
         "rows": rows,
         "to_reconnect": [
-            row["account"]
-            for row in rows
-            if row["account"].status == SocialAccount.Status.NEEDS_RECONNECT
+            account
+            for account in accounts
+            if account.status == SocialAccount.Status.NEEDS_RECONNECT
         ],
         "platforms": connectable_platforms(),
         "sandbox_enabled": settings.SANDBOX_ENABLED,

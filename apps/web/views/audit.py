@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from django import forms
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
+from apps.accounts.http import AuthenticatedRequest
 from apps.accounts.models import Organization, User
 from apps.audit.actions import LABELS
 from apps.audit.selectors import audit_events_for
@@ -25,7 +26,9 @@ class SecurityLogFilterForm(forms.Form):
 
     def __init__(self, *args, organization: Organization, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["action"].choices = [("", "Any action"), *LABELS.items()]
+        action = self.fields["action"]
+        assert isinstance(action, forms.ChoiceField)
+        action.choices = [("", "Any action"), *LABELS.items()]
         person = self.fields["person"]
         assert isinstance(person, forms.ModelChoiceField)
         person.queryset = User.objects.filter(
@@ -35,7 +38,7 @@ class SecurityLogFilterForm(forms.Form):
 
 @user_view
 @require_http_methods(["GET"])
-def security_log(request: HttpRequest, org_slug: str) -> HttpResponse:
+def security_log(request: AuthenticatedRequest, org_slug: str) -> HttpResponse:
     organization = organization_for(request, org_slug)
     form = SecurityLogFilterForm(request.GET or None, organization=organization)
     action, person = "", None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from apps.accounts.http import AuthenticatedRequest
 from apps.accounts.invitations import pending_for
 from apps.accounts.models import SocialAccount
 from apps.accounts.permissions import Action, can, workspaces_for
@@ -21,7 +22,7 @@ P = Publication.Status
 
 @login_required
 @require_GET
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: AuthenticatedRequest) -> HttpResponse:
     """Open the workspace used last, else the first one; someone in no workspace yet is
     welcomed and offered to create an organization or to accept the invitations waiting
     for their address (once it is verified: until then, the "check your email" page)."""

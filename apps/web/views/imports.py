@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.permissions import Action
 from apps.approvals.rule import needs_approval
+from apps.common.errors import DomainError
 from apps.publishing import quotas
 from apps.publishing.services.bulk import publications_bulk_create
 from apps.publishing.services.create_pipeline import OutcomeStatus
@@ -47,7 +48,7 @@ def _outcome_row(number: int, outcome_status: str, publication_id: int | None, e
     return {"row": number, "status": outcome_status, "publication": publication_id, "error": error}
 
 
-def _error_dict(exc: Exception) -> dict:
+def _error_dict(exc: DomainError) -> dict:
     return {"code": exc.code, "message": exc.message, "details": exc.details}
 
 

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts import invitations
+from apps.accounts.http import AuthenticatedRequest
 from apps.accounts.membership import MANAGERS
 from apps.accounts.models import Invitation, User
 from apps.common.errors import DomainError
@@ -23,7 +24,7 @@ GONE = {"INVITATION_USED", "INVITATION_REVOKED", "INVITATION_EXPIRED"}
 
 
 def _destination(invitation: Invitation) -> str:
-    if invitation.workspace_id is not None:
+    if invitation.workspace is not None:
         return reverse("workspace-home", kwargs={"workspace_slug": invitation.workspace.slug})
     if invitation.role in MANAGERS:
         return reverse("organization-detail", kwargs={"org_slug": invitation.organization.slug})
@@ -89,7 +90,7 @@ def invitation_view(request: HttpRequest, token: str) -> HttpResponse:
 
 @verified_user_view
 @require_POST
-def invitation_join(request: HttpRequest, pk: int) -> HttpResponse:
+def invitation_join(request: AuthenticatedRequest, pk: int) -> HttpResponse:
     """Accept one of the invitations listed for the signed-in, verified address."""
     invitation = get_object_or_404(invitations.pending_for(request.user), pk=pk)
     try:

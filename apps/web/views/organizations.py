@@ -7,13 +7,20 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts import invitations, membership
-from apps.accounts.models import Invitation, Organization, User, WorkspaceMembership
+from apps.accounts.http import AuthenticatedRequest
+from apps.accounts.models import (
+    Invitation,
+    Organization,
+    OrganizationMembership,
+    User,
+    WorkspaceMembership,
+)
 from apps.accounts.services import organization_create, workspace_create
 from apps.common.errors import DomainError
 from apps.web.access import organization_for, read_only_refusal, verified_user_view
@@ -29,7 +36,7 @@ from apps.web.views.team import invite_message, tell_token_changes
 
 @verified_user_view
 @require_http_methods(["GET", "POST"])
-def organization_create_view(request: HttpRequest) -> HttpResponse:
+def organization_create_view(request: AuthenticatedRequest) -> HttpResponse:
     form = OrganizationCreateForm(
         request.POST or None, initial={"default_timezone": request.user.display_timezone}
     )
@@ -53,7 +60,7 @@ def organization_create_view(request: HttpRequest) -> HttpResponse:
 
 @verified_user_view
 @require_http_methods(["GET"])
-def organization_detail(request: HttpRequest, org_slug: str) -> HttpResponse:
+def organization_detail(request: AuthenticatedRequest, org_slug: str) -> HttpResponse:
     organization = organization_for(request, org_slug)
     return _render_detail(request, organization)
 
@@ -74,7 +81,7 @@ def _workspace_only(organization: Organization) -> list[dict]:
 
 
 def _render_detail(
-    request: HttpRequest,
+    request: AuthenticatedRequest,
     organization: Organization,
     *,
     invite_form: OrganizationInviteForm | None = None,
@@ -99,20 +106,22 @@ def _render_detail(
         "memberships": memberships,
         "workspace_only": _workspace_only(organization),
         "invitations": open_invitations,
-        "role_choices": OrganizationRoleForm.base_fields["role"].choices,
+        "role_choices": OrganizationMembership.Role.choices,  # OrganizationRoleForm's
         "invite_form": invite_form or OrganizationInviteForm(),
     }
     return render(request, "web/organizations/detail.html", context, status=status)
 
 
-def _writable(request: HttpRequest, org_slug: str) -> tuple[Organization, HttpResponse | None]:
+def _writable(
+    request: AuthenticatedRequest, org_slug: str
+) -> tuple[Organization, HttpResponse | None]:
     organization = organization_for(request, org_slug)
     return organization, read_only_refusal(request, organization)
 
 
 @verified_user_view
 @require_POST
-def organization_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
+def organization_invite(request: AuthenticatedRequest, org_slug: str) -> HttpResponse:
     organization, refused = _writable(request, org_slug)
     if refused:
         return refused
@@ -140,7 +149,9 @@ def _member(organization: Organization, user_id: int) -> User:
 
 @verified_user_view
 @require_POST
-def organization_member_role(request: HttpRequest, org_slug: str, user_id: int) -> HttpResponse:
+def organization_member_role(
+    request: AuthenticatedRequest, org_slug: str, user_id: int
+) -> HttpResponse:
     organization, refused = _writable(request, org_slug)
     if refused:
         return refused
@@ -168,7 +179,9 @@ def organization_member_role(request: HttpRequest, org_slug: str, user_id: int) 
 
 @verified_user_view
 @require_POST
-def organization_member_remove(request: HttpRequest, org_slug: str, user_id: int) -> HttpResponse:
+def organization_member_remove(
+    request: AuthenticatedRequest, org_slug: str, user_id: int
+) -> HttpResponse:
     organization, refused = _writable(request, org_slug)
     if refused:
         return refused
@@ -193,7 +206,9 @@ def _invitation(organization: Organization, pk: int) -> Invitation:
 
 @verified_user_view
 @require_POST
-def organization_invitation_resend(request: HttpRequest, org_slug: str, pk: int) -> HttpResponse:
+def organization_invitation_resend(
+    request: AuthenticatedRequest, org_slug: str, pk: int
+) -> HttpResponse:
     organization, refused = _writable(request, org_slug)
     if refused:
         return refused
@@ -211,7 +226,9 @@ def organization_invitation_resend(request: HttpRequest, org_slug: str, pk: int)
 
 @verified_user_view
 @require_POST
-def organization_invitation_revoke(request: HttpRequest, org_slug: str, pk: int) -> HttpResponse:
+def organization_invitation_revoke(
+    request: AuthenticatedRequest, org_slug: str, pk: int
+) -> HttpResponse:
     organization, refused = _writable(request, org_slug)
     if refused:
         return refused
@@ -227,7 +244,7 @@ def organization_invitation_revoke(request: HttpRequest, org_slug: str, pk: int)
 
 @verified_user_view
 @require_http_methods(["GET", "POST"])
-def workspace_create_view(request: HttpRequest, org_slug: str) -> HttpResponse:
+def workspace_create_view(request: AuthenticatedRequest, org_slug: str) -> HttpResponse:
     organization, refused = _writable(request, org_slug)
     if refused:
         return refused

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.accounts import verification
+from apps.accounts.http import AuthenticatedRequest
 from apps.accounts.signup import signup_request
 from apps.common.errors import DomainError
 from apps.web.access import user_view
@@ -53,7 +54,7 @@ def signup_sent(request: HttpRequest) -> HttpResponse:
 
 @user_view
 @require_http_methods(["GET", "POST"])
-def email_verification(request: HttpRequest) -> HttpResponse:
+def email_verification(request: AuthenticatedRequest) -> HttpResponse:
     """ "Check your email": what an unverified person sees instead of creating or joining
     anything. POST sends a new link."""
     if request.user.is_email_verified:
@@ -99,7 +100,7 @@ def _verify_failed(request: HttpRequest, message: str) -> HttpResponse:
 
 @user_view
 @require_http_methods(["GET", "POST"])
-def profile_settings(request: HttpRequest) -> HttpResponse:
+def profile_settings(request: AuthenticatedRequest) -> HttpResponse:
     form = ProfileForm(request.POST or None, instance=request.user)
     if request.method == "POST" and form.is_valid():
         form.save()

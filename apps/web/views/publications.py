@@ -67,7 +67,9 @@ def poll_seconds(rendition: Rendition, now: datetime, due: datetime | None) -> i
     if rendition.status in (R.PUBLISHING, R.WAITING):
         return FAST_POLL_S
     if rendition.is_retry_pending:
-        due = rendition.next_retry_at if due is None else min(due, rendition.next_retry_at)
+        retry_at = rendition.next_retry_at
+        assert retry_at is not None  # is_retry_pending says so
+        due = retry_at if due is None else min(due, retry_at)
     elif rendition.status != R.SCHEDULED:
         return None
     if due is None or due - now <= DUE_SOON:
@@ -285,9 +287,10 @@ def rendition_card(request: WorkspaceRequest, pk: int, rendition_pk: int) -> Htt
     """One destination's card: what its polling swaps in (and the page's status badge,
     out of band). Read by the one read of its publication, and its pending publish job."""
     publication = publication_detail(workspace_id=request.workspace.pk, pk=pk)
-    renditions = publication.renditions.all() if publication is not None else []
-    rendition = next((r for r in renditions if r.pk == rendition_pk), None)
-    if publication is None or rendition is None:
+    if publication is None:
+        raise Http404
+    rendition = next((r for r in publication.renditions.all() if r.pk == rendition_pk), None)
+    if rendition is None:
         raise Http404
     card = _card(request, rendition, editable=is_editable(publication))
     return _render_card(request, card, head=False, publication=publication)
@@ -473,11 +476,11 @@ def publication_reschedule_view(request: WorkspaceRequest, pk: int) -> HttpRespo
         else:
             status = 400
     else:
-        local = publication.scheduled_at.astimezone(zone) if publication.scheduled_at else None
+        shown = publication.scheduled_at.astimezone(zone) if publication.scheduled_at else None
         form = RescheduleForm(
             initial={
-                "date": local.date() if local else None,
-                "time": local.strftime("%H:%M") if local else None,
+                "date": shown.date() if shown else None,
+                "time": shown.strftime("%H:%M") if shown else None,
                 "revision": publication.revision,
             }
         )
@@ -637,8 +640,8 @@ def publication_list(request: WorkspaceRequest) -> HttpResponse:
     query = request.GET.copy()
     query.pop("after", None)
     query.pop("page", None)
-    upcoming = [p for p in page.posts if not p.is_past]
-    recent = [p for p in page.posts if p.is_past]
+    upcoming = [p for p in page.posts if not page.is_past(p)]
+    recent = [p for p in page.posts if page.is_past(p)]
     groups = [
         {"title": title, "posts": posts}
         for title, posts in (

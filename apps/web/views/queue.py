@@ -60,7 +60,9 @@ class SlotZoneForm(forms.Form):
 
     def __init__(self, *args, workspace: Workspace, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["timezone"].choices = [
+        field = self.fields["timezone"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [
             ("", f"The workspace's zone ({workspace.default_timezone})"),
             *zone_choices(),
         ]

@@ -32,13 +32,20 @@ RULE_EXAMPLES = [
 ]
 
 
+class AccountsField(forms.ModelMultipleChoiceField):
+    """Social accounts to pick, each shown as its platform and handle."""
+
+    def label_from_instance(self, obj: SocialAccount) -> str:
+        return f"{obj.platform} @{obj.handle}"
+
+
 class SeriesForm(forms.Form):
     """A series' schedule comes from the picker (days of the week, a time, a first day),
     or, when no day is picked, from an RFC 5545 rule and its first time (for experts)."""
 
     name = forms.CharField(label="Name", max_length=200)
     text = forms.CharField(label="Text", widget=forms.Textarea(attrs={"rows": 4}))
-    accounts = forms.ModelMultipleChoiceField(
+    accounts = AccountsField(
         label="Destinations",
         queryset=SocialAccount.objects.none(),
         widget=forms.CheckboxSelectMultiple,
@@ -89,19 +96,20 @@ class SeriesForm(forms.Form):
 
     def __init__(self, *args, workspace, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["accounts"].queryset = (
+        accounts, zone = self.fields["accounts"], self.fields["timezone"]
+        assert isinstance(accounts, AccountsField)
+        assert isinstance(zone, forms.ChoiceField)
+        accounts.queryset = (
             SocialAccount.objects.for_workspace(workspace)
             .exclude(status=SocialAccount.Status.DISABLED)
             .order_by("platform", "handle")
         )
-        self.fields["accounts"].label_from_instance = lambda a: f"{a.platform} @{a.handle}"
-        self.fields["timezone"].choices = [
-            (name, name) for name in sorted(zoneinfo.available_timezones())
-        ]
+        zone.choices = [(name, name) for name in sorted(zoneinfo.available_timezones())]
         self.fields["timezone"].initial = workspace.default_timezone
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("weekdays"):
             if data.get("time") is None:
                 self.add_error("time", "Pick the time of day.")
