@@ -18,6 +18,12 @@ FAULTS = (
     "slow_processing",  # asynchronous processing takes several polls longer
     "processing_fails",  # asynchronous processing ends in failure (the platform says so)
     "listing_lag",  # a new post shows in listings/searches only after a while
+    # The create is still being processed when the client gives up: the post is saved at
+    # the end of `hang_s` (a platform's per-key idempotency lock is held meanwhile).
+    "slow_create",
+    # The post is saved, then the server fails before recording its idempotency key (5xx):
+    # a resend under the same key makes a second post (Mastodon).
+    "key_not_recorded",
 )
 
 

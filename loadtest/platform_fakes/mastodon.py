@@ -1,9 +1,16 @@
 """A Mastodon instance as its REST API documents it (and as mastodon/mastodon behaves).
 
-- `POST /api/v1/statuses` honours `Idempotency-Key` per account: the key is remembered for
-  3,600 s after the status was created (PostStatusService writes it after creating the status
-  with `redis.setex(key, 3_600, id)`); a repeat inside that window returns the first status,
-  a repeat after it creates a new one. Mastodon never rejects duplicate text.
+- `POST /api/v1/statuses` honours `Idempotency-Key` per account as PostStatusService does:
+  the request runs under a lock on the key (`with_redis_lock`, released after 15 minutes at
+  the latest), and a request with the same key meanwhile is refused with 503
+  `{"error": "There was a temporary problem serving your request, please try again"}`
+  (Mastodon::RaceConditionError as Api::ErrorHandling renders it), nothing created. Inside
+  the lock a remembered key returns the first status; otherwise the status is saved and only
+  then the key recorded (`redis.setex(key, 3_600, id)`), so a failure between the two
+  (`key_not_recorded`: 500) leaves a status whose resend under the same key makes a second
+  one. A key is remembered for 3,600 s; after that a repeat creates a new status. A create
+  still running when the client gives up (`slow_create`) holds the lock until it ends.
+  Mastodon never rejects duplicate text.
 - `POST /api/v2/media` answers 200 for an image processed at once and 202 (`url` null) for
   media processed in the background; `GET /api/v1/media/:id` answers 206 while processing,
   200 once `url` is set, 422 when processing failed, 404 once the media is attached.
@@ -34,6 +41,9 @@ from loadtest.platform_fakes.base import (
 HOST = "mastodon.fake"
 INSTANCE = f"https://{HOST}"
 IDEMPOTENCY_TTL_S = 3600.0
+# Lockable#with_redis_lock's autorelease: a lock whose request died is freed after this.
+KEY_LOCK_AUTORELEASE_S = 900.0
+TEMPORARY_PROBLEM = "There was a temporary problem serving your request, please try again"
 MAX_CHARACTERS = 500
 MAX_MEDIA = 4
 RATE_LIMIT = 300
@@ -75,6 +85,8 @@ class MastodonFake(PlatformFake):
         self.clock = time.time
         self.tokens: dict[str, str] = {}  # access token -> account id
         self.keys: dict[tuple[str, str], tuple[str, float]] = {}  # (account, key) -> (id, at)
+        # (account, key) -> when the lock of the request running under that key is released
+        self.key_locks: dict[tuple[str, str], float] = {}
         self.media: dict[str, dict] = {}
         self.apps: dict[str, dict] = {}
         self.codes: dict[str, str] = {}  # authorization code -> account id (for connect)
@@ -288,11 +300,30 @@ class MastodonFake(PlatformFake):
         if self.faults.strikes("rate_limit"):
             return self._throttled()
         key = request.headers.get("idempotency-key")
-        with self.lock:
-            if key:
-                remembered = self.keys.get((account_id, key))
+        lock = (account_id, key) if key else None
+        if lock is not None:
+            with self.lock:
+                if self.key_locks.get(lock, 0.0) > self.clock():
+                    # Another request under this key is running: refused, nothing created.
+                    return json_response({"error": TEMPORARY_PROBLEM}, 503)
+                remembered = self.keys.get(lock)
                 if remembered and self.clock() - remembered[1] < self.idempotency_ttl_s:
                     return json_response(self._status_json(self.posts[remembered[0]]))
+                self.key_locks[lock] = self.clock() + KEY_LOCK_AUTORELEASE_S
+        held_until: list[float] = []
+        try:
+            return self._create_status(request, account_id, key, held_until)
+        finally:
+            if lock is not None:
+                with self.lock:
+                    if held_until:  # still running after the answer: held until it ends
+                        self.key_locks[lock] = held_until[0]
+                    else:
+                        self.key_locks.pop(lock, None)
+
+    def _create_status(
+        self, request: FakeRequest, account_id: str, key: str | None, held_until: list[float]
+    ) -> FakeResponse:
         if self.faults.strikes("server_error_before"):
             return json_response({"error": "We're sorry, but something went wrong"}, 503)
         body = request.json() if "json" in request.headers.get("content-type", "") else {}
@@ -327,12 +358,16 @@ class MastodonFake(PlatformFake):
             if reply_to and str(reply_to) not in self.posts:
                 return json_response({"error": "Record not found"}, 404)
             now = self.clock()
+            # A create still running when the client gives up is saved (and its key
+            # recorded, its lock released) only when it ends.
+            slow = self.faults.strikes("slow_create")
+            done = now + self.faults.hang_s if slow else now
             post = StoredPost(
                 id=str(next(self._ids)),
                 account=account_id,
                 text=text,
-                created_at=now,
-                visible_at=now,
+                created_at=done,
+                visible_at=done,
                 reply_to=str(reply_to) if reply_to else None,
                 media=media_ids,
                 idempotency_key=key,
@@ -343,13 +378,20 @@ class MastodonFake(PlatformFake):
                 },
             )
             self.store(post)
-            if post.visible_at != now:  # listing lag, counted on the instance's clock
-                post.visible_at = now + self.faults.listing_lag_s
+            if post.visible_at != done:  # listing lag, counted on the instance's clock
+                post.visible_at = done + self.faults.listing_lag_s
             for media_id in media_ids:
                 self.media[media_id]["status_id"] = post.id
-            if key:
-                self.keys[(account_id, key)] = (post.id, now)
             status = self._status_json(post)
+            if self.faults.strikes("key_not_recorded"):
+                # Saved, then the server failed before `redis.setex`: the key is unknown.
+                return json_response({"error": "We're sorry, but something went wrong"}, 500)
+            if key:
+                self.keys[(account_id, key)] = (post.id, done)
+            if slow:
+                held_until.append(done)
+        if slow:
+            return FakeResponse(200, status, delay_s=self.faults.hang_s)
         if self.faults.strikes("server_error_after"):
             return json_response({"error": "We're sorry, but something went wrong"}, 500)
         if self.faults.strikes("timeout_after_accept"):
