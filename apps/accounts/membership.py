@@ -4,9 +4,11 @@ Every client (web, admin, commands) changes memberships through these functions,
 product's guards hold everywhere: a new person takes one of the organization's seats, the
 last owner stays, and only owners grant or revoke ownership.
 
-A role that shrinks or goes takes the person's API tokens with it, in the same
-transaction (``apps.accounts.token_roles``): each ``*_change`` and removal returns which
-tokens were narrowed or revoked, and the audit log records them with the role change.
+A person's API tokens follow their role, in the same transaction
+(``apps.accounts.token_roles``): a smaller role narrows what they may do, a larger one
+gives it back (up to what each was granted), losing the workspace revokes them. Each
+``*_change`` and removal returns which tokens changed, and the audit log records them with
+the role change.
 
 Two ways to belong: an organization membership (owner, admin, member), given only by an
 organization invitation or an operator, and a workspace membership (admin, editor, viewer)
@@ -29,7 +31,7 @@ from apps.accounts.models import (
     Workspace,
     WorkspaceMembership,
 )
-from apps.accounts.token_roles import TokenChange, tokens_fit_role
+from apps.accounts.token_roles import TokenChange, token_powers, tokens_fit_role
 from apps.common import events
 from apps.common.errors import Conflict, PermissionDenied, QuotaExceeded
 
@@ -141,11 +143,12 @@ def organization_member_set(
     ensure_seat(organization, user=user)
     membership = organization.memberships.filter(user=user).first()
     previous = membership.role if membership else None
+    before = token_powers(user=user, organization=organization)
     membership = membership or OrganizationMembership(organization=organization, user=user)
     membership.role = role
     membership.full_clean()
     membership.save()
-    _emit_set(organization, None, user, previous, role, actor)
+    _emit_set(organization, None, user, previous, role, actor, before)
     return membership
 
 
@@ -160,11 +163,12 @@ def workspace_member_change(
     ensure_seat(organization, user=user)
     membership = WorkspaceMembership.objects.filter(workspace=workspace, user=user).first()
     previous = membership.role if membership else None
+    before = token_powers(user=user, organization=organization)
     membership = membership or WorkspaceMembership(workspace=workspace, user=user)
     membership.role = role
     membership.full_clean()
     membership.save()
-    tokens = _emit_set(organization, workspace, user, previous, role, actor)
+    tokens = _emit_set(organization, workspace, user, previous, role, actor, before)
     return RoleChange(membership=membership, tokens=tokens)
 
 
@@ -184,9 +188,10 @@ def _emit_set(
     previous: str | None,
     role: str,
     actor: User | None,
+    before: dict[int, tuple[str, ...]],
 ) -> list[TokenChange]:
     """Announce the membership (added, or its role changed) and fit the person's tokens
-    to a changed role; returns what that did to them."""
+    to a changed role (``before``: their powers before it); returns what that did."""
     if previous is None:
         events.emit(
             events.MEMBER_ADDED,
@@ -199,7 +204,7 @@ def _emit_set(
         return []
     if previous == role:
         return []
-    tokens = tokens_fit_role(user=user, organization=organization)
+    tokens = tokens_fit_role(user=user, organization=organization, before=before)
     events.emit(
         events.MEMBER_ROLE_CHANGED,
         organization=organization,
@@ -220,10 +225,11 @@ def workspace_member_remove(
     """Take the person out of one workspace. Organization owners and admins keep their
     access through the organization (remove them there); someone left with no role in the
     organization frees their seat. Returns the tokens this revoked or narrowed."""
+    before = token_powers(user=user, organization=workspace.organization)
     deleted, _ = WorkspaceMembership.objects.filter(workspace=workspace, user=user).delete()
     if not deleted:
         return []
-    tokens = tokens_fit_role(user=user, organization=workspace.organization)
+    tokens = tokens_fit_role(user=user, organization=workspace.organization, before=before)
     events.emit(
         events.MEMBER_REMOVED,
         organization=workspace.organization,
@@ -269,10 +275,11 @@ def organization_role_change(
         require_owner(organization, changed_by)
     if previous == OWNER and role != OWNER:
         _guard_last_owner(organization, user)
+    before = token_powers(user=user, organization=organization)
     membership.role = role
     membership.full_clean()
     membership.save(update_fields=["role", "updated_at"])
-    tokens = _emit_set(organization, None, user, previous, role, changed_by)
+    tokens = _emit_set(organization, None, user, previous, role, changed_by, before)
     return RoleChange(membership=membership, tokens=tokens)
 
 
@@ -299,6 +306,7 @@ def organization_member_remove(
     if membership is not None and membership.role == OWNER:
         require_owner(organization, removed_by)
         _guard_last_owner(organization, user)
+    before = token_powers(user=user, organization=organization)
     deleted, _ = WorkspaceMembership.objects.filter(
         user=user, workspace__organization=organization
     ).delete()
@@ -306,7 +314,7 @@ def organization_member_remove(
         membership.delete()
     if not deleted and membership is None:
         return []
-    tokens = tokens_fit_role(user=user, organization=organization)
+    tokens = tokens_fit_role(user=user, organization=organization, before=before)
     events.emit(
         events.MEMBER_REMOVED,
         organization=organization,

@@ -392,6 +392,13 @@ class ApiToken(models.Model):
 
     objects = ApiTokenQuerySet.as_manager()
 
+    # Worked out, never stored. ``scopes`` is what the token was granted, except on a token
+    # that authenticated: there it is what the token may do now (the grant bounded by its
+    # creator's current role) and ``granted_scopes`` keeps the grant. ``effective_scopes``
+    # is set for listing by ``apps.accounts.token_roles.effective_scopes``.
+    granted_scopes: list[str] | None = None
+    effective_scopes: list[str] | None = None
+
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
 

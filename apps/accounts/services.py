@@ -190,9 +190,10 @@ def api_token_authenticate(clear: str) -> ApiToken | None:
 
     The token comes back holding only the scopes its creator's role allows now
     (``role_bound_scopes``): a token made by an admin who is a viewer today reads, and
-    nothing more. Role changes also narrow the stored scopes (``apps.accounts.token_roles``);
-    this bound holds even for a change made around the services. Tokens without a creator
-    are the operator's and keep their scopes."""
+    nothing more, and all it was granted again once they are an admin again: the stored
+    grant (kept in ``granted_scopes``) is never rewritten by a role change
+    (``apps.accounts.token_roles``), so the bound holds even for a change made around the
+    services. Tokens without a creator are the operator's and keep their scopes."""
     from apps.accounts.models import TOKEN_PREFIX_LEN
 
     found = token_read(clear[:TOKEN_PREFIX_LEN])
@@ -208,6 +209,7 @@ def api_token_authenticate(clear: str) -> ApiToken | None:
         role = effective_role(creator, org_role, membership_role)
         if role is None:
             return None
+        token.granted_scopes = list(token.scopes)
         token.scopes = role_bound_scopes(token.scopes, role)
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > TOKEN_TOUCH_INTERVAL:

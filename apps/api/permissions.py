@@ -31,8 +31,11 @@ ScopeRule = Scopes | Callable[..., Scopes]
 
 def client_refusal(token: ApiToken) -> PermissionDenied | None:
     """MCP_ONLY_TOKEN for a token that holds nothing but client scopes (``mcp``): it was
-    made for an MCP client, and the REST API is not its door. None otherwise."""
-    if holds_power(list(token.scopes)):
+    made for an MCP client, and the REST API is not its door. None otherwise. Judged on
+    what the token was granted: one made with powers that its creator's current role
+    takes away is refused for the missing scope, not as an MCP client's."""
+    granted = token.granted_scopes if token.granted_scopes is not None else token.scopes
+    if holds_power(list(granted)):
         return None
     return PermissionDenied(
         "This token only serves MCP clients. Use a token with the read, write or publish "

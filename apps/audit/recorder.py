@@ -83,7 +83,8 @@ def _token_effects(tokens: list[dict]) -> dict[str, Any]:
     return {
         "tokens": [change["summary"] for change in tokens],
         "tokens_revoked": [change["token"] for change in tokens if change["revoked"]],
-        "tokens_narrowed": [change["token"] for change in tokens if not change["revoked"]],
+        "tokens_narrowed": [change["token"] for change in tokens if change["kind"] == "narrowed"],
+        "tokens_restored": [change["token"] for change in tokens if change["kind"] == "restored"],
     }
 
 

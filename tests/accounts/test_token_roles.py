@@ -1,6 +1,7 @@
 """A token is never worth more than the person who made it is now: authentication bounds
-its scopes by the creator's current role (in the one query it reads), and a role change or
-removal narrows or revokes the person's tokens in the same transaction, saying which."""
+the scopes it was granted by the creator's current role (in the one query it reads), so a
+demotion narrows it and a promotion restores it; removal revokes it for good. A role change
+says, in its transaction, which tokens it changed."""
 
 import pytest
 from django.db import connection
@@ -9,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.accounts import membership, services
 from apps.accounts.models import ApiToken, OrganizationMembership, WorkspaceMembership
 from apps.accounts.permissions import scopes_for_role
+from apps.accounts.token_roles import effective_scopes
 from apps.audit.models import AuditEvent
 from tests.factories import UserFactory, WorkspaceFactory
 
@@ -84,8 +86,7 @@ def test_the_operators_tokens_keep_their_scopes(workspace_a):
 
 def test_a_demotion_narrows_the_tokens_and_says_which(workspace_a, dana, alice):
     kept = _issue(workspace_a, dana, name="deploy")
-    gone = _issue(workspace_a, dana, scopes=["admin", "mcp"], name="admin-only")
-    child = _issue(workspace_a, dana, scopes=["admin"], name="minted", parent=gone.token)
+    powerless = _issue(workspace_a, dana, scopes=["admin", "mcp"], name="admin-only")
     untouched = _issue(workspace_a, dana, scopes=["read"], name="reader")
 
     change = membership.workspace_member_change(
@@ -93,25 +94,43 @@ def test_a_demotion_narrows_the_tokens_and_says_which(workspace_a, dana, alice):
     )
 
     by_name = {c.name: c for c in change.tokens}
-    assert set(by_name) == {"deploy", "admin-only", "minted"}
-    assert by_name["deploy"].after == ("read", "mcp") and not by_name["deploy"].revoked
-    assert by_name["admin-only"].revoked and by_name["minted"].revoked
-    kept.token.refresh_from_db()
-    assert kept.token.scopes == ["read", "mcp"] and kept.token.revoked_at is None
-    for issued in (gone, child):
+    assert set(by_name) == {"deploy", "admin-only"}
+    assert by_name["deploy"].after == ("read", "mcp") and by_name["deploy"].kind == "narrowed"
+    assert by_name["admin-only"].after == ("mcp",) and not by_name["admin-only"].revoked
+    # Nothing is rewritten or revoked: the grant waits for a role that allows it.
+    for issued in (kept, powerless, untouched):
         issued.token.refresh_from_db()
-        assert issued.token.revoked_at is not None
-    untouched.token.refresh_from_db()
-    assert untouched.token.scopes == ["read"]
+        assert issued.token.revoked_at is None
+    assert kept.token.scopes == ALL and powerless.token.scopes == ["admin", "mcp"]
+    assert services.api_token_authenticate(kept.clear).scopes == ["read", "mcp"]
+    assert services.api_token_authenticate(powerless.clear).scopes == ["mcp"]
 
     event = AuditEvent.objects.get(action="member.role_changed")
     assert event.metadata["previous"] == "admin" and event.metadata["role"] == "viewer"
-    assert set(event.metadata["tokens_revoked"]) == {gone.token.pk, child.token.pk}
-    assert event.metadata["tokens_narrowed"] == [kept.token.pk]
-    assert any("now has read, mcp" in line for line in event.metadata["tokens"])
+    assert event.metadata["tokens_revoked"] == []
+    assert set(event.metadata["tokens_narrowed"]) == {kept.token.pk, powerless.token.pk}
+    assert any(
+        "now has read, mcp (had read, write, publish, admin, mcp)" in line
+        for line in event.metadata["tokens"]
+    )
 
 
-def test_a_promotion_changes_no_token(workspace_a, bob, alice):
+def test_a_promotion_restores_what_a_demotion_narrowed(workspace_a, dana, alice):
+    issued = _issue(workspace_a, dana)
+    membership.workspace_member_change(workspace=workspace_a, user=dana, role="viewer", actor=alice)
+
+    change = membership.workspace_member_change(
+        workspace=workspace_a, user=dana, role="admin", actor=alice
+    )
+
+    assert [(c.token_id, c.kind) for c in change.tokens] == [(issued.token.pk, "restored")]
+    assert change.tokens[0].before == ("read", "mcp") and change.tokens[0].after == tuple(ALL)
+    assert services.api_token_authenticate(issued.clear).scopes == ALL
+    event = AuditEvent.objects.filter(action="member.role_changed").latest("pk")
+    assert event.metadata["tokens_restored"] == [issued.token.pk]
+
+
+def test_a_promotion_gives_no_token_more_than_its_grant(workspace_a, bob, alice):
     issued = _issue(workspace_a, bob, scopes=["read", "write"])
 
     change = membership.workspace_member_change(
@@ -121,6 +140,30 @@ def test_a_promotion_changes_no_token(workspace_a, bob, alice):
     assert change.tokens == []
     issued.token.refresh_from_db()
     assert issued.token.scopes == ["read", "write"]
+    assert services.api_token_authenticate(issued.clear).scopes == ["read", "write"]
+
+
+def test_a_change_within_the_grants_bound_says_nothing(workspace_a, dana, alice):
+    _issue(workspace_a, dana, scopes=["read"])
+
+    change = membership.workspace_member_change(
+        workspace=workspace_a, user=dana, role="editor", actor=alice
+    )
+
+    assert change.tokens == []
+
+
+def test_the_listing_says_what_each_token_may_do_now(workspace_a, dana, alice):
+    issued = _issue(workspace_a, dana)
+    operators = services.api_token_create(workspace=workspace_a, name="ops", scopes=ALL)
+    membership.workspace_member_change(workspace=workspace_a, user=dana, role="editor", actor=alice)
+    tokens = list(ApiToken.objects.filter(workspace=workspace_a).select_related("created_by"))
+
+    effective_scopes(tokens, workspace=workspace_a)
+
+    by_pk = {t.pk: t for t in tokens}
+    assert by_pk[issued.token.pk].effective_scopes == ["read", "write", "publish", "mcp"]
+    assert by_pk[operators.token.pk].effective_scopes == ALL
 
 
 def test_removal_revokes_every_token_of_the_person_there(workspace_a, dana, alice):

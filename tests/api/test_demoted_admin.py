@@ -154,3 +154,33 @@ def test_a_removed_admins_token_stops_on_both_doors(old_token, workspace_a, dana
 
     assert error(bearer(old_token).get("/api/v1/me"))["code"] == "INVALID_TOKEN"
     assert mcp_auth._authenticate(old_token) is None
+
+
+def test_a_promotion_gives_the_old_token_back_what_it_was_granted(
+    old_token, demote, workspace_a, alice
+):
+    client = bearer(old_token)
+    demote("viewer")
+    refused = client.post("/api/v1/tokens", {"name": "more", "scopes": ["admin"]}, format="json")
+    assert refused.status_code == 403 and error(refused)["code"] == "INSUFFICIENT_SCOPE"
+    listed = {t["name"]: t for t in client.get("/api/v1/tokens").json()["results"]}["dana's"]
+    assert listed["scopes"] == ALL and listed["effective_scopes"] == ["read", "mcp"]
+
+    demote("admin")
+
+    minted = client.post("/api/v1/tokens", {"name": "more", "scopes": ["admin"]}, format="json")
+    assert minted.status_code == 201, minted.content
+    assert client.get("/api/v1/me").json()["token"]["scopes"] == ALL
+    listed = {t["name"]: t for t in client.get("/api/v1/tokens").json()["results"]}["dana's"]
+    assert listed["effective_scopes"] == ALL
+
+
+def test_a_removal_revokes_the_old_token_for_good(old_token, workspace_a, dana, alice):
+    membership.workspace_member_set(workspace=workspace_a, user=dana, role="viewer", actor=alice)
+    membership.workspace_member_remove(workspace=workspace_a, user=dana, removed_by=alice)
+
+    # Back as an admin, the revoked token stays revoked: make a new one.
+    membership.workspace_member_set(workspace=workspace_a, user=dana, role="admin", actor=alice)
+
+    assert error(bearer(old_token).get("/api/v1/me"))["code"] == "INVALID_TOKEN"
+    assert ApiToken.objects.get(name="dana's").revoked_at is not None

@@ -1,5 +1,6 @@
 """Whoever changes a role on the team or organization page is told which of that
-person's API tokens the change narrowed or revoked."""
+person's API tokens the change narrowed, restored or revoked; the tokens page shows a
+narrowed token's grant beside what it may do now."""
 
 import pytest
 from django.test import Client
@@ -42,10 +43,27 @@ def test_the_team_page_names_each_token_a_demotion_changed(alice, dana, tokens):
     assert "dana@example.com is now viewer." in page
     assert "Their API tokens changed with the role:" in page
     assert (
-        f"“deploy” ({deploy.prefix}…) in Workspace A now has read (had read, write, admin)" in page
+        f"“deploy” ({deploy.prefix}…) in Workspace A now has read (had read, write, admin); "
+        "it keeps its grant of read, write, admin for a role that allows it" in page
     )
-    assert f"“hooks” ({hooks.prefix}…) in Workspace A was revoked" in page
-    assert ApiToken.objects.get(pk=hooks.pk).revoked_at is not None
+    assert f"“hooks” ({hooks.prefix}…) in Workspace A now has nothing (had admin)" in page
+    assert ApiToken.objects.get(pk=hooks.pk).revoked_at is None
+
+
+def test_the_tokens_page_shows_the_grant_beside_what_a_token_may_do_now(alice, dana, tokens):
+    client = _owner(alice)
+    client.post(f"/w/ws-a/team/{dana.pk}/role/", {"role": "viewer"})
+
+    page = client.get("/w/ws-a/tokens/").content.decode()
+
+    assert '<span class="token-effective">read</span>' in page
+    assert "granted read, write, admin" in page
+    assert '<span class="token-effective">nothing</span>' in page
+
+    client.post(f"/w/ws-a/team/{dana.pk}/role/", {"role": "admin"})
+    page = client.get("/w/ws-a/tokens/").content.decode()
+
+    assert "token-effective" not in page and "read, write, admin" in page
 
 
 def test_removing_someone_names_the_tokens_revoked(alice, dana, tokens):

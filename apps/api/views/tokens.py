@@ -24,6 +24,7 @@ from apps.accounts.cli_login import (
 )
 from apps.accounts.models import ApiToken
 from apps.accounts.services import api_token_create, api_token_revoke
+from apps.accounts.token_roles import effective_scopes
 from apps.api.base import ApiRequest, StrictViewMixin, WorkspaceViewSet
 from apps.api.schema import IDEMPOTENCY_KEY, errors, post_errors, replayed
 from apps.api.serializers.tokens import (
@@ -80,7 +81,9 @@ class TokenViewSet(WorkspaceViewSet):
         responses={200: TokenSerializer(many=True), **errors(400, codes={400: ["INVALID_CURSOR"]})},
     )
     def list(self, request: ApiRequest) -> Response:
-        return self.render_page(self.get_queryset())
+        page = self.paginate_queryset(self.get_queryset().select_related("created_by"))
+        effective_scopes(page or [], workspace=self.workspace)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     @extend_schema(
         summary="Create a token",

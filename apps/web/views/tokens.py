@@ -13,6 +13,7 @@ from apps.accounts.cli_login import cli_login_confirm
 from apps.accounts.models import ApiToken, User, Workspace
 from apps.accounts.permissions import Action, workspaces_for
 from apps.accounts.services import IssuedToken, api_token_create, api_token_revoke
+from apps.accounts.token_roles import effective_scopes
 from apps.common.errors import DomainError
 from apps.web.access import WorkspaceRequest, user_view, workspace_view
 from apps.web.forms.workspace import TokenCreateForm
@@ -25,11 +26,12 @@ def _render(
     issued: IssuedToken | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    tokens = (
+    tokens = list(
         ApiToken.objects.for_workspace(request.workspace)
         .select_related("created_by")
         .order_by("revoked_at", "-created_at")
     )
+    effective_scopes(tokens, workspace=request.workspace)
     context = {
         "workspace": request.workspace,
         "section": "tokens",
