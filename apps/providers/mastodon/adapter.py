@@ -10,6 +10,8 @@ from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
 import httpx
+from django.conf import settings
+from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
 from apps.common.errors import ValidationFailed
@@ -77,28 +79,78 @@ class MastodonAdapter(Adapter):
     def publish_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
     ) -> PublishedSegment:
+        """Create the status under the segment's Idempotency-Key. After an unanswered
+        create of the same segment, the status it may have made is looked for first: see
+        `_find_unanswered`."""
         instance = _instance(ctx.account)
         payload = self._status_payload(ctx, segment)
+        parent = reply_to.parent.provider_post_id if reply_to is not None else None
         with _client(ctx.credentials) as http:
+            sent_at = _unanswered_since(ctx, segment.position)
+            if sent_at is not None:
+                found = self._find_unanswered(http, ctx, segment, parent, sent_at)
+                if found is not None:
+                    _unmark_sent(ctx, segment.position)
+                    return found
             media_ids = [
                 self._media_id(http, instance, ctx, segment.position, media)
                 for media in segment.media
             ]
             if media_ids:
                 payload["media_ids"] = media_ids
-            if reply_to is not None:
-                payload["in_reply_to_id"] = reply_to.parent.provider_post_id
-            response = httpcall.send(
-                http,
-                "POST",
-                f"{instance}/api/v1/statuses",
-                is_create=True,
-                json=payload,
-                headers={"Idempotency-Key": ctx.idempotency_key(segment.position)},
-            )
-        if response.status_code != 200:
-            raise classify(response, is_create=True)
+            if parent is not None:
+                payload["in_reply_to_id"] = parent
+            if sent_at is None:
+                _mark_sent(ctx, segment.position)
+            try:
+                response = httpcall.send(
+                    http,
+                    "POST",
+                    f"{instance}/api/v1/statuses",
+                    is_create=True,
+                    json=payload,
+                    headers={"Idempotency-Key": ctx.idempotency_key(segment.position)},
+                )
+                if response.status_code != 200:
+                    raise classify(response, is_create=True, keyed=self.is_retry_safe(ctx.account))
+            except ProviderError as err:
+                if sent_at is None and err.kind != ErrorKind.OUTCOME_UNKNOWN:
+                    _unmark_sent(ctx, segment.position)  # refused: this one made nothing
+                raise
+        _unmark_sent(ctx, segment.position)  # the segment has its post
         return _published(response.json())
+
+    def _find_unanswered(
+        self,
+        http: httpx.Client,
+        ctx: PublishContext,
+        segment: SegmentPayload,
+        parent: str | None,
+        sent_at: datetime,
+    ) -> PublishedSegment | None:
+        """The status an unanswered create of this segment made, if it made one.
+
+        The key alone does not settle it: Mastodon records a key only after the status is
+        saved, so a failure in between leaves a status that a resend under the same key
+        duplicates. The account's own statuses since that create are read first (text, reply
+        target and our uploaded media must match). Found: that is the post. Not found: the
+        listing may lag behind a status just saved (a read replica), so the resend waits
+        until RECONCILE_SETTLE_S after that create; until then this raises a retryable
+        `not_listed_yet` and nothing is sent.
+        """
+        status = _find_status(http, ctx, segment, since=sent_at, parent=parent, check_parent=True)
+        if status is not None:
+            return _published(status)
+        settled_at = sent_at + timedelta(seconds=settings.RECONCILE_SETTLE_S)
+        if timezone.now() < settled_at:
+            raise ProviderError(
+                ErrorKind.PROVIDER_UNAVAILABLE,
+                "An earlier request for this post went unanswered and its status is not "
+                "listed yet; looking again before anything is sent.",
+                code="not_listed_yet",
+                retry_at=settled_at,
+            )
+        return None
 
     def _status_payload(self, ctx: PublishContext, segment: SegmentPayload) -> dict:
         settings = ctx.settings
@@ -194,19 +246,10 @@ class MastodonAdapter(Adapter):
         self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
     ) -> PublishedSegment | None:
         """Best effort past the key's hour: the account's newest statuses, matched on
-        normalized text and created_at >= not_before."""
-        wanted = _normalize(segment.text, mentions=True)
+        normalized text, our uploaded media and created_at >= not_before."""
         with _client(ctx.credentials) as http:
-            for statuses in _own_statuses(http, ctx.account, {}):
-                for status in statuses:
-                    created = _parse_time(status["created_at"])
-                    if created >= not_before - CLOCK_SKEW and (
-                        _normalize(_html_text(status.get("content", ""))) == wanted
-                    ):
-                        return _published(status)
-                if _parse_time(statuses[-1]["created_at"]) < not_before - CLOCK_SKEW:
-                    return None
-        return None
+            status = _find_status(http, ctx, segment, since=not_before)
+        return _published(status) if status is not None else None
 
     # First comment
 
@@ -229,7 +272,7 @@ class MastodonAdapter(Adapter):
                 headers={"Idempotency-Key": key},
             )
         if response.status_code != 200:
-            raise classify(response, is_create=True)
+            raise classify(response, is_create=True, keyed=self.is_retry_safe(ctx.account))
         return _published(response.json())
 
     def find_comment(
@@ -359,6 +402,68 @@ def _own_statuses(http: httpx.Client, account: SocialAccount, params: dict) -> I
             return
         yield statuses
         params["max_id"] = statuses[-1]["id"]
+
+
+def _find_status(
+    http: httpx.Client,
+    ctx: PublishContext,
+    segment: SegmentPayload,
+    *,
+    since: datetime,
+    parent: str | None = None,
+    check_parent: bool = False,
+) -> dict | None:
+    """The account's newest status created since `since` (less the clock skew) with the
+    segment's normalized text, replying to `parent` when `check_parent`, and carrying the
+    media this segment uploaded (their ids, where the checkpoint has them; else as many)."""
+    wanted = _normalize(segment.text, mentions=True)
+    uploads = ctx.checkpoint.get(f"mastodon_media_s{segment.position}") or {}
+    media = [uploads.get(str(m.media_id)) for m in segment.media]
+    cutoff = since - CLOCK_SKEW
+    for statuses in _own_statuses(http, ctx.account, {}):
+        for status in statuses:
+            if _parse_time(status["created_at"]) < cutoff:
+                continue
+            if _normalize(_html_text(status.get("content", ""))) != wanted:
+                continue
+            if check_parent and str(status.get("in_reply_to_id") or "") != (parent or ""):
+                continue
+            attached = [str(m.get("id")) for m in status.get("media_attachments") or []]
+            if None in media:
+                if len(attached) != len(media):
+                    continue
+            elif sorted(attached) != sorted(str(m) for m in media):
+                continue
+            return status
+        if _parse_time(statuses[-1]["created_at"]) < cutoff:
+            return None
+    return None
+
+
+# Checkpoint entry: segment position -> when its first create whose answer is not known
+# left (ISO instant). Kept until the segment has its post; dropped when that create was
+# refused (it made nothing).
+SENT = "mastodon_sent"
+
+
+def _unanswered_since(ctx: PublishContext, position: int) -> datetime | None:
+    sent = (ctx.checkpoint.get(SENT) or {}).get(str(position))
+    return datetime.fromisoformat(sent) if sent else None
+
+
+def _mark_sent(ctx: PublishContext, position: int) -> None:
+    """Persisted before the create leaves: a worker killed mid-call leaves it too."""
+    ctx.checkpoint[SENT] = {
+        **(ctx.checkpoint.get(SENT) or {}),
+        str(position): timezone.now().isoformat(),
+    }
+    ctx.persist_checkpoint()
+
+
+def _unmark_sent(ctx: PublishContext, position: int) -> None:
+    sent = dict(ctx.checkpoint.get(SENT) or {})
+    if sent.pop(str(position), None) is not None:
+        ctx.checkpoint[SENT] = sent
 
 
 def _client(credentials: dict) -> httpx.Client:

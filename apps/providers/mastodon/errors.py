@@ -12,9 +12,16 @@ from apps.providers.errors import Action, ErrorKind, ProviderError, parse_reset_
 _MEDIA_NOT_READY = ("not finished processing", "try again in a moment")
 # An account the instance disabled or whose e-mail is unconfirmed: only the instance can fix it.
 _ACCOUNT_BLOCKED = ("login is currently disabled", "confirmed e-mail")
+# Mastodon runs a keyed create under a lock on its Idempotency-Key; a request arriving while
+# another holds it fails to take the lock (Mastodon::RaceConditionError) and is answered 503
+# with this text before anything is created. The same text answers a few other failures
+# (storage, a tripped circuit breaker); after any of them a resend under the key is safe,
+# as none falls between saving the status and recording its key.
+_TEMPORARY_PROBLEM = "temporary problem serving your request"
 
 
-def classify(response: httpx.Response, *, is_create: bool) -> ProviderError:
+def classify(response: httpx.Response, *, is_create: bool, keyed: bool = False) -> ProviderError:
+    """`keyed`: the request carried an Idempotency-Key the instance honours."""
     status = response.status_code
     body = httpcall.json_body(response)
     message = str(body.get("error") or f"The instance answered HTTP {status}.")
@@ -44,6 +51,10 @@ def classify(response: httpx.Response, *, is_create: bool) -> ProviderError:
         return error(ErrorKind.MEDIA_PROCESSING, code="media_not_ready")
     if status in (400, 413, 422):
         return error(ErrorKind.CONTENT_REJECTED, code="validation_failed")
+    if status == 503 and keyed and _TEMPORARY_PROBLEM in lowered:
+        # Nothing was created by this request; an earlier one under the same key may still
+        # be running. In progress, not lost: looked at again later, never a second post.
+        return error(ErrorKind.PROVIDER_UNAVAILABLE, code="request_in_progress")
     if status >= 500:
         # The status may have been stored before the server failed. A resend with the same
         # Idempotency-Key inside the key's hour is safe; the pipeline decides that, so this
