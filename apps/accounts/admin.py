@@ -123,7 +123,7 @@ class InvitationAdmin(admin.ModelAdmin):
     list_select_related = ["organization", "workspace"]
     # The token's hash is never shown; invitations are made from the organization and team
     # pages, where the link is emailed.
-    fields = [
+    fields = (
         "email",
         "organization",
         "workspace",
@@ -134,7 +134,7 @@ class InvitationAdmin(admin.ModelAdmin):
         "accepted_by",
         "revoked_at",
         "created_at",
-    ]
+    )
     readonly_fields = fields
     actions = ["revoke"]
 
@@ -169,7 +169,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     search_fields = ["name", "prefix", "workspace__slug"]
     list_select_related = ["workspace"]
     # The hash is never shown; tokens are created through the app, API or command.
-    fields = [
+    fields = (
         "name",
         "prefix",
         "workspace",
@@ -179,7 +179,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "parent",
         "last_used_at",
         "revoked_at",
-    ]
+    )
     readonly_fields = fields
     actions = ["revoke"]
 
@@ -225,7 +225,7 @@ class CliLoginAdmin(admin.ModelAdmin):
     list_filter = ["confirmed_at"]
     search_fields = ["user_code", "client_name", "confirmed_by__email"]
     list_select_related = ["confirmed_by", "workspace", "token"]
-    fields = [
+    fields = (
         "user_code",
         "client_name",
         "expires_at",
@@ -235,7 +235,7 @@ class CliLoginAdmin(admin.ModelAdmin):
         "confirmed_at",
         "token",
         "created_at",
-    ]
+    )
     readonly_fields = fields
 
     def has_add_permission(self, request) -> bool:

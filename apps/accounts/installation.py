@@ -13,6 +13,6 @@ def installation_id() -> str:
     not made it yet."""
     row = Installation.objects.order_by("created_at").first()
     if row is None:
-        row, _ = Installation.objects.get_or_create(pk=Installation().pk)
-        row = Installation.objects.order_by("created_at").first()
+        Installation.objects.get_or_create(pk=Installation().pk)
+        row = Installation.objects.earliest("created_at")
     return row.pk.hex

@@ -302,14 +302,15 @@ def invitation_accept(*, invitation: Invitation, user: User) -> Invitation:
     if problem is not None:
         raise problem
     inviter = invitation.invited_by
-    if invitation.workspace_id is None:
+    workspace = invitation.workspace
+    if workspace is None:
         if membership.organization_role(user, organization) is None:
             membership.organization_member_set(
                 organization=organization, user=user, role=invitation.role, actor=inviter
             )
-    elif not membership.is_workspace_member(user, invitation.workspace):
+    elif not membership.is_workspace_member(user, workspace):
         membership.workspace_member_set(
-            workspace=invitation.workspace, user=user, role=invitation.role, actor=inviter
+            workspace=workspace, user=user, role=invitation.role, actor=inviter
         )
     invitation.accepted_at = timezone.now()
     invitation.accepted_by = user
