@@ -51,7 +51,8 @@ class PasswordAndCodeForm(forms.Form):
         self.user = user
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         password, code = cleaned.get("password"), cleaned.get("code")
         if password is None or code is None:
             return cleaned

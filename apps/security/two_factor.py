@@ -42,7 +42,7 @@ def _seal(device: TotpDevice, secret: str) -> None:
 
 
 def device_secret(device: TotpDevice) -> str:
-    sealed = crypto.Sealed(key_id=device.secret_key_id, ciphertext=device.secret_ciphertext)
+    sealed = crypto.Sealed(key_id=device.secret_key_id, ciphertext=bytes(device.secret_ciphertext))
     return crypto.unseal(sealed, aad=_aad(device))["secret"]
 
 

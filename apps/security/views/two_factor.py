@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.http import AuthenticatedRequest
 from apps.security import two_factor
 from apps.security.client_ip import client_ip
 from apps.security.forms import EnrollConfirmForm, PasswordAndCodeForm
@@ -19,7 +20,7 @@ TEMPLATE = "security/two_factor.html"
 
 
 def _page(
-    request: HttpRequest,
+    request: AuthenticatedRequest,
     *,
     form: PasswordAndCodeForm | None = None,
     status: int = 200,
@@ -42,14 +43,14 @@ def _codes(request: HttpRequest, codes: list[str]) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET"])
-def two_factor_settings(request: HttpRequest) -> HttpResponse:
+def two_factor_settings(request: AuthenticatedRequest) -> HttpResponse:
     return _page(request)
 
 
 @login_required
 @never_cache
 @require_http_methods(["GET", "POST"])
-def two_factor_enroll(request: HttpRequest) -> HttpResponse:
+def two_factor_enroll(request: AuthenticatedRequest) -> HttpResponse:
     """POST from the settings page starts; the page shows the QR code and the secret, and
     a right code from the app confirms and shows the recovery codes."""
     user = request.user
@@ -83,7 +84,7 @@ def two_factor_enroll(request: HttpRequest) -> HttpResponse:
     return render(request, "security/two_factor_enroll.html", context, status=status)
 
 
-def _refusal(request: HttpRequest) -> HttpResponse | None:
+def _refusal(request: AuthenticatedRequest) -> HttpResponse | None:
     """None when the password and code posted are right (checked under the two-factor
     throttle), else the page to answer with."""
     form = PasswordAndCodeForm(request.POST, user=request.user)
@@ -103,7 +104,7 @@ def _refusal(request: HttpRequest) -> HttpResponse | None:
 
 @login_required
 @require_POST
-def two_factor_disable(request: HttpRequest) -> HttpResponse:
+def two_factor_disable(request: AuthenticatedRequest) -> HttpResponse:
     if two_factor.confirmed_device(request.user) is None:
         return redirect("two-factor")
     refused = _refusal(request)
@@ -117,7 +118,7 @@ def two_factor_disable(request: HttpRequest) -> HttpResponse:
 @login_required
 @never_cache
 @require_POST
-def recovery_codes_regenerate(request: HttpRequest) -> HttpResponse:
+def recovery_codes_regenerate(request: AuthenticatedRequest) -> HttpResponse:
     if two_factor.confirmed_device(request.user) is None:
         return redirect("two-factor")
     refused = _refusal(request)
