@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
+from typing import TypedDict
 
 import httpx
 from django.conf import settings
@@ -59,6 +60,14 @@ def event_body(event: WebhookEvent) -> bytes:
     created = event.created_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
     payload = {"id": event.event_id, "type": event.type, "timestamp": created, "data": event.data}
     return json.dumps(payload, cls=DjangoJSONEncoder, separators=(",", ":")).encode()
+
+
+class _Seen(TypedDict):
+    """What an attempt that got a response saw of it (AttemptResult's response fields)."""
+
+    response_status: int
+    response_body: str
+    latency_ms: int
 
 
 @dataclass(frozen=True)
@@ -114,7 +123,7 @@ def _retry_after_s(response: network.Response) -> float:
 def classify(response: network.Response) -> AttemptResult:
     """A 2xx succeeds; 408, 429 and 5xx are retried; anything else is a refusal."""
     code = response.status_code
-    common = {
+    common: _Seen = {
         "response_status": code,
         "response_body": response.body.decode("utf-8", "replace")[:MAX_RESPONSE_KEPT_CHARS],
         "latency_ms": response.latency_ms,
@@ -245,8 +254,9 @@ def _record(
     now = timezone.now()
     with holding_lease(job):
         # Lock order: the endpoint, then its delivery (as deleting an endpoint does).
-        endpoint = WebhookEndpoint.objects.select_for_update().filter(pk=delivery.endpoint_id)
-        endpoint = endpoint.first()
+        endpoint = (
+            WebhookEndpoint.objects.select_for_update().filter(pk=delivery.endpoint_id).first()
+        )
         current = WebhookDelivery.objects.select_for_update().filter(pk=delivery.pk).first()
         if endpoint is None or current is None or current.status != WebhookDelivery.Status.PENDING:
             return AttemptOutcome(status="gone")

@@ -32,6 +32,7 @@ def deliver(job: Job) -> None:
         delivery.webhook_delivery_mark_errored(job=job, exc=exc)
         raise
     if outcome.status == "retry":
+        assert outcome.retry_in_s is not None  # a retry outcome always says when
         raise RetryableError(
             outcome.kind, outcome.message, retry_at=timedelta(seconds=outcome.retry_in_s)
         )
