@@ -15,6 +15,10 @@
 - `GET /2/users/{id}/tweets` lists newest first (`max_results` 5..100, `start_time`,
   `pagination_token`); text reads back as X renders it: links (and a post's media) as t.co
   links, `&`, `<` and `>` escaped. Lookups of a missing resource answer 200 with `errors`.
+- A post over 280 weighted characters (a Premium account's long post) reads back with
+  `text` cut short: whole words up to about 275 characters and "…", as field reports show
+  (the exact cut is not documented; this is the shortest reported). The full text is only
+  in `note_tweet.text`, returned when `tweet.fields` asks for `note_tweet`.
 - OAuth 2: access tokens live 7,200 s; `POST /2/oauth2/token` with
   `grant_type=refresh_token` rotates the pair, and a spent refresh token is refused.
 - Every answer carries `x-rate-limit-limit/remaining/reset` (reset in epoch seconds, per
@@ -32,7 +36,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-from apps.providers.text_counting import find_urls
+from apps.providers.text_counting import count_x_weighted, find_urls
 from loadtest.platform_fakes.base import (
     FakeRequest,
     FakeResponse,
@@ -73,6 +77,9 @@ CHUNKED_CATEGORIES = (
 KEY_PREFIX = {"image": "3", "gif": "16", "video": "7"}
 ALT_TEXT_MAX = 1000
 DUPLICATE = "You are not allowed to create a Tweet with duplicate content."
+# Past this weighted length a post is a long post: `text` holds only its start.
+SHORT_POST_MAX = 280
+TRUNCATED_AT = 275
 
 _ids = itertools.count(1)
 
@@ -258,7 +265,12 @@ class XFake(PlatformFake):
         return html.escape(text, quote=False)
 
     def _post_json(self, post: StoredPost, fields: set[str]) -> dict:
-        data = {"id": post.id, "text": self._rendered(post), "edit_history_tweet_ids": [post.id]}
+        rendered = self._rendered(post)
+        data = {"id": post.id, "text": rendered, "edit_history_tweet_ids": [post.id]}
+        if count_x_weighted(post.text) > SHORT_POST_MAX:
+            data["text"] = _truncated(rendered)
+            if "note_tweet" in fields:
+                data["note_tweet"] = {"text": rendered}
         if "created_at" in fields:
             data["created_at"] = iso(post.created_at)
         if "author_id" in fields:
@@ -653,6 +665,14 @@ class XFake(PlatformFake):
             media["alt_text"] = text or ""
         data = {"id": media["id"], "associated_metadata": {"alt_text": {"text": text or ""}}}
         return json_response({"data": data}, **headers)
+
+
+def _truncated(text: str) -> str:
+    """A long post's `text`: its start, cut at a space, and an ellipsis."""
+    head = text[:TRUNCATED_AT]
+    if " " in head and len(text) > TRUNCATED_AT:
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip() + "…"
 
 
 def _parse_time(value: str | None) -> float | None:
