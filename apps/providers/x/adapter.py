@@ -129,7 +129,8 @@ class XAdapter(Adapter):
         self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
     ) -> PublishedSegment | None:
         """Best effort: the user's posts since the attempt began, matched on normalized text
-        (X rewrites links to t.co and escapes &, < and >). Reads are billed."""
+        (X rewrites links to t.co and escapes &, < and >; a long post's full text is in
+        `note_tweet`). Reads are billed."""
         return self._find(_Api(ctx, self), ctx, segment, not_before=not_before)
 
     def _find_duplicate(
@@ -149,7 +150,9 @@ class XAdapter(Adapter):
         params = {
             "start_time": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "max_results": 100,
-            "tweet.fields": "created_at",
+            # A post over 280 weighted characters comes back with `text` cut short; its
+            # full text is only in `note_tweet`, and only when asked for.
+            "tweet.fields": "created_at,note_tweet",
         }
         wanted = _normalize(segment.text)
         # Newest first; a busy account may have posted more than a page since.
@@ -159,7 +162,7 @@ class XAdapter(Adapter):
                 raise classify(response, is_create=False)
             body = response.json()
             for post in body.get("data", []):
-                if _normalize(post.get("text", "")) == wanted:
+                if _normalize(_full_text(post)) == wanted:
                     return _found(ctx.account, post)
             next_token = (body.get("meta") or {}).get("next_token")
             if not next_token:
@@ -271,6 +274,12 @@ def _found(account: SocialAccount, post: dict) -> PublishedSegment:
         provider_url=_post_url(account, str(post["id"])),
         published_at=datetime.fromisoformat(created.replace("Z", "+00:00")) if created else None,
     )
+
+
+def _full_text(post: dict) -> str:
+    """A post's whole text: a long post's `text` is only its start."""
+    note = post.get("note_tweet") or {}
+    return str(note.get("text") or post.get("text") or "")
 
 
 def _post_url(account: SocialAccount, post_id: str) -> str:
