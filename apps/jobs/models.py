@@ -40,7 +40,9 @@ class Job(models.Model):
 
     `organization` is null for system jobs (housekeeping): they are not under any cap.
     `seat` is copied from the job type at enqueue: the organization budget (cap) the job
-    counts against while it runs (see constants.Seat).
+    counts against while it runs (see constants.Seat). `lane` (empty for most jobs) names
+    the platform a publishing job talks to: the organization's budget is shared between
+    its due lanes, so one platform hanging every request cannot hold all of it.
     """
 
     class Status(models.TextChoices):
@@ -66,6 +68,12 @@ class Job(models.Model):
         choices=Seat.choices,
         db_default=Seat.PUBLISH,
         help_text="The organization budget it counts against while running (from its type).",
+    )
+    lane = models.CharField(
+        max_length=32,
+        blank=True,
+        db_default="",
+        help_text="The platform it talks to: due lanes share the seat's budget.",
     )
     payload = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
@@ -117,16 +125,16 @@ class Job(models.Model):
             ),
         ]
         indexes = [
-            # The claim: per organization and seat, its earliest due pending jobs (`WHERE
-            # status = 'pending' AND organization_id = ? AND seat = ? AND run_at <= now()
-            # ORDER BY run_at, id`), and the skip scan that lists the (organization, seat)
-            # pairs with pending work. Holds pending rows only, so its size does not grow
-            # with the finished history. (`id` makes the order total, and makes this the
-            # only index that serves it.)
+            # The claim: per organization, seat and lane, its earliest due pending jobs
+            # (`WHERE status = 'pending' AND organization_id = ? AND seat = ? AND lane = ?
+            # AND run_at <= now() ORDER BY run_at, id`), and the queue heads' raise.
+            # Holds pending rows only, so its size does not grow with the finished
+            # history. (`id` makes the order total, and makes this the only index that
+            # serves it.)
             models.Index(
-                fields=["organization", "seat", "run_at", "id"],
+                fields=["organization", "seat", "lane", "run_at", "id"],
                 condition=models.Q(status="pending"),
-                name="job_pending_org_run_at",
+                name="job_pending_org_lane_run_at",
             ),
             # The worker's sleep: `SELECT min(run_at) ... WHERE status = 'pending' AND
             # run_at > now()`, and the queue-lag metric (oldest due pending job).
@@ -176,7 +184,7 @@ class Job(models.Model):
 
 
 class QueueHead(models.Model):
-    """Where each organization's queue of one seat starts: the earliest `run_at` among its
+    """Where each organization's queue of one seat and lane starts: the earliest `run_at` among its
     pending jobs, or a little earlier (never later while a pending job exists).
 
     The claim reads only the heads that are due (`next_run_at <= now()`, an index range),
@@ -203,12 +211,15 @@ class QueueHead(models.Model):
         Organization, on_delete=models.CASCADE, db_constraint=False, related_name="+"
     )
     seat = models.CharField(max_length=16, choices=Seat.choices)
+    lane = models.CharField(max_length=32, blank=True, db_default="")
     next_run_at = models.DateTimeField(null=True, blank=True, help_text="Null: none pending.")
     last_claimed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["organization", "seat"], name="queue_head_org_seat")
+            models.UniqueConstraint(
+                fields=["organization", "seat", "lane"], name="queue_head_org_seat_lane"
+            )
         ]
         indexes = [
             # The claim's first step: `WHERE next_run_at <= now()`.
@@ -220,7 +231,8 @@ class QueueHead(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.organization_id}/{self.seat} from {self.next_run_at}"
+        lane = f"/{self.lane}" if self.lane else ""
+        return f"{self.organization_id}/{self.seat}{lane} from {self.next_run_at}"
 
 
 class WorkerProcessQuerySet(models.QuerySet):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -83,10 +84,11 @@ _SEAT_CAPS = (
 # waiting job is to be promoted (what an idle worker sleeps until).
 _DUE_ORGS_SQL = """
 WITH due AS MATERIALIZED (
-    SELECT h.organization_id, h.seat, h.next_run_at, h.last_claimed_at FROM jobs_queuehead h
+    SELECT h.organization_id, h.seat, h.lane, h.next_run_at, h.last_claimed_at
+      FROM jobs_queuehead h
      WHERE h.next_run_at <= now()
 )
-(SELECT c.organization_id, c.seat::text,
+(SELECT c.organization_id, c.seat::text, c.lane::text,
         pg_try_advisory_xact_lock(%(heads_ns)s, (c.organization_id %% %(stripes)s)::int),
         NULL::bigint, NULL::bigint, NULL::boolean, NULL::float8, NULL::float8
    FROM (SELECT * FROM due
@@ -98,7 +100,7 @@ WITH due AS MATERIALIZED (
              ELSE false END
   LIMIT %(max_orgs)s)
 UNION ALL
-SELECT NULL, NULL, NULL,
+SELECT NULL, NULL, NULL, NULL,
        (SELECT count(DISTINCT organization_id) FROM due),
        (SELECT count(*) FROM jobs_workerprocess w
          WHERE w.stopped_at IS NULL
@@ -122,16 +124,21 @@ UPDATE jobs_queuehead h
    SET last_claimed_at = CASE WHEN d.turn THEN now() ELSE h.last_claimed_at END,
        next_run_at = (SELECT j.run_at FROM jobs_job j
                        WHERE j.status = 'pending' AND j.organization_id = h.organization_id
-                         AND j.seat = h.seat
+                         AND j.seat = h.seat AND j.lane = h.lane
                        ORDER BY j.run_at, j.id LIMIT 1)
-  FROM unnest(%(orgs)s::bigint[], %(seats)s::text[], %(turns)s::boolean[])
-       AS d(org_id, seat, turn)
- WHERE h.organization_id = d.org_id AND h.seat = d.seat
+  FROM unnest(%(orgs)s::bigint[], %(seats)s::text[], %(lanes)s::text[], %(turns)s::boolean[])
+       AS d(org_id, seat, lane, turn)
+ WHERE h.organization_id = d.org_id AND h.seat = d.seat AND h.lane = d.lane
 """
 
 # The claim proper. Per locked organization and due seat: free = that budget's cap - its
-# live in-flight jobs (a seat of "none" is under no cap); the organization takes at most
-# each budget's free seats, at most its share of the fleet (`allow` minus its live
+# live in-flight jobs (a seat of "none" is under no cap); per due lane of the seat (the
+# platform its jobs talk to), lane_free = the lane's part of the budget - its live
+# in-flight jobs: the lanes due now split the budget (the cap, or the fleet share if
+# smaller) evenly, and a lane alone takes the cap but an eighth (from 8 up), so another
+# platform falling due finds a seat while the first one's requests hang; the seat's free
+# seats go to its least loaded lanes first. The organization takes at most each budget's
+# free seats, each lane's, at most its share of the fleet (`allow` minus its live
 # in-flight jobs of every seat, see claim()) and, all seats together, its fair share of
 # the batch, earliest run_at first. Ranked within each organization so a full batch
 # interleaves them, organizations with fewer jobs in flight first, then in their turn
@@ -144,21 +151,35 @@ UPDATE jobs_queuehead h
 # operator's retry) instead of waiting on it; the lock re-checks the status on the
 # latest row version, so a job cancelled meanwhile is not claimed.
 # Written to keep its plan whatever the statistics say (they lag behind bursts of new
-# jobs): `ORDER BY run_at, id` is yielded without sorting by job_pending_org_run_at only;
-# `id = ANY(ARRAY(...))` goes through the primary key; and `status || ''` states the
-# re-check in a form no partial index matches (else a planner that believes pending jobs
-# are few would scan all of them to find a few ids).
+# jobs): `ORDER BY run_at, id` is yielded without sorting by job_pending_org_lane_run_at
+# only; `id = ANY(ARRAY(...))` goes through the primary key; and `status || ''` states
+# the re-check in a form no partial index matches (else a planner that believes pending
+# jobs are few would scan all of them to find a few ids).
 # System jobs (no organization: housekeeping) are under no cap and no organization lock,
 # so they are taken with FOR UPDATE SKIP LOCKED already while being picked (in a
 # sub-select: FOR UPDATE is not allowed beside the window function).
 _CLAIM_SQL = """
 WITH seats AS (
-    SELECT d.org_id, d.seat, d.turn, CASE WHEN d.seat = 'none' THEN %(limit)s ELSE ({caps}) - (
-        SELECT count(*) FROM jobs_job p
-         WHERE p.status = 'processing' AND p.organization_id = d.org_id AND p.seat = d.seat
-           AND p.locked_at > now() - make_interval(secs => %(stale_s)s::float8)) END AS free
-      FROM unnest(%(orgs)s::bigint[], %(seats)s::text[]) WITH ORDINALITY AS d(org_id, seat, turn)
-      JOIN accounts_organization o ON o.id = d.org_id
+    SELECT d.org_id, d.seat, d.lane, d.turn,
+           CASE WHEN d.seat = 'none' THEN %(limit)s ELSE ({caps}) - (
+               SELECT count(*) FROM jobs_job p
+                WHERE p.status = 'processing' AND p.organization_id = d.org_id
+                  AND p.seat = d.seat
+                  AND p.locked_at > now() - make_interval(secs => %(stale_s)s::float8)) END
+           AS free,
+           CASE WHEN d.seat = 'none' THEN %(limit)s
+                WHEN d.lanes > 1 THEN (budget.n + d.lanes - 1) / d.lanes - lane.inflight
+                ELSE budget.cap - budget.cap / 8 - lane.inflight END AS lane_free,
+           lane.inflight AS lane_inflight
+      FROM unnest(%(orgs)s::bigint[], %(seats)s::text[], %(lanes)s::text[], %(lane_counts)s::int[])
+           WITH ORDINALITY AS d(org_id, seat, lane, lanes, turn)
+      JOIN accounts_organization o ON o.id = d.org_id,
+      LATERAL (SELECT ({caps}) AS cap, least(({caps}), %(allow)s) AS n) budget,
+      LATERAL (
+          SELECT count(*) AS inflight FROM jobs_job p
+           WHERE p.status = 'processing' AND p.organization_id = d.org_id
+             AND p.seat = d.seat AND p.lane = d.lane
+             AND p.locked_at > now() - make_interval(secs => %(stale_s)s::float8)) lane
      WHERE o.state = 'active'
 ),
 flight AS (
@@ -170,18 +191,33 @@ flight AS (
 ),
 share AS (
     SELECT ceil(%(limit)s::numeric / greatest(count(DISTINCT seats.org_id), 1))::int AS n
-      FROM seats JOIN flight USING (org_id) WHERE seats.free > 0 AND flight.allowed > 0
+      FROM seats JOIN flight USING (org_id)
+     WHERE seats.free > 0 AND seats.lane_free > 0 AND flight.allowed > 0
 ),
-ranked AS (
-    SELECT c.id, c.run_at, flight.allowed, seats.turn,
-           row_number() OVER (PARTITION BY seats.org_id ORDER BY c.run_at, c.id) AS rank
+laned AS (
+    SELECT c.id, c.run_at, seats.org_id, seats.seat, seats.free, flight.allowed, seats.turn,
+           seats.lane_inflight + row_number() OVER (
+               PARTITION BY seats.org_id, seats.seat, seats.lane ORDER BY c.run_at, c.id
+           ) AS lane_load
       FROM seats JOIN flight USING (org_id), share, LATERAL (
           SELECT j.id, j.run_at FROM jobs_job j
            WHERE j.status = 'pending' AND j.organization_id = seats.org_id
-             AND j.seat = seats.seat AND j.run_at <= now() {type_filter}
+             AND j.seat = seats.seat AND j.lane = seats.lane AND j.run_at <= now()
+             {type_filter}
            ORDER BY j.run_at, j.id
-           LIMIT greatest(least(seats.free, share.n, flight.allowed), 0)) c
-     WHERE seats.free > 0 AND flight.allowed > 0
+           LIMIT greatest(least(seats.free, seats.lane_free, share.n, flight.allowed), 0)) c
+     WHERE seats.free > 0 AND seats.lane_free > 0 AND flight.allowed > 0
+),
+seated AS (
+    SELECT * FROM (
+        SELECT laned.*, row_number() OVER (
+                   PARTITION BY org_id, seat ORDER BY lane_load, run_at, id) AS seat_rank
+          FROM laned) l
+     WHERE l.seat_rank <= l.free
+),
+ranked AS (
+    SELECT seated.*, row_number() OVER (PARTITION BY org_id ORDER BY run_at, id) AS rank
+      FROM seated
 ),
 candidates AS (
     SELECT ranked.id, ranked.run_at, ranked.rank, %(allow)s - ranked.allowed AS inflight,
@@ -312,7 +348,7 @@ def claim(
         # minute, if it runs at all), and a planner that believes the table tiny would
         # rather read an organization's whole history through its foreign-key index, or
         # every pending job through job_pending_run_at, and sort. The plans these
-        # statements need read job_pending_org_run_at in order and sort only the claimed
+        # statements need read job_pending_org_lane_run_at in order and sort only the claimed
         # rows, so forbidding avoidable sorts keeps them right whatever the statistics
         # say; being index-driven, they are also planned once (generic plans). JIT is off:
         # wild row estimates would otherwise make PostgreSQL compile these small
@@ -334,13 +370,14 @@ def claim(
                 "types": list(types or ()),
             },
         )
-        orgs, seats, raisable_orgs, raisable_seats = [], [], [], []
+        orgs, seats, lanes, raisable_orgs, raisable_seats, raisable_lanes = [], [], [], [], [], []
         due_orgs = workers = 0
         system_due = False
         pending_in = waiting_in = None
         for (
             org_id,
             seat,
+            lane,
             raisable,
             n_due,
             n_workers,
@@ -354,9 +391,11 @@ def claim(
                 continue
             orgs.append(org_id)
             seats.append(seat)
+            lanes.append(lane)
             if raisable:
                 raisable_orgs.append(org_id)
                 raisable_seats.append(seat)
+                raisable_lanes.append(lane)
         held = len(set(orgs))
         # Due organizations this claim could not lock are being claimed by other workers
         # (or wait for the next claim): an early retry may find more.
@@ -373,12 +412,16 @@ def claim(
             # wake-ups end here, so they skip the claim statement.
             return found
         allow = fleet_allow(capacity=capacity or limit, workers=workers, due_orgs=due_orgs)
+        due_lanes = Counter(zip(orgs, seats, strict=True))
         execute_prepared(
             cursor,
             claim_sql(typed=bool(types)),
             {
                 "orgs": orgs,
                 "seats": seats,
+                "lanes": lanes,
+                # Each seat's budget is shared by its lanes due now (see _CLAIM_SQL).
+                "lane_counts": [due_lanes[key] for key in zip(orgs, seats, strict=True)],
                 "limit": limit,
                 "allow": allow,
                 "stale_s": float(stale_s),
@@ -394,7 +437,12 @@ def claim(
             execute_prepared(
                 cursor,
                 _HEADS_SQL,
-                {"orgs": raisable_orgs, "seats": raisable_seats, "turns": turns},
+                {
+                    "orgs": raisable_orgs,
+                    "seats": raisable_seats,
+                    "lanes": raisable_lanes,
+                    "turns": turns,
+                },
             )
         if len(rows) >= limit:
             # A full batch may have left due work behind: wake the other workers for it

@@ -54,6 +54,7 @@ class JobSpec:
     run_at: datetime | None = None
     dedupe_key: str | None = None
     max_attempts: int | None = None
+    lane: str = ""
 
 
 def job_enqueue(
@@ -65,6 +66,7 @@ def job_enqueue(
     run_at: datetime | None = None,
     dedupe_key: str | None = None,
     max_attempts: int | None = None,
+    lane: str = "",
 ) -> Job:
     """Add a job, due at `run_at` (default: now, on the database clock).
 
@@ -72,7 +74,8 @@ def job_enqueue(
     NOTIFY that wakes workers is delivered at that commit. `organization` may be left
     None when `workspace` is given (it is taken from the workspace); None for both makes
     a system job, under no organization's cap. The job counts against the organization
-    budget its type declares (`seat`).
+    budget its type declares (`seat`), in its `lane` (the platform a publishing job talks
+    to: an organization's due lanes share its budget).
 
     Dedupe: when `dedupe_key` is given and an unfinished job (pending, processing or
     waiting) already holds it, nothing is added and that existing job is returned as is
@@ -94,15 +97,16 @@ def job_enqueue(
             run_at=run_at,
             dedupe_key=dedupe_key,
             max_attempts=max_attempts,
+            lane=lane,
         ),
         job_type,
     )
     columns = ", ".join(_JOB_COLUMNS)
     sql = f"""
         WITH ins AS (
-            INSERT INTO jobs_job ({_INSERT_COLUMNS})
+            INSERT INTO jobs_job ({_INSERT_COLUMNS}, lane)
             VALUES (%s, %s, %s, %s, %s::jsonb, 'pending', coalesce(%s::timestamptz, now()), 0,
-                    %s, '', %s, 0, 0, 0, statement_timestamp(), statement_timestamp())
+                    %s, '', %s, 0, 0, 0, statement_timestamp(), statement_timestamp(), %s)
             {_ON_DEDUPE_CONFLICT}
             RETURNING {columns}
         )
@@ -142,13 +146,13 @@ def _insert_chunk(rows: list[tuple]) -> int:
     columns = [list(values) for values in zip(*rows, strict=True)]
     sql = f"""
         WITH ins AS (
-            INSERT INTO jobs_job ({_INSERT_COLUMNS})
+            INSERT INTO jobs_job ({_INSERT_COLUMNS}, lane)
             SELECT v.org, v.ws, v.type, v.seat, v.payload, 'pending', coalesce(v.run_at, now()),
                    0, v.max_attempts, '', v.key, 0, 0, 0, statement_timestamp(),
-                   statement_timestamp()
+                   statement_timestamp(), v.lane
               FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::jsonb[],
-                          %s::timestamptz[], %s::int[], %s::text[])
-                   AS v(org, ws, type, seat, payload, run_at, max_attempts, key)
+                          %s::timestamptz[], %s::int[], %s::text[], %s::text[])
+                   AS v(org, ws, type, seat, payload, run_at, max_attempts, key, lane)
             {_ON_DEDUPE_CONFLICT}
             RETURNING 1
         ), added AS (SELECT count(*) AS n FROM ins)
@@ -177,6 +181,8 @@ def _validated_row(spec: JobSpec, job_type: JobType) -> tuple:
         raise ValidationFailed("run_at must be an aware datetime.")
     if spec.dedupe_key is not None and not 0 < len(spec.dedupe_key) <= 255:
         raise ValidationFailed("dedupe_key must be 1 to 255 characters.")
+    if len(spec.lane) > 32:
+        raise ValidationFailed("lane must be at most 32 characters.")
     max_attempts = spec.max_attempts if spec.max_attempts is not None else job_type.max_attempts
     if max_attempts < 1:
         raise ValidationFailed("max_attempts must be at least 1.")
@@ -189,6 +195,7 @@ def _validated_row(spec: JobSpec, job_type: JobType) -> tuple:
         spec.run_at,
         max_attempts,
         spec.dedupe_key,
+        spec.lane,
     )
 
 

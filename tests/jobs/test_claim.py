@@ -178,6 +178,8 @@ def _plans(orgs, *, analyze=True):
         params = {
             "orgs": orgs,
             "seats": ["publish"] * len(orgs),
+            "lanes": [""] * len(orgs),
+            "lane_counts": [1] * len(orgs),
             "limit": 10,
             "stale_s": 10,
             "allow": 1000,
@@ -215,7 +217,7 @@ def test_the_claim_skip_scans_organizations_with_a_large_backlog(worker):
     for plan in (due_plan, claim_plan):
         assert "Seq Scan on jobs_job" not in plan, plan
     assert "queue_head_due" in due_plan, due_plan
-    assert "job_pending_org_run_at" in claim_plan, claim_plan
+    assert "job_pending_org_lane_run_at" in claim_plan, claim_plan
     assert len(worker.claim_batch()) == 3
 
 
@@ -231,7 +233,7 @@ def test_the_claim_stays_on_its_indexes_when_statistics_are_stale(worker):
     for plan in (due_plan, claim_plan):
         assert "Seq Scan on jobs_job" not in plan, plan
         assert "jobs_job_organization_id" not in plan, plan  # the whole history
-    assert "job_pending_org_run_at" in claim_plan, claim_plan
+    assert "job_pending_org_lane_run_at" in claim_plan, claim_plan
 
 
 def test_batched_writes_find_their_rows_by_primary_key(worker):

@@ -213,6 +213,8 @@ def test_the_claim_stays_on_its_indexes_with_every_seat_in_use(worker, seat_type
             {
                 "orgs": [org.pk for org in orgs for _ in range(3)],
                 "seats": ["publish", "webhook", "none"] * 3,
+                "lanes": [""] * 9,
+                "lane_counts": [1] * 9,
                 "limit": 30,
                 "stale_s": 10,
                 "allow": 1000,
@@ -227,7 +229,7 @@ def test_the_claim_stays_on_its_indexes_with_every_seat_in_use(worker, seat_type
         assert "jobs_job_organization_id" not in plan, plan  # the whole history
     # Due organizations come from their queue heads, not from the jobs.
     assert "queue_head_due" in due_plan, due_plan
-    assert "job_pending_org_run_at" in claim_plan, claim_plan
+    assert "job_pending_org_lane_run_at" in claim_plan, claim_plan
     assert "job_processing_org" in claim_plan, claim_plan
     claimed = worker.claim_batch(limit=30)
     assert by_org(claimed) == {org.pk: 10 for org in orgs}

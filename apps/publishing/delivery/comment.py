@@ -76,6 +76,7 @@ def enqueue_comment(comment: FirstComment, rendition: Rendition) -> Job:
         organization=None,
         workspace=rendition.workspace,
         dedupe_key=comment_dedupe_key(comment.pk),
+        lane=rendition.platform,
     )
 
 

@@ -58,6 +58,7 @@ def schedule_publish(rendition: Rendition, *, run_at: datetime | None) -> Job:
         workspace=rendition.workspace,
         run_at=run_at,
         dedupe_key=publish_dedupe_key(rendition.pk),
+        lane=rendition.platform,
     )
     if job.status == Job.Status.PENDING and run_at is not None and job.run_at != run_at:
         moved = Job.objects.filter(pk=job.pk, status=Job.Status.PENDING).update(

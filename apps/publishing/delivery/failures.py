@@ -239,6 +239,7 @@ def enqueue_reconcile(
         workspace=rendition.workspace,
         run_at=run_at,
         dedupe_key=reconcile_dedupe_key(rendition.pk),
+        lane=rendition.platform,
     )
     return run_at
 

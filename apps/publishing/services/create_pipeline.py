@@ -614,6 +614,7 @@ def _write(
             workspace_id=workspace.pk,
             run_at=r.effective_scheduled_at,
             dedupe_key=publish_dedupe_key(r.pk),
+            lane=r.platform,
         )
         for r in new.renditions
         if r.status == R.SCHEDULED
