@@ -6,12 +6,14 @@ Tenant isolation is by workspace (DESIGN.md §10): views and services look rows 
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Self, TypeVar
 
 from django.db import models
 
+_M = TypeVar("_M", bound=models.Model)
 
-class WorkspaceQuerySet(models.QuerySet):
+
+class WorkspaceQuerySet(models.QuerySet[_M]):
     """Rows of one workspace. A model that reaches its workspace through a parent row sets
     ``workspace_path`` to the lookup (``"publication__workspace"``)."""
 

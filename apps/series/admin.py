@@ -10,7 +10,7 @@ from apps.series.models import Series, SeriesOccurrence
 class SeriesOccurrenceInline(admin.TabularInline):
     model = SeriesOccurrence
     extra = 0
-    fields = ["local_start", "scheduled_at", "status", "is_late", "publication", "error"]
+    fields = ("local_start", "scheduled_at", "status", "is_late", "publication", "error")
     readonly_fields = fields
     can_delete = False
     ordering = ["-scheduled_at"]

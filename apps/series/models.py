@@ -15,7 +15,7 @@ MAX_HORIZON_DAYS = 366
 DEFAULT_LATE_WINDOW_MINUTES = 60
 
 
-class SeriesQuerySet(WorkspaceQuerySet):
+class SeriesQuerySet(WorkspaceQuerySet["Series"]):
     def active(self) -> SeriesQuerySet:
         return self.filter(status=Series.Status.ACTIVE)
 

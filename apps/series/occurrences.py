@@ -309,6 +309,7 @@ def _expire_unstarted(
         publication__status=Publication.Status.SCHEDULED,
     ).select_related("publication")
     for row in stale:
+        assert row.publication is not None  # filtered on its status
         publication_cancel(publication=row.publication)
         row.status = Occ.SKIPPED
         row.error = {
@@ -357,13 +358,12 @@ def organization_materialize(
     organization's large series cannot make another's late."""
     deadline = time.monotonic() + (ORGANIZATION_RUN_SECONDS if budget_s is None else budget_s)
     created = 0
-    pks = (
+    pks = list(
         Series.objects.active()
         .filter(workspace__organization_id=organization_id, pk__gt=after_series_id)
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    pks = list(pks)
     for index, pk in enumerate(pks):
         created += _materialize_logged(pk, now=now)
         if index + 1 < len(pks) and time.monotonic() > deadline:

@@ -42,8 +42,7 @@ def clean_schedule(
 ) -> Schedule:
     """The schedule checked and normalized. `check_dtstart_age`: refuse a dtstart more
     than MAX_DTSTART_AGE ago (off when an edit keeps a series' own, older, start)."""
-    zone_name = timezone_name if isinstance(timezone_name, str) else None
-    zone = get_zone(zone_name)
+    zone = get_zone(timezone_name if isinstance(timezone_name, str) else None)
     start = recurrence.parse_local(dtstart, field="dtstart")
     if check_dtstart_age:
         _check_dtstart_age(start, zone, now=now or timezone.now())
@@ -56,7 +55,7 @@ def clean_schedule(
             f"count may be at most {recurrence.MAX_COUNT}; leave it empty for no limit.",
             details={"count": [f"At most {recurrence.MAX_COUNT}."]},
         )
-    until_utc = recurrence.parse_until(until, zone_name)
+    until_utc = recurrence.parse_until(until, zone.key)
     if count is not None and until_utc is not None:
         raise ValidationFailed(
             "Give count or until, not both.", details={"until": ["Give count or until."]}
@@ -67,7 +66,7 @@ def clean_schedule(
     return Schedule(
         rrule=text.upper(),
         dtstart=recurrence.format_local(start),
-        timezone=zone_name,
+        timezone=zone.key,
         count=count,
         until=until_utc,
     )
