@@ -10,7 +10,7 @@ from apps.publications.models import MediaAsset, PublicationSegment
 class PublicationSegmentInline(admin.TabularInline):
     model = PublicationSegment
     extra = 0
-    fields = ["position", "text"]
+    fields = ("position", "text")
     readonly_fields = fields
     can_delete = False
 

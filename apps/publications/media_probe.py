@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import IO
 
 from PIL import Image, UnidentifiedImageError
 
@@ -48,7 +48,7 @@ def unsupported(message: str) -> ValidationFailed:
     return ValidationFailed(message, code="MEDIA_TYPE_UNSUPPORTED", details={"file": [message]})
 
 
-def probe(fh: BinaryIO) -> Probe:
+def probe(fh: IO[bytes]) -> Probe:
     """Identify the file; MEDIA_TYPE_UNSUPPORTED (ValidationFailed) when it is neither a
     JPEG, PNG, WebP or GIF image nor an MP4, QuickTime or WebM video."""
     fh.seek(0)
@@ -69,7 +69,7 @@ def too_many_pixels() -> ValidationFailed:
     return ValidationFailed(message, code="MEDIA_TOO_LARGE", details={"file": [message]})
 
 
-def _probe_image(fh: BinaryIO) -> Probe:
+def _probe_image(fh: IO[bytes]) -> Probe:
     try:
         with Image.open(fh) as image:
             fmt = image.format
@@ -93,7 +93,7 @@ def _probe_image(fh: BinaryIO) -> Probe:
     return Probe(kind="image", mime_type=IMAGE_FORMATS[fmt], width=width, height=height)
 
 
-def _boxes(fh: BinaryIO, start: int, end: int | None):
+def _boxes(fh: IO[bytes], start: int, end: int | None):
     """(type, payload start, payload end) of the boxes between start and end."""
     offset = start
     for _ in range(MAX_BOXES):
@@ -129,7 +129,7 @@ def incomplete_video() -> ValidationFailed:
     )
 
 
-def _probe_iso_media(fh: BinaryIO, *, brand: bytes) -> Probe:
+def _probe_iso_media(fh: IO[bytes], *, brand: bytes) -> Probe:
     mime = "video/quicktime" if brand == b"qt  " else "video/mp4"
     fh.seek(0, 2)
     file_size = fh.tell()
@@ -162,7 +162,7 @@ def _probe_iso_media(fh: BinaryIO, *, brand: bytes) -> Probe:
     return Probe(kind="video", mime_type=mime, width=width, height=height, duration_s=duration)
 
 
-def _read_mvhd(fh: BinaryIO, start: int) -> float | None:
+def _read_mvhd(fh: IO[bytes], start: int) -> float | None:
     fh.seek(start)
     version = fh.read(4)[0]
     if version == 1:
@@ -176,7 +176,7 @@ def _read_mvhd(fh: BinaryIO, start: int) -> float | None:
     return round(length / timescale, 3)
 
 
-def _read_tkhd(fh: BinaryIO, start: int) -> tuple[int, int]:
+def _read_tkhd(fh: IO[bytes], start: int) -> tuple[int, int]:
     fh.seek(start)
     version = fh.read(4)[0]
     # times, track id, reserved, duration: 32 bytes (version 1) or 20 (version 0); then

@@ -140,6 +140,7 @@ def resolve_schedule(
         get_zone(zone_name, field=path("timezone"))
         utc = instant.astimezone(UTC)
     else:
+        assert local_time is not None  # one of the two is given, checked above
         field = path("local_time")
         if timezone is None:
             raise ScheduleError(

@@ -126,6 +126,7 @@ def media_asset_create(
                 )
             _check_storage_quota(organization, adding=0)
     except Exception:
-        asset.file.storage.delete(asset.file.name)
+        if asset.file.name:  # store_upload named it
+            asset.file.storage.delete(asset.file.name)
         raise
     return asset
