@@ -28,6 +28,7 @@ WEBHOOK_SECRET_ROTATED = events.WEBHOOK_SECRET_ROTATED
 WEBHOOK_DELETED = events.WEBHOOK_DELETED
 RENDITION_RESOLVED = events.RENDITION_RESOLVED
 APPROVAL_RULE_CHANGED = events.APPROVAL_RULE_CHANGED
+MEDIA_ALT_TEXT_CHANGED = events.MEDIA_ALT_TEXT_CHANGED
 # A publication's review, by step (the event's ``review`` state names the step).
 REVIEW_SUBMITTED = "review.submitted"
 REVIEW_APPROVED = "review.approved"
@@ -56,6 +57,7 @@ LABELS: dict[str, str] = {
     WEBHOOK_DELETED: "Webhook deleted",
     RENDITION_RESOLVED: "Delivery resolved",
     APPROVAL_RULE_CHANGED: "Approval rule changed",
+    MEDIA_ALT_TEXT_CHANGED: "Alt text of a post's media changed",
     REVIEW_SUBMITTED: "Submitted for approval",
     REVIEW_APPROVED: "Approved",
     REVIEW_CHANGES_REQUESTED: "Changes requested",

@@ -227,6 +227,27 @@ def approval_rule_changed(*, workspace: Workspace, required: bool, actor: User |
     )
 
 
+def media_alt_text_changed(
+    *, asset: Any, previous: str, publications: list[int], actor: User | None
+) -> None:
+    """One event per post past draft whose media the change touched (an attachment with no
+    alt text of its own shows the file's), on that post's record like its reviews."""
+    for publication_id in publications:
+        audit_record(
+            action=actions.MEDIA_ALT_TEXT_CHANGED,
+            workspace=asset.workspace,
+            target_type=Target.PUBLICATION,
+            target_id=publication_id,
+            target_label=f"Publication {publication_id}",
+            metadata={
+                "media": asset.pk,
+                "file": asset.original_name,
+                "previous": previous[:500],
+                "alt_text": asset.alt_text[:500],
+            },
+        )
+
+
 _REVIEW_ACTIONS = {
     "in_review": actions.REVIEW_SUBMITTED,
     "approved": actions.REVIEW_APPROVED,
@@ -334,6 +355,7 @@ def connect() -> None:
         events.WEBHOOK_DELETED: webhook_deleted,
         events.RENDITION_RESOLVED: rendition_resolved,
         events.APPROVAL_RULE_CHANGED: approval_rule_changed,
+        events.MEDIA_ALT_TEXT_CHANGED: media_alt_text_changed,
         events.PUBLICATION_REVIEW_CHANGED: review_changed,
         events.TWO_FACTOR_ENABLED: two_factor_enabled,
         events.TWO_FACTOR_DISABLED: two_factor_disabled,

@@ -61,6 +61,10 @@ ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
 PUBLICATION_REVIEW_CHANGED = "publication.review_changed"
 # A workspace's approval rule was switched on or off. Payload: workspace, required, actor.
 APPROVAL_RULE_CHANGED = "approval.rule_changed"
+# A media file's default alt text changed while posts past draft use it without alt text
+# of their own, so what they show changed with it. Payload: asset, previous (the old alt
+# text), publications (their ids), actor.
+MEDIA_ALT_TEXT_CHANGED = "media.alt_text_changed"
 
 # Who belongs where (apps/accounts). ``actor`` is the user who did it, or None for an
 # operator (the admin, a command). An organization-wide change has ``workspace`` None.
@@ -115,6 +119,7 @@ PAYLOADS: dict[str, frozenset[str]] = {
     ACCOUNT_NEEDS_RECONNECT: frozenset({"account"}),
     PUBLICATION_REVIEW_CHANGED: frozenset({"publication", "review", "actor", "note"}),
     APPROVAL_RULE_CHANGED: frozenset({"workspace", "required", "actor"}),
+    MEDIA_ALT_TEXT_CHANGED: frozenset({"asset", "previous", "publications", "actor"}),
     MEMBER_INVITED: frozenset({"invitation", "actor", "resent"}),
     MEMBER_INVITE_ACCEPTED: frozenset({"invitation", "user"}),
     MEMBER_INVITE_REVOKED: frozenset({"invitation", "actor"}),

@@ -84,6 +84,7 @@ SECURITY_EVENTS = {
     "user.two_factor_disabled",
     "approval.rule_changed",
     "publication.review_changed",
+    "media.alt_text_changed",
 }
 
 

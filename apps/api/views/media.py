@@ -16,12 +16,9 @@ from apps.api.serializers.media import (
 )
 from apps.publications.models import MediaAsset
 from apps.publications.services import media_asset_create
-from apps.publications.services.media_library import (
-    media_asset_delete,
-    media_asset_set_alt_text,
-    media_search,
-)
+from apps.publications.services.media_library import media_asset_delete, media_search
 from apps.publications.uploads import disk_full_refused
+from apps.publishing.services.media_alt_text import media_alt_text_set
 
 
 class MediaViewSet(WorkspaceViewSet):
@@ -106,15 +103,22 @@ class MediaViewSet(WorkspaceViewSet):
     @extend_schema(
         summary="Set a media file's alt text",
         description="The default alt text: used by every attachment of the file that has no "
-        "alt text of its own, and offered when the file is attached again. Posts already "
-        "scheduled keep the alt text they were given.",
+        "alt text of its own, and offered when the file is attached again. While the "
+        "workspace's approval rule is on and a post past draft shows this default, a token "
+        "whose creator's posts need approval is refused 403 APPROVAL_REQUIRED "
+        "(`details.publications`), as editing those posts would be.",
         request=MediaUpdateSerializer,
-        responses={200: MediaAssetSerializer, **errors(400, 404)},
+        responses={
+            200: MediaAssetSerializer,
+            **errors(400, 404, codes={403: ["APPROVAL_REQUIRED"]}),
+        },
     )
     def partial_update(self, request: ApiRequest, pk: str) -> Response:
         asset = self.get_object()
         data = self.parse(MediaUpdateSerializer)
-        return self.render(media_asset_set_alt_text(asset=asset, alt_text=data["alt_text"]))
+        return self.render(
+            media_alt_text_set(asset=asset, alt_text=data["alt_text"], actor=self.token.created_by)
+        )
 
     @extend_schema(
         summary="Delete an unused media file",

@@ -34,14 +34,21 @@ def media_in_use(asset: MediaAsset) -> bool:
     return asset.segment_links.exists() or asset.rendition_links.exists()
 
 
-def media_asset_set_alt_text(*, asset: MediaAsset, alt_text: str) -> MediaAsset:
-    """Set the asset's default alt text: offered when it is attached again, and used by
-    every attachment that has no alt text of its own."""
+def media_alt_text_check(alt_text: str) -> None:
+    """Refuse (ValidationFailed) an alt text no file may have."""
     if not isinstance(alt_text, str) or len(alt_text) > constants.MAX_ALT_TEXT_LENGTH:
         raise ValidationFailed(
             "The alt text is too long.",
             details={"alt_text": [f"At most {constants.MAX_ALT_TEXT_LENGTH} characters."]},
         )
+
+
+def media_asset_set_alt_text(*, asset: MediaAsset, alt_text: str) -> MediaAsset:
+    """Set the asset's default alt text: offered when it is attached again, and used by
+    every attachment that has no alt text of its own. People's edits go through
+    ``apps.publishing.services.media_alt_text.media_alt_text_set``, which holds them to
+    the approval rule."""
+    media_alt_text_check(alt_text)
     asset.alt_text = alt_text
     asset.save(update_fields=["alt_text", "updated_at"])
     return asset

@@ -14,15 +14,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import Action
-from apps.common.errors import Conflict, ValidationFailed
+from apps.common.errors import Conflict, DomainError, ValidationFailed
 from apps.publications.models import MediaAsset, Publication
 from apps.publications.services import media_asset_create
 from apps.publications.services.media_library import (
     media_asset_delete,
-    media_asset_set_alt_text,
     media_search,
 )
 from apps.publications.uploads import InsufficientStorage, disk_full_refused
+from apps.publishing.services.media_alt_text import media_alt_text_set
 from apps.web.access import WorkspaceRequest, is_htmx, workspace_view
 from apps.web.views.common import redirect_to
 
@@ -133,11 +133,14 @@ def _uploaded(request: WorkspaceRequest, stored: int) -> None:
 def media_alt_text(request: WorkspaceRequest, pk: int) -> HttpResponse:
     asset = get_object_or_404(MediaAsset.objects.for_workspace(request.workspace), pk=pk)
     error = ""
+    status = 200
     try:
-        media_asset_set_alt_text(asset=asset, alt_text=request.POST.get("alt_text", "").strip())
-    except ValidationFailed as exc:
-        error = exc.message
-        asset.refresh_from_db()
+        media_alt_text_set(
+            asset=asset, alt_text=request.POST.get("alt_text", "").strip(), actor=request.user
+        )
+    except DomainError as exc:  # too long, or held to the approval rule
+        error, status = exc.message, exc.http_status
+    asset.refresh_from_db()
     if is_htmx(request):
         context = {
             "workspace": request.workspace,
@@ -146,7 +149,7 @@ def media_alt_text(request: WorkspaceRequest, pk: int) -> HttpResponse:
             "alt_error": error,
             "alt_saved": not error,
         }
-        return render(request, "web/media/_item.html", context, status=400 if error else 200)
+        return render(request, "web/media/_item.html", context, status=status)
     if error:
         messages.error(request, error)
     else:
