@@ -209,6 +209,12 @@ def load(shape: Shape, data: Mapping[str, Any]) -> Model:
     return obj
 
 
+def related_key(name: str) -> str:
+    """The key of a joined row (a dict) or of nested rows (a list) in a row's data, for a
+    caller reading the JSON itself rather than loading it."""
+    return _key(name)
+
+
 def extra(data: Mapping[str, Any], name: str) -> Any:
     """The value of shape's ``extra[name]`` in a row's data."""
     return data.get(_key(name))

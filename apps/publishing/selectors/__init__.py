@@ -10,6 +10,7 @@ from apps.publishing.selectors.publication_read import (
     publication_page,
     publish_due_times,
     with_publication_read,
+    with_publication_rows,
 )
 from apps.renditions.selectors import rendition_problems
 
@@ -19,6 +20,7 @@ __all__ = [
     "publication_problems",
     "publish_due_times",
     "with_publication_read",
+    "with_publication_rows",
 ]
 
 

@@ -205,17 +205,26 @@ def _listed_rows(queryset: QuerySet) -> list[dict[str, Any]] | None:
         return [row if isinstance(row, dict) else json.loads(row) for (row,) in cursor]
 
 
+def _rows_in_order(queryset: QuerySet) -> list[dict[str, Any]]:
+    """The values of the publications a queryset lists, in its order."""
+    rows = _listed_rows(queryset)
+    if rows is None:  # the ids first, then their values
+        pks = list(queryset.values_list("pk", flat=True))
+        read = _listed_rows(Publication.objects.filter(pk__in=pks).only("pk")) or []
+        by_pk = {data["id"]: data for data in read}
+        rows = [by_pk[pk] for pk in pks if pk in by_pk]
+    return rows
+
+
 class _ReadIterable(ModelIterable):
     def __iter__(self) -> Iterator[Publication]:
-        rows = _listed_rows(self.queryset)
-        if rows is None:  # the ids first, then their values
-            pks = list(self.queryset.values_list("pk", flat=True))
-            read = with_publication_read(Publication.objects.filter(pk__in=pks))
-            by_pk = {publication.pk: publication for publication in read}
-            yield from (by_pk[pk] for pk in pks if pk in by_pk)
-            return
-        for data in rows:
+        for data in _rows_in_order(self.queryset):
             yield _loaded(_SHOWN, data)
+
+
+class _RowsIterable(ModelIterable):
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        yield from _rows_in_order(self.queryset)
 
 
 def with_publication_read(queryset: QuerySet) -> QuerySet:
@@ -224,6 +233,16 @@ def with_publication_read(queryset: QuerySet) -> QuerySet:
     the publication's value's, compiled once per process)."""
     shown = queryset.only("pk")
     shown._iterable_class = _ReadIterable
+    return shown
+
+
+def with_publication_rows(queryset: QuerySet) -> QuerySet:
+    """As ``with_publication_read``, but each publication comes out as its JSON value (a
+    dict; its relations under ``apps.common.json_rows.related_key(name)``, a destination's
+    inherited text not filled in), no model instance made: for a caller that writes the
+    rows out itself (the API's list)."""
+    shown = queryset.only("pk")
+    shown._iterable_class = _RowsIterable
     return shown
 
 
