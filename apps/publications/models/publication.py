@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F
 
 from apps.accounts.models import Workspace, validate_timezone
 from apps.common.querysets import WorkspaceQuerySet
@@ -39,7 +40,10 @@ class Publication(models.Model):
         FAILED = "failed"
         CANCELLED = "cancelled"
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="publications")
+    # Indexed first in publication_ws_id (and the other workspace indexes), not alone.
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="publications", db_index=False
+    )
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -92,6 +96,13 @@ class Publication(models.Model):
             ),
             # The monthly quota counts an organization's creations in a UTC month.
             models.Index(fields=["workspace", "created_at"], name="publication_ws_created"),
+            # The API's list, newest first by id: `WHERE workspace_id = ? [AND id < ?]
+            # ORDER BY id DESC NULLS LAST LIMIT ?` (publication_read writes the order so;
+            # ids are never null). No other index gives that order, so it is the plan
+            # whatever the statistics say: with `ORDER BY id DESC` a large workspace's list
+            # was planned as the primary key walked back past every newer row of every
+            # other workspace (55,000 rows beside a tenant of 50,000).
+            models.Index(F("workspace"), F("id").desc(nulls_last=True), name="publication_ws_id"),
         ]
 
     def __str__(self) -> str:

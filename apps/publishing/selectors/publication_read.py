@@ -27,8 +27,9 @@ from typing import Any
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection, connections
-from django.db.models import QuerySet
+from django.db.models import F, OrderBy, QuerySet
 from django.db.models.query import ModelIterable
+from django.db.models.sql import Query
 
 from apps.accounts.models import SocialAccount, User
 from apps.approvals.models import Review, ReviewComment
@@ -173,11 +174,33 @@ def _select_shown() -> str:
 _SELECT_SHOWN: list[str] = []  # filled on first use (compiling needs the database)
 
 
+# A list by id (the API's, newest first) is ordered with the nulls where the index
+# publication_ws_id holds them: ids are never null, so the order is the same, and only that
+# index gives it. Ordered as plain `id DESC`, the primary key gives it too, and a large
+# workspace's list was planned as that key walked back past every newer row of every
+# other workspace.
+_BY_ID: dict[tuple[Any, ...], OrderBy] = {
+    ("-id",): OrderBy(F("id"), descending=True, nulls_last=True),
+    ("-pk",): OrderBy(F("id"), descending=True, nulls_last=True),
+    ("id",): OrderBy(F("id"), nulls_first=True),
+    ("pk",): OrderBy(F("id"), nulls_first=True),
+}
+
+
+def _by_workspace_ids(query: Query) -> Query:
+    order = _BY_ID.get(tuple(query.order_by))
+    if order is None:
+        return query
+    query = query.clone()
+    query.order_by = (order,)
+    return query
+
+
 def _listed_rows(queryset: QuerySet) -> list[dict[str, Any]] | None:
     """The values of the publications a queryset of their ids lists, in its order: its
     SQL (compiled per call, small) inside the value's SQL (compiled once). None when the
     queryset selects more than the id (the caller's annotations or joins)."""
-    query = queryset.query
+    query = _by_workspace_ids(queryset.query)
     if (
         query.combinator
         or query.annotations
