@@ -26,7 +26,7 @@ class ErrorKindFilter(admin.SimpleListFilter):
 class RenditionSegmentInline(admin.TabularInline):
     model = RenditionSegment
     extra = 0
-    fields = ["position", "text", "source_segment", "provider_post_id", "provider_url"]
+    fields = ("position", "text", "source_segment", "provider_post_id", "provider_url")
     readonly_fields = fields
     can_delete = False
 
@@ -40,7 +40,7 @@ class FirstCommentInline(admin.StackedInline):
 
     model = FirstComment
     extra = 0
-    fields = ["status", "text", "provider_comment_id", "provider_url", "published_at", "last_error"]
+    fields = ("status", "text", "provider_comment_id", "provider_url", "published_at", "last_error")
     readonly_fields = fields
     can_delete = False
 
@@ -53,7 +53,7 @@ class DeliveryAttemptInline(admin.TabularInline):
 
     model = DeliveryAttempt
     extra = 0
-    fields = [
+    fields = (
         "started_at",
         "kind",
         "segment_position",
@@ -63,7 +63,7 @@ class DeliveryAttemptInline(admin.TabularInline):
         "provider_post_id",
         "error",
         "note",
-    ]
+    )
     readonly_fields = fields
     can_delete = False
     ordering = ["started_at", "id"]

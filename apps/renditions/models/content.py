@@ -11,14 +11,18 @@ from apps.common.querysets import WorkspaceQuerySet
 from apps.renditions.errors import SegmentAlreadyPublished
 
 
-class RenditionSegmentQuerySet(WorkspaceQuerySet):
+class RenditionSegmentQuerySet(WorkspaceQuerySet["RenditionSegment"]):
     workspace_path = "rendition__workspace"
 
 
-class RenditionSegmentManager(models.Manager.from_queryset(RenditionSegmentQuerySet)):
+class RenditionSegmentManager(models.Manager["RenditionSegment"]):
     def get_queryset(self) -> RenditionSegmentQuerySet:
         # The source segment comes along (one join): an inherited segment's text is its.
-        return super().get_queryset().select_related("source_segment")
+        queryset = RenditionSegmentQuerySet(self.model, using=self._db)
+        return queryset.select_related("source_segment")
+
+    def for_workspace(self, workspace: models.Model) -> RenditionSegmentQuerySet:
+        return self.get_queryset().for_workspace(workspace)
 
 
 class RenditionSegment(models.Model):
