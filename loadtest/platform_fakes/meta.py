@@ -9,8 +9,10 @@ instagram-platform content publishing, threads posts):
   Case calls `X-Business-Use-Case-Usage` (per business id, with
   `estimated_time_to_regain_access` in minutes once throttled);
 - a container is made by one call, is IN_PROGRESS while Meta fetches and processes the
-  media, then FINISHED (or ERROR), and EXPIRED 24 h after creation unless published;
-  publishing it is the one call that makes a post, and a container publishes once.
+  media, then FINISHED (or ERROR, with the platform's reason), and EXPIRED 24 h after
+  creation unless published (`container_ttl_s` shortens that, counted on the fake's
+  `clock`); an EXPIRED or ERROR container is refused at publishing and never becomes a
+  post; publishing is the one call that makes a post, and a container publishes once.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import itertools
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -68,12 +71,15 @@ class Container:
     fails: bool = False
     published_id: str | None = None
     children: list[str] = field(default_factory=list)
+    ttl_s: float = CONTAINER_TTL_S
+    # The platform's clock (the fake's, which tests move forward).
+    clock: Callable[[], float] = field(default=time.time, repr=False)
 
     def status(self, now: float | None = None) -> str:
-        now = time.time() if now is None else now
+        now = self.clock() if now is None else now
         if self.published_id:
             return PUBLISHED
-        if now - self.created_at > CONTAINER_TTL_S:
+        if now - self.created_at > self.ttl_s:
             return EXPIRED
         if now < self.ready_at:
             return IN_PROGRESS
@@ -90,8 +96,10 @@ class MetaGraphFake(PlatformFake):
     # Seconds a media container takes to process (text containers are ready at once).
     slow_factor = 5.0
 
-    def __init__(self, faults=None) -> None:
+    def __init__(self, faults=None, *, container_ttl_s: float = CONTAINER_TTL_S) -> None:
         super().__init__(faults)
+        self.container_ttl_s = container_ttl_s
+        self.clock: Callable[[], float] = time.time
         self.containers: dict[str, Container] = {}
         self.tokens: dict[str, str] = {}  # access token -> account id
         self.container_creations = 0
@@ -224,7 +232,15 @@ class MetaGraphFake(PlatformFake):
         fails = bool(params.get("image_url") or params.get("video_url")) and self.faults.strikes(
             "processing_fails"
         )
-        container = Container(id=graph_id(), account=account, params=dict(params), fails=fails)
+        container = Container(
+            id=graph_id(),
+            account=account,
+            params=dict(params),
+            created_at=self.clock(),
+            fails=fails,
+            ttl_s=self.container_ttl_s,
+            clock=lambda: self.clock(),
+        )
         container.ready_at = container.created_at + self.processing_time(params)
         with self.lock:
             self.containers[container.id] = container
