@@ -273,13 +273,14 @@ def test_a_failed_container_is_a_content_rejection(fake):
     assert err.value.action == Action.EDIT
 
 
-def test_an_expired_container_asks_for_a_new_one(fake):
+def test_an_expired_container_is_handed_to_reconciliation_not_polled_again(fake):
     _status(fake, "C1", "EXPIRED")
     with pytest.raises(ProviderError) as err:
         ThreadsAdapter().poll_segment(_ctx(), PublishedSegment("C1", pending=True))
-    assert err.value.kind == ErrorKind.MEDIA_PROCESSING
-    assert err.value.code == "EXPIRED"
-    assert err.value.retryable is True
+    # Polling an expired container again cannot help; reconciliation makes a new one.
+    assert err.value.kind == ErrorKind.UNKNOWN
+    assert err.value.code == "container_expired"
+    assert err.value.retryable is False
 
 
 def test_a_repeated_attempt_reuses_its_container(fake):
@@ -385,13 +386,19 @@ def test_lookup_without_a_container_matches_text_and_time(fake):
     assert missing is None
 
 
-def test_an_expired_container_in_reconciliation_means_no_post(fake):
+def test_an_expired_container_in_reconciliation_is_made_anew_once(fake):
+    create = fake.post(f"{G}/{USER}/threads").respond(200, json={"id": "NEW"})
     _status(fake, "C1", "EXPIRED")
     ctx = _ctx(checkpoint={"containers": {"0": {"id": "C1", "text": "x", "created_at": None}}})
-    assert (
-        ThreadsAdapter().lookup_segment(ctx, SegmentPayload(0, "x"), not_before=datetime.now(UTC))
-        is None
+
+    found = ThreadsAdapter().lookup_segment(
+        ctx, SegmentPayload(0, "x"), not_before=datetime.now(UTC)
     )
+
+    # Never published: a new container stands in for it, still to be published.
+    assert found == PublishedSegment(provider_post_id="NEW", pending=True)
+    assert create.call_count == 1
+    assert ctx.checkpoint["containers"]["0"]["renewed"] == 1
 
 
 def test_a_rate_limit_waits_for_the_time_meta_names(fake):

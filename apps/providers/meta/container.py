@@ -25,7 +25,7 @@ from apps.providers.base import (
     ReplyTarget,
     SegmentPayload,
 )
-from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.providers.matching import normalize_text
 from apps.providers.meta.graph import graph_call, graph_client, parse_graph_time
 
@@ -96,7 +96,8 @@ class ContainerAdapter(Adapter):
                 reused = self._reuse(client, ctx, entry)
                 if reused is not None:
                     return reused
-            return self._create(client, ctx, segment, reply_to)
+            reply_to_id = reply_to.parent.provider_post_id if reply_to else None
+            return self._create(client, ctx, segment, reply_to_id)
 
     def poll_segment(self, ctx: PublishContext, pending: PublishedSegment) -> PublishedSegment:
         """IN_PROGRESS stays pending; FINISHED is published now (the irreversible step)."""
@@ -129,19 +130,23 @@ class ContainerAdapter(Adapter):
         recent media and matching the text and time.
 
         A pending result means the container exists but is not published: nothing went out,
-        and polling it (poll_segment) finishes the job without a second post.
+        and polling it (poll_segment) finishes the job without a second post. An EXPIRED
+        container was never published either: a new one is made, once (`_renew`), and
+        answered pending. An ERROR container raises the platform's reason.
         """
         with graph_client(ctx.credentials.get("access_token")) as client:
             entry = self._entry_for_position(ctx, segment.position)
-            if entry is not None and entry.get("id"):
-                status, _ = self._status(client, entry["id"])
+            if entry is not None and (entry.get("id") or entry.get("children")):
+                status, detail = self._entry_status(client, entry)
                 if status == PUBLISHED:
                     return self._published_post(client, ctx, entry)
-                if status in (IN_PROGRESS, FINISHED):
-                    return PublishedSegment(provider_post_id=entry["id"], pending=True)
-                return None
-            if entry is not None and entry.get("children"):
-                return PublishedSegment(provider_post_id=self._children_id(entry), pending=True)
+                if status == EXPIRED:
+                    return self._renew(client, ctx, segment, entry)
+                if status == ERROR:
+                    raise self._container_failure(ERROR, detail)
+                return PublishedSegment(
+                    provider_post_id=entry.get("id") or self._children_id(entry), pending=True
+                )
             if unfindable := self._unfindable(ctx):
                 raise unfindable
             return self._find_published(
@@ -184,14 +189,17 @@ class ContainerAdapter(Adapter):
         client: httpx.Client,
         ctx: PublishContext,
         segment: SegmentPayload,
-        reply_to: ReplyTarget | None,
+        reply_to_id: str | None,
+        *,
+        renewed: int = 0,
     ) -> PublishedSegment:
-        reply_to_id = reply_to.parent.provider_post_id if reply_to else None
-        entry = {
+        entry: dict = {
             "text": segment.text,
             "created_at": timezone.now().isoformat(),
             "reply_to_id": reply_to_id,
         }
+        if renewed:
+            entry["renewed"] = renewed
         if len(segment.media) > 1:
             if len(segment.media) > self.max_carousel_items:
                 raise ProviderError(
@@ -247,16 +255,53 @@ class ContainerAdapter(Adapter):
     def _reuse(
         self, client: httpx.Client, ctx: PublishContext, entry: dict
     ) -> PublishedSegment | None:
-        if not entry.get("id"):
-            if entry.get("children"):
-                return PublishedSegment(provider_post_id=self._children_id(entry), pending=True)
+        if not (entry.get("id") or entry.get("children")):
             return None
-        status, _ = self._status(client, entry["id"])
+        status, _ = self._entry_status(client, entry)
         if status == PUBLISHED:
             return self._published_post(client, ctx, entry)
         if status in (IN_PROGRESS, FINISHED):
-            return PublishedSegment(provider_post_id=entry["id"], pending=True)
-        return None  # ERROR / EXPIRED: a new container is needed
+            return PublishedSegment(
+                provider_post_id=entry.get("id") or self._children_id(entry), pending=True
+            )
+        return None  # ERROR / EXPIRED: never published; a new container is needed
+
+    def _entry_status(self, client: httpx.Client, entry: dict) -> tuple[str, str]:
+        """The state of the segment's container, or of its carousel items while the
+        carousel itself is not made yet (an item in ERROR or EXPIRED decides it)."""
+        if entry.get("id"):
+            return self._status(client, entry["id"])
+        states = [self._status(client, child) for child in entry["children"]]
+        for bad in (ERROR, EXPIRED):
+            for status, detail in states:
+                if status == bad:
+                    return status, detail
+        if all(status == FINISHED for status, _ in states):
+            return FINISHED, ""
+        return IN_PROGRESS, ""
+
+    def _renew(
+        self, client: httpx.Client, ctx: PublishContext, segment: SegmentPayload, entry: dict
+    ) -> PublishedSegment:
+        """The segment's container expired unpublished (Meta keeps one 24 h): nothing was
+        posted, so a new container is made from the segment (with fresh media URLs) and
+        answered pending. Once: a renewed container that expires too is a person's call."""
+        if entry.get("renewed"):
+            raise ProviderError(
+                ErrorKind.MEDIA_PROCESSING,
+                "The platform's container expired again before it was published; nothing "
+                "was posted. Retry to make a new one.",
+                code="container_expired_again",
+                retryable=False,
+                action=Action.RETRY,
+            )
+        return self._create(
+            client,
+            ctx,
+            segment,
+            entry.get("reply_to_id"),
+            renewed=int(entry.get("renewed") or 0) + 1,
+        )
 
     def _status(self, client: httpx.Client, container_id: str) -> tuple[str, str]:
         body = graph_call(
@@ -350,11 +395,17 @@ class ContainerAdapter(Adapter):
     @staticmethod
     def _container_failure(status: str, detail: str) -> ProviderError:
         if status == EXPIRED:
-            # Unpublished containers expire after 24 h; a new attempt makes a new one.
+            # Unpublished containers expire after 24 h: nothing was posted, and polling it
+            # again cannot help. Only a new container can, made from the segment's media
+            # with fresh URLs, which the poll does not hold: handed to reconciliation,
+            # whose lookup makes it (`_renew`).
             return ProviderError(
-                ErrorKind.MEDIA_PROCESSING,
-                "The platform's container expired before it was published.",
-                code=EXPIRED,
+                ErrorKind.UNKNOWN,
+                "The platform's container expired before it was published; nothing was "
+                "posted. A new container is made and published.",
+                code="container_expired",
+                retryable=False,
+                action=Action.WAIT,
             )
         subcode = re.search(r"\b(\d{7})\b", detail)
         return ProviderError(
