@@ -26,7 +26,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TextIO
 
 import httpx
 
@@ -35,7 +34,7 @@ from apps.accounts.models import Organization
 from apps.common.processes import ChildProcess, free_port, gunicorn_argv, web_environment
 from apps.sandbox.models import SandboxAccount
 from apps.sandbox.services import sandbox_account_create
-from loadtest.progress import ProgressBar
+from loadtest.progress import ProgressBar, TextOut
 
 
 @dataclass
@@ -65,7 +64,7 @@ class ApiBenchConfig:
 @dataclass
 class ApiBench:
     config: ApiBenchConfig
-    progress: TextIO
+    progress: TextOut
     tag: str = field(default_factory=lambda: f"bench-api-{secrets.token_hex(3)}")
     _web: ChildProcess | None = None
     _logdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bench-api-")))

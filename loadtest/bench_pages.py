@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TextIO
 
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
@@ -41,7 +40,7 @@ from apps.publications.models import Publication, PublicationSegment
 from apps.publishing.delivery.enqueue import PUBLISH_JOB, publish_dedupe_key
 from apps.renditions.models import Rendition
 from apps.sandbox.services import sandbox_account_create
-from loadtest.progress import ProgressBar
+from loadtest.progress import ProgressBar, TextOut
 
 WEB_BUDGET_MS = 300.0
 READYZ_BUDGET_MS = 20.0
@@ -222,7 +221,7 @@ def analyze() -> None:
 @dataclass
 class PagesBench:
     config: PagesBenchConfig
-    progress: TextIO
+    progress: TextOut
     tag: str = field(default_factory=lambda: f"bench-pages-{secrets.token_hex(3)}")
 
     def run(self) -> dict:

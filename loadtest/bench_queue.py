@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import TextIO
 
 import psycopg.conninfo
 from django.db import connection, transaction
@@ -28,7 +27,7 @@ from apps.jobs.builtin import NOOP, VACUUM
 from apps.jobs.models import Job, WorkerProcess
 from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
 from loadtest import raw_queue
-from loadtest.progress import draw_rate_bar
+from loadtest.progress import TextOut, draw_rate_bar
 
 # Columns of the rows the bench inserts in bulk (history, the raw loops' jobs).
 _INSERT_COLUMNS = (
@@ -72,7 +71,7 @@ class Bench:
     """One run: its organizations and worker processes, and the figures it measured."""
 
     config: BenchConfig
-    progress: TextIO
+    progress: TextOut
     tag: str = field(default_factory=lambda: f"bench-{secrets.token_hex(3)}")
     figures: dict = field(default_factory=dict)
     _orgs: list[Organization] = field(default_factory=list)

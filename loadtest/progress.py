@@ -1,13 +1,22 @@
 """One-line text progress bars for the load harnesses (they redraw their line with "\r")."""
 
 import time
-from typing import TextIO
+from typing import Protocol
+
+
+class TextOut(Protocol):
+    """Where progress goes: a terminal, a log, a StringIO or a management command's
+    stdout/stderr wrapper (write and flush are all the harnesses use)."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
 
 
 class ProgressBar:
     """Rewrites one line on `out` (a terminal or a log) with done/total and the rate."""
 
-    def __init__(self, out: TextIO, label: str, total: int, width: int = 30) -> None:
+    def __init__(self, out: TextOut, label: str, total: int, width: int = 30) -> None:
         self.out, self.label, self.total, self.width = out, label, total, width
         self.started = time.monotonic()
         self._last = 0.0
@@ -33,7 +42,7 @@ class ProgressBar:
         self.out.flush()
 
 
-def draw_rate_bar(out: TextIO, label: str, done: int, total: int, elapsed: float) -> None:
+def draw_rate_bar(out: TextOut, label: str, done: int, total: int, elapsed: float) -> None:
     """Redraw one line with done/total and the rate (the queue benchmark's bar)."""
     width = 30
     filled = int(width * done / total) if total else width

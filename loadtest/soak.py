@@ -37,7 +37,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TextIO
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -63,7 +62,7 @@ from apps.sandbox.models import SandboxAccount, SandboxPost
 from apps.sandbox.services import sandbox_account_create
 from loadtest.platform_fakes import registry
 from loadtest.private_pg import PrivatePostgres, copy_database, use_database
-from loadtest.progress import ProgressBar
+from loadtest.progress import ProgressBar, TextOut
 from loadtest.soak_chaos import (
     EVENT_MODES,
     HANG,
@@ -163,7 +162,7 @@ def resolve_platforms(spec: str) -> tuple[str, ...]:
 @dataclass
 class Soak:
     config: SoakConfig
-    progress: TextIO
+    progress: TextOut
     tag: str = field(default_factory=lambda: f"soak-{secrets.token_hex(3)}")
     kills: int = 0
     # Platforms asked for that have no fake to serve them, and why.

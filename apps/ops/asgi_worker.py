@@ -18,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from uvicorn_worker import UvicornWorker
@@ -27,6 +28,10 @@ from apps.ops.request_limits import THREADS_ENV
 
 
 class AsgiWorker(UvicornWorker):
+    # The application served, set by gunicorn's Worker.load_wsgi (an ASGI one here,
+    # whatever gunicorn calls it).
+    wsgi: Callable[..., Awaitable[None]]
+
     CONFIG_KWARGS = {
         "loop": "auto",
         "http": "auto",

@@ -20,6 +20,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from apps.common.responses import keep_out_of_error_log
+
 logger = logging.getLogger(__name__)
 
 _MAX_LISTED = 20
@@ -165,7 +167,7 @@ def readyz(request: HttpRequest) -> HttpResponse:
 def _no_store(response: HttpResponse) -> HttpResponse:
     response["Cache-Control"] = "no-store"
     # A failing check already logged why; skip django.request's error line on every probe.
-    response._has_been_logged = True
+    keep_out_of_error_log(response)
     return response
 
 

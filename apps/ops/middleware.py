@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
 from apps.common.envelope import envelope
+from apps.common.responses import keep_out_of_error_log
 from apps.ops.services import MaintenanceState, maintenance_state
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -36,6 +37,7 @@ class MaintenanceModeMiddleware:
 
 
 def _refusal(request: HttpRequest, state: MaintenanceState) -> HttpResponse:
+    response: HttpResponse
     if request.path_info.startswith("/api/"):
         response = JsonResponse(envelope("MAINTENANCE", state.message), status=503)
     else:
@@ -46,8 +48,8 @@ def _refusal(request: HttpRequest, state: MaintenanceState) -> HttpResponse:
         response = HttpResponse(html, status=503)
     response["Retry-After"] = str(state.retry_after_s)
     response["Cache-Control"] = "no-store"
-    # An expected refusal, not a server error: keep it out of django.request's error log.
-    response._has_been_logged = True
+    # An expected refusal, not a server error.
+    keep_out_of_error_log(response)
     return response
 
 

@@ -8,7 +8,6 @@ own organizations and removes them, its jobs and its workers' rows afterwards.
 import argparse
 import json
 import os
-from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
@@ -123,9 +122,9 @@ class Command(BaseCommand):
             nine_orgs=options["nine_orgs"],
         )
         self.stderr.ending = ""  # the progress bar redraws its line with "\r"
-        # The command's stderr wrapper is a text stream (write and flush are all Bench uses).
-        progress = cast(TextIO, self.stderr)
-        figures = Bench(config=config, progress=progress).run(fairness=not options["no_fairness"])
+        figures = Bench(config=config, progress=self.stderr).run(
+            fairness=not options["no_fairness"]
+        )
         result = {
             "jobs": config.jobs,
             "orgs": config.orgs,
