@@ -24,6 +24,9 @@ FAULTS = (
     # The post is saved, then the server fails before recording its idempotency key (5xx):
     # a resend under the same key makes a second post (Mastodon).
     "key_not_recorded",
+    # An upload session expires under a chunk: the chunk is answered 404 (or 410) and
+    # nothing of it is kept (YouTube's resumable sessions live about a week).
+    "session_expires",
 )
 
 

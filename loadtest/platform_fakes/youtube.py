@@ -1,8 +1,10 @@
 """YouTube Data API v3 as Google documents it: a resumable upload session opened by a POST
 (its URI in `Location`), chunk PUTs answered 308 with the `Range` received so far, a status
 probe (`Content-Range: bytes */N`) answering 308 with that range or 200 with the video once
-complete, 404 once a session expired; videos.list for processing status, the channel's
-uploads playlist, and Google's token endpoint.
+complete, 404 (or 410, `gone_status`) once a session expired: `session_ttl_s` after it was
+opened on the fake's `clock` (about a week), by `expire_sessions()`, or under a chunk
+(`session_expires`: the chunk is not kept); videos.list for processing status, the
+channel's uploads playlist, and Google's token endpoint.
 
 Chunks must be multiples of 256 KiB except the last. The video exists once the last byte
 arrived; processing only affects playback.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from loadtest.platform_fakes.base import (
@@ -29,6 +32,7 @@ TOKEN_HOST = "oauth2.googleapis.com"
 UPLOAD_PATH = "/upload/youtube/v3/videos"
 CHUNK_MULTIPLE = 256 * 1024
 PRIVACY = ("public", "unlisted", "private")
+SESSION_TTL_S = 7 * 86400
 _RANGE = re.compile(r"bytes (?:(\d+)-(\d+)|\*)/(\d+)\Z")
 
 
@@ -53,9 +57,14 @@ class YouTubeFake(PlatformFake):
     platform = "youtube"
     hosts = (API_HOST, TOKEN_HOST)
 
-    def __init__(self, faults=None) -> None:
+    def __init__(
+        self, faults=None, *, session_ttl_s: float = SESSION_TTL_S, gone_status: int = 404
+    ) -> None:
         super().__init__(faults)
         self.sessions: dict[str, dict] = {}  # upload_id -> session state
+        self.session_ttl_s = session_ttl_s
+        self.gone_status = gone_status  # Google documents both 404 and 410
+        self.clock: Callable[[], float] = time.time
 
     # --- accounts ----------------------------------------------------------------------
 
@@ -89,7 +98,7 @@ class YouTubeFake(PlatformFake):
         }
 
     def expire_sessions(self) -> None:
-        """Sessions live about a week; this ends every open one now (404 from then on)."""
+        """Sessions live about a week; this ends every open one now (gone from then on)."""
         with self.lock:
             for session in self.sessions.values():
                 session["expired"] = True
@@ -141,6 +150,7 @@ class YouTubeFake(PlatformFake):
                 "privacy": status.get("privacyStatus", "public"),
                 "video_id": None,
                 "expired": False,
+                "opened_at": self.clock(),
             }
         location = (
             f"https://{API_HOST}{UPLOAD_PATH}?uploadType=resumable&upload_id={upload_id}"
@@ -152,8 +162,10 @@ class YouTubeFake(PlatformFake):
     def put_bytes(self, request: FakeRequest) -> FakeResponse:
         with self.lock:
             session = self.sessions.get(request.arg("upload_id", ""))
+            if session is not None and self.clock() - session["opened_at"] > self.session_ttl_s:
+                session["expired"] = True
         if session is None or session["expired"]:
-            return _error(404, "notFound", "The upload session does not exist.", domain="global")
+            return self._gone()
         if self._channel(request) != session["channel"]:
             return self._unauthorised()
         match = _RANGE.match(request.headers.get("content-range", ""))
@@ -161,6 +173,10 @@ class YouTubeFake(PlatformFake):
             return _error(400, "badContent", "Content-Range does not match the session.")
         if match.group(1) is None:  # a status probe
             return self._where(session)
+        if session["video_id"] is None and self.faults.strikes("session_expires"):
+            with self.lock:
+                session["expired"] = True
+            return self._gone()
         first, last = int(match.group(1)), int(match.group(2))
         is_final = last == session["size"] - 1
         if first != session["received"] or last - first + 1 != len(request.body):
@@ -182,6 +198,11 @@ class YouTubeFake(PlatformFake):
         if self.faults.strikes("timeout_after_accept"):
             response.delay_s = self.faults.hang_s
         return response
+
+    def _gone(self) -> FakeResponse:
+        if self.gone_status == 410:
+            return _error(410, "gone", "The upload session has expired.", domain="global")
+        return _error(404, "notFound", "The upload session does not exist.", domain="global")
 
     def _where(self, session: dict) -> FakeResponse:
         """308 with what arrived so far, or the video once every byte did."""
