@@ -3,9 +3,9 @@
 The session URI is the idempotency handle. It is written to `ctx.checkpoint` before the
 first byte moves, so any later attempt probes that session instead of opening a second one
 (which would make a second video): 200/201 means the video exists, 308 says where to
-resume, 404/410 means the session is gone. A gone session is replaced only when the final
-byte was never sent; otherwise the upload may have completed and only the channel's uploads
-can tell.
+resume, 404/410 means the session is gone. A gone session (found by the probe, or answering
+a chunk mid-upload) is replaced only when the final byte was never sent; otherwise the
+upload may have completed and only the channel's uploads can tell.
 
 A first comment goes under the published video (apps.providers.youtube.comments); YouTube
 takes no idempotency handle for it, so a lost answer is settled by listing the video's
@@ -89,7 +89,22 @@ class YouTubeAdapter(Adapter):
                     session = None  # expired before the final byte: no video can exist
             if not session:
                 session = media.open_session(client, ctx, segment, video, title, privacy)
-            return media.send(client, ctx, session, video, offset)
+            try:
+                return media.send(client, ctx, session, video, offset)
+            except media.SessionGone:
+                pass
+            # The session expired under the upload (sessions live about a week): a new
+            # one, from the first byte, once in this attempt.
+            session = media.open_session(client, ctx, segment, video, title, privacy)
+            try:
+                return media.send(client, ctx, session, video, 0)
+            except media.SessionGone:
+                raise ProviderError(
+                    ErrorKind.PROVIDER_UNAVAILABLE,
+                    "YouTube ended two upload sessions in a row before the video was sent; "
+                    "the next attempt starts a new one.",
+                    code="session_gone_again",
+                ) from None
 
     def lookup_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime

@@ -17,6 +17,15 @@ UPLOAD = "https://www.googleapis.com/upload/youtube/v3/videos"
 CHUNK_SIZE = 32 * 256 * 1024
 
 
+# Google answers a request on an upload session that no longer exists with 404 or 410.
+SESSION_GONE = (404, 410)
+
+
+class SessionGone(Exception):
+    """The upload session expired before the video's final byte ever reached it: no video
+    can exist from it, so the upload starts over in a new session."""
+
+
 def published(video: dict) -> PublishedSegment:
     return PublishedSegment(
         provider_post_id=video["id"],
@@ -91,7 +100,7 @@ def probe(client: httpx.Client, session: str, size: int) -> tuple[str, object]:
         return "done", response.json()
     if response.status_code == 308:
         return "resume", resume_offset(response)
-    if response.status_code in (404, 410):
+    if response.status_code in SESSION_GONE:
         return "gone", None
     raise classify(response, is_create=False)
 
@@ -103,7 +112,11 @@ def send(
     video: MediaPayload,
     offset: int,
 ) -> PublishedSegment:
+    """Send the video from `offset`. Raises SessionGone when the session expired and no
+    earlier attempt had sent the final byte (else the video may exist: an unknown outcome,
+    settled through the channel's uploads)."""
     size = video.size_bytes
+    final_sent_before = bool(ctx.checkpoint.get("upload_final_sent"))
     with video.open() as fh:
         while True:
             fh.seek(offset)
@@ -129,6 +142,21 @@ def send(
                 ) from exc
             if response.status_code in (200, 201):
                 return published(response.json())
+            if response.status_code in SESSION_GONE:
+                if final_sent_before:
+                    raise ProviderError(
+                        ErrorKind.OUTCOME_UNKNOWN,
+                        "The upload session expired after the whole video was sent; the "
+                        "video may exist. Check the channel's uploads.",
+                        code="session_gone",
+                        http_status=response.status_code,
+                    )
+                # Refused by a session that no longer exists: this chunk, the final one
+                # included, was not taken, so no video came of the session.
+                if ctx.checkpoint.get("upload_final_sent"):
+                    ctx.checkpoint["upload_final_sent"] = False
+                    ctx.persist_checkpoint()
+                raise SessionGone()
             if response.status_code != 308:
                 raise classify(response, is_create=is_final)
             offset = resume_offset(response)
