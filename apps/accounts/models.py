@@ -6,6 +6,7 @@ import hmac
 import secrets
 import uuid
 import zoneinfo
+from typing import ClassVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
@@ -21,7 +22,7 @@ def validate_timezone(value: str) -> None:
         raise ValidationError(f"'{value}' is not an IANA time zone (e.g. Europe/Warsaw).")
 
 
-class UserManager(BaseUserManager):
+class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
     def create_user(self, email: str, password: str | None = None, **extra) -> "User":
@@ -70,7 +71,7 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
 
     def __str__(self) -> str:
         return self.email
@@ -322,7 +323,7 @@ class Invitation(models.Model):
     @property
     def place(self) -> str:
         """What the invitation opens: the workspace's or the organization's name."""
-        return self.workspace.name if self.workspace_id else self.organization.name
+        return self.workspace.name if self.workspace is not None else self.organization.name
 
 
 class ApiTokenQuerySet(WorkspaceQuerySet):

@@ -21,7 +21,8 @@ from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection, models
-from django.db.models import BinaryField, Expression, F, Model, OuterRef, QuerySet
+from django.db.models import BinaryField, F, Model, OuterRef, QuerySet
+from django.db.models.expressions import BaseExpression
 from django.db.models.functions import JSONObject
 
 from apps.common.prepared import execute_prepared, prepared_cursor
@@ -38,8 +39,9 @@ class Shape:
     joined: Mapping[str, Shape] = field(default_factory=dict)
     # Reverse relations nested as arrays (only on the query's own model, not a joined one).
     nested: tuple[Nested, ...] = ()
-    # Further values computed in SQL, returned in the row's data under their names.
-    extra: Mapping[str, Callable[[], Expression]] = field(default_factory=dict)
+    # Further values computed in SQL, returned in the row's data under their names (any
+    # expression, a Subquery included: that one is no Expression subclass).
+    extra: Mapping[str, Callable[[], BaseExpression]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

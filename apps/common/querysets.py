@@ -20,5 +20,6 @@ class WorkspaceQuerySet(models.QuerySet[_M]):
     workspace_path = "workspace"
 
     # Typed as any model: common imports no app (the workspace is accounts.Workspace).
-    def for_workspace(self, workspace: models.Model) -> Self:
+    # Its id does as well, as in any filter.
+    def for_workspace(self, workspace: models.Model | int) -> Self:
         return self.filter(**{self.workspace_path: workspace})

@@ -68,5 +68,6 @@ def media_asset_delete(*, asset: MediaAsset) -> None:
         )
     storage, name = locked.file.storage, locked.file.name
     locked.delete()
-    # The bytes go only once the row is surely gone.
-    transaction.on_commit(lambda: storage.delete(name))
+    if name:
+        # The bytes go only once the row is surely gone.
+        transaction.on_commit(lambda: storage.delete(name))

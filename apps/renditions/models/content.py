@@ -21,7 +21,7 @@ class RenditionSegmentManager(models.Manager["RenditionSegment"]):
         queryset = RenditionSegmentQuerySet(self.model, using=self._db)
         return queryset.select_related("source_segment")
 
-    def for_workspace(self, workspace: models.Model) -> RenditionSegmentQuerySet:
+    def for_workspace(self, workspace: models.Model | int) -> RenditionSegmentQuerySet:
         return self.get_queryset().for_workspace(workspace)
 
 
