@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apps.jobs.errors import RetryableError
@@ -46,6 +46,11 @@ def test_backoff_refuses_nonsense():
         Backoff(base_s=10, cap_s=5)
 
 
+# Arithmetic only, but on a loaded runner generating examples can look slow: neither the
+# too-slow health check nor the per-example deadline may fail these tests (the examples
+# drawn and what each asserts are unchanged).
+on_any_load = settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+
 backoffs = st.builds(
     lambda base, factor: Backoff(base_s=base, cap_s=base * factor),
     st.floats(min_value=0.01, max_value=3600),
@@ -53,6 +58,7 @@ backoffs = st.builds(
 )
 
 
+@on_any_load
 @given(backoff=backoffs, attempt=st.integers(min_value=1, max_value=200))
 def test_the_ceiling_doubles_per_attempt_up_to_the_cap(backoff, attempt):
     ceiling = backoff.ceiling(attempt)
@@ -61,6 +67,7 @@ def test_the_ceiling_doubles_per_attempt_up_to_the_cap(backoff, attempt):
     assert backoff.ceiling(attempt + 1) >= ceiling
 
 
+@on_any_load
 @given(
     backoff=backoffs,
     attempt=st.integers(min_value=1, max_value=200),
@@ -75,6 +82,7 @@ def _job(attempts, max_attempts=10):
     return Job(id=1, type="t", attempts=attempts, max_attempts=max_attempts, snoozed_s=0)
 
 
+@on_any_load
 @given(
     attempt=st.integers(min_value=1, max_value=9),
     retry_after=st.floats(min_value=0, max_value=86_400),
