@@ -209,6 +209,32 @@ def test_turning_an_override_on_starts_from_the_source_text(as_alice, news):
     assert page.count("Source words</textarea>") == 2
 
 
+def test_a_destination_tick_answers_only_what_depends_on_the_destinations(as_alice, news):
+    data = form("Source words", destinations=[news], op="destinations")
+    data[f"override-{news.pk}"] = "on"
+    page = as_alice.post(COMPOSE, data, **HTMX).content.decode()
+
+    # The per-destination section in place, the rest out of band; never the form, so
+    # the source text (and whatever is typed in it meanwhile) is not sent back.
+    assert 'id="per-destination"' in page and 'id="composer"' not in page
+    assert 'name="segment-0-text"' not in page and 'name="destinations"' not in page
+    assert f'id="tab-{news.pk}"' in page
+    assert f'name="override-{news.pk}-0-text"' in page and "hx-preserve" in page
+    for oob in ('id="seg-0-counts"', 'id="first-comment-hint"', 'id="previews"'):
+        assert oob in page
+    assert page.count('hx-swap-oob="true"') >= 4
+
+
+def test_a_whole_form_answer_keeps_no_field_of_the_page(as_alice, news):
+    # Only a tick keeps the fields being written (hx-preserve): a part added or a file
+    # attached answers the whole form as the server reads it.
+    data = form("Source words", destinations=[news], op="add_segment")
+    data[f"override-{news.pk}"] = "on"
+    page = as_alice.post(COMPOSE, data, **HTMX).content.decode()
+
+    assert 'id="composer"' in page and "hx-preserve" not in page
+
+
 @pytest.fixture
 def scheduled(workspace_a, news, alice):
     return publication_create(

@@ -2,8 +2,9 @@
 and overrides, live checks per destination, and save / schedule / publish now.
 
 Everything round-trips through the server: structural changes (a part added, a file
-attached, a destination picked) re-render the form (htmx swaps it in place, or a plain
-POST reloads it), and typing asks `composer_check` for fresh counters and problems.
+attached) re-render the form (htmx swaps it in place, or a plain POST reloads it); a
+destination or override tick re-renders only what depends on the destinations, so what is
+typed meanwhile stays; typing asks `composer_check` for fresh counters and problems.
 """
 
 from __future__ import annotations
@@ -85,6 +86,10 @@ def publication_edit(request: WorkspaceRequest, pk: int) -> HttpResponse:
         )
         return redirect_to(request, _detail_url(request.workspace, publication))
     return _composer(request, publication=publication)
+
+
+# The op of a destination (or override) tick sent by htmx.
+DESTINATIONS = "destinations"
 
 
 def _op(request: WorkspaceRequest) -> str:
@@ -197,6 +202,10 @@ def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> 
         check_url=reverse("composer-check", kwargs={"workspace_slug": workspace.slug}),
     )
     template = "web/composer/_form.html" if is_htmx(request) else "web/composer/page.html"
+    if is_htmx(request) and request.method == "POST" and _op(request) == DESTINATIONS:
+        # A destination or override tick: only what depends on the destinations is
+        # answered, so nothing typed meanwhile elsewhere in the form is replaced.
+        template = "web/composer/_destinations_refresh.html"
     return render(request, template, context, status=status)
 
 
