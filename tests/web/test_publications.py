@@ -80,7 +80,7 @@ def test_it_shows_each_destinations_status_error_and_action(as_alice, publicatio
     assert "The platform said no (content_rejected)." in page
     assert 'data-action="edit">Edit the post</span>' in page
     assert "Retry now" in page
-    assert "Delivery record (1 attempt)" in page
+    assert "Delivery record (1 entry: 1 publish attempt)" in page
     assert "hello world" in page
 
 

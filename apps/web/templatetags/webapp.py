@@ -78,6 +78,36 @@ def status_label(item) -> str:
     return "Needs attention" if _needs_attention(item) else humanize(item.status)
 
 
+# What each kind of delivery record entry is called, one and many.
+_RECORD_KINDS = {
+    "publish": ("publish attempt", "publish attempts"),
+    "poll": ("status check", "status checks"),
+    "reconcile": ("lookup", "lookups"),
+    "resolve": ("resolution", "resolutions"),
+    "comment": ("comment attempt", "comment attempts"),
+}
+
+
+@register.filter
+def record_summary(attempts) -> str:
+    """A delivery record's size by kind: "3 entries: 1 publish attempt, 2 lookups". Its
+    entries are not all tries to publish (lookups, comments, resolutions), so the card's
+    "Publish tries" and the record never count the same word differently."""
+    entries = list(attempts)
+    if not entries:
+        return "empty"
+    counts: dict[str, int] = {}
+    for entry in entries:
+        counts[entry.kind] = counts.get(entry.kind, 0) + 1
+    parts = []
+    for kind in [*_RECORD_KINDS, *sorted(set(counts) - set(_RECORD_KINDS))]:
+        if kind in counts:
+            one, many = _RECORD_KINDS.get(kind, (humanize(kind).lower(), humanize(kind).lower()))
+            parts.append(f"{counts[kind]} {one if counts[kind] == 1 else many}")
+    total = len(entries)
+    return f"{total} entr{'y' if total == 1 else 'ies'}: {', '.join(parts)}"
+
+
 @register.filter
 def action_label(action: str | None) -> str:
     return ACTION_LABELS.get(action or "", humanize(action))
