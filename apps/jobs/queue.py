@@ -76,12 +76,15 @@ _SEAT_CAPS = (
 # snapshot taken after the locks are held, so it sees every claim committed before.
 # (`OFFSET 0` fences the ordered heads: the look-ups and try-locks must run on them in
 # order, stopping at the limit, never be pushed down into the scan; CASE orders the
-# look-up before the lock, and a scalar sub-select keeps it one look-up per head, where
-# EXISTS may be planned as a hash of every organization.) A last row (organization NULL)
-# gives the number of organizations with due heads (suspended ones too: a share then a
-# little smaller) and of live workers (the fleet share, see claim()), whether a system
-# job is due, and in how many seconds the next pending job falls due and the next
-# waiting job is to be promoted (what an idle worker sleeps until).
+# look-up before the lock, and a lateral sub-select with a LIMIT keeps it one look-up
+# per head, where EXISTS may be planned as a hash of every organization.) A head of an
+# organization that is not active (suspended, deleted) comes back marked so, unlocked, to
+# be parked (see _PARK_SQL): its jobs wait, and no later claim reads or counts it until
+# the organization is active again. A last row (organization NULL) gives the number of
+# organizations with due heads (claim() leaves out those found inactive) and of live
+# workers (the fleet share, see claim()), whether a system job is due, and in how many
+# seconds the next pending job falls due and the next waiting job is to be promoted
+# (what an idle worker sleeps until).
 _DUE_ORGS_SQL = """
 WITH due AS MATERIALIZED (
     SELECT h.organization_id, h.seat, h.lane, h.next_run_at, h.last_claimed_at
@@ -90,17 +93,19 @@ WITH due AS MATERIALIZED (
 )
 (SELECT c.organization_id, c.seat::text, c.lane::text,
         pg_try_advisory_xact_lock(%(heads_ns)s, (c.organization_id %% %(stripes)s)::int),
+        org.state IS NOT DISTINCT FROM 'active',
         NULL::bigint, NULL::bigint, NULL::boolean, NULL::float8, NULL::float8
    FROM (SELECT * FROM due
           ORDER BY last_claimed_at NULLS FIRST, next_run_at, organization_id
          OFFSET 0) c
-  WHERE CASE WHEN (SELECT o.state FROM accounts_organization o
-                     WHERE o.id = c.organization_id) = 'active'
+   LEFT JOIN LATERAL (SELECT o.state FROM accounts_organization o
+                       WHERE o.id = c.organization_id LIMIT 1) org ON true
+  WHERE CASE WHEN org.state = 'active'
              THEN pg_try_advisory_xact_lock(%(ns)s, (c.organization_id %% 2147483647)::int)
-             ELSE false END
+             ELSE true END
   LIMIT %(max_orgs)s)
 UNION ALL
-SELECT NULL, NULL, NULL, NULL,
+SELECT NULL, NULL, NULL, NULL, NULL,
        (SELECT count(DISTINCT organization_id) FROM due),
        (SELECT count(*) FROM jobs_workerprocess w
          WHERE w.stopped_at IS NULL
@@ -129,6 +134,18 @@ UPDATE jobs_queuehead h
   FROM unnest(%(orgs)s::bigint[], %(seats)s::text[], %(lanes)s::text[], %(turns)s::boolean[])
        AS d(org_id, seat, lane, turn)
  WHERE h.organization_id = d.org_id AND h.seat = d.seat AND h.lane = d.lane
+"""
+
+# Parks the due heads of organizations that are not active (next_run_at NULL), only those
+# whose raise lock was granted (as _HEADS_SQL: no row lock here waits on an enqueuer).
+# Made due again from their pending jobs when the organization is active again (a
+# trigger on accounts_organization, migration 0010, which takes the same lock shared).
+_PARK_SQL = """
+UPDATE jobs_queuehead h SET next_run_at = NULL
+  FROM unnest(%(orgs)s::bigint[], %(seats)s::text[], %(lanes)s::text[]) AS d(org_id, seat, lane)
+ WHERE h.organization_id = d.org_id AND h.seat = d.seat AND h.lane = d.lane
+   AND NOT EXISTS (SELECT 1 FROM accounts_organization o
+                    WHERE o.id = h.organization_id AND o.state = 'active')
 """
 
 # The claim proper. Per locked organization and due seat: free = that budget's cap - its
@@ -371,6 +388,8 @@ def claim(
             },
         )
         orgs, seats, lanes, raisable_orgs, raisable_seats, raisable_lanes = [], [], [], [], [], []
+        parked: dict[str, list] = {"orgs": [], "seats": [], "lanes": []}
+        inactive: set[int] = set()
         due_orgs = workers = 0
         system_due = False
         pending_in = waiting_in = None
@@ -379,6 +398,7 @@ def claim(
             seat,
             lane,
             raisable,
+            active,
             n_due,
             n_workers,
             sys_due,
@@ -389,6 +409,13 @@ def claim(
                 due_orgs, workers, system_due = n_due, n_workers, sys_due
                 pending_in, waiting_in = pending, waiting
                 continue
+            if not active:
+                inactive.add(org_id)
+                if raisable:
+                    parked["orgs"].append(org_id)
+                    parked["seats"].append(seat)
+                    parked["lanes"].append(lane)
+                continue
             orgs.append(org_id)
             seats.append(seat)
             lanes.append(lane)
@@ -397,6 +424,7 @@ def claim(
                 raisable_seats.append(seat)
                 raisable_lanes.append(lane)
         held = len(set(orgs))
+        due_orgs -= len(inactive)  # parked now, or at a later claim
         # Due organizations this claim could not lock are being claimed by other workers
         # (or wait for the next claim): an early retry may find more.
         contended = held < max_orgs and due_orgs > held
@@ -407,6 +435,8 @@ def claim(
             pending_in=None if pending_in is None else max(pending_in, 0.0),
             waiting_in=None if waiting_in is None else max(waiting_in, 0.0),
         )
+        if parked["orgs"]:
+            execute_prepared(cursor, _PARK_SQL, parked)
         if not orgs and not system_due:
             # Nothing due, or other workers are claiming every due organization: most
             # wake-ups end here, so they skip the claim statement.

@@ -2,6 +2,8 @@
 turns, and one organization never holds more than its share of the fleet while another
 waits (apps.jobs.models.QueueHead, apps.jobs.queue)."""
 
+import threading
+import time
 from datetime import timedelta
 
 import psycopg
@@ -182,3 +184,50 @@ def test_enqueueing_for_many_organizations_holds_a_bounded_number_of_locks(db):
     # thousand locks across every session).
     assert held == HEADS_LOCK_STRIPES
     assert QueueHead.objects.filter(next_run_at__isnull=False).count() == len(orgs)
+
+
+def test_a_suspended_organizations_heads_are_parked_until_it_is_active_again(worker):
+    from apps.accounts.models import Organization
+
+    org = OrganizationFactory(state=Organization.State.SUSPENDED)
+    now = db_now()
+    early = JobFactory(organization=org, run_at=now - timedelta(minutes=5))
+    other = OrganizationFactory()
+
+    result = queue.claim(worker="w", limit=10, stale_s=10, types=None)
+    # Its jobs wait, and it is not counted as due work another worker holds.
+    assert result.jobs == [] and not result.contended and not result.found_due
+    assert _head(org) is None  # parked: no later claim reads it
+    # A job enqueued while it is suspended lowers the head again, later than the first;
+    # the next claim parks it again.
+    JobFactory(organization=org, run_at=now - timedelta(minutes=1))
+    assert queue.claim(worker="w", limit=10, stale_s=10, types=None).jobs == []
+    assert _head(org) is None
+    # Other organizations are not held up meanwhile.
+    JobFactory(organization=other)
+    assert [j.organization_id for j in worker.claim_batch()] == [other.pk]
+
+    # Active again: the head is back at its earliest pending job, and both are claimed.
+    Organization.objects.filter(pk=org.pk).update(state=Organization.State.ACTIVE)
+    assert _head(org) == early.run_at
+    assert {j.organization_id for j in worker.claim_batch()} == {org.pk}
+    assert Job.objects.filter(organization=org, status="processing").count() == 2
+
+
+def test_a_burst_worker_ends_while_a_suspended_organization_has_due_jobs(db):
+    from apps.accounts.models import Organization
+    from apps.jobs.worker import Worker
+
+    org = OrganizationFactory(state=Organization.State.SUSPENDED)
+    JobFactory(organization=org)
+    worker = Worker(threads=1, batch_size=10, poll_s=0.05, heartbeat_s=1, stale_after_s=30)
+    # Run here (its connection sees this test's rows); stopped after 10 s if it never ends.
+    watchdog = threading.Timer(10, worker.request_stop)
+    watchdog.start()
+    started = time.monotonic()
+    try:
+        worker.run(burst=True)
+    finally:
+        watchdog.cancel()
+    assert time.monotonic() - started < 5  # it ended: nothing it may run is due
+    assert Job.objects.get(organization=org).status == "pending"
