@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
-from django.db.models.functions import Now
+from django.db.models.functions import Greatest, Now
 
 from apps.accounts.models import Organization, Workspace
 from apps.common.querysets import WorkspaceQuerySet
@@ -164,6 +164,16 @@ class Job(models.Model):
                 fields=["run_at"],
                 condition=models.Q(status="waiting"),
                 name="job_waiting_run_at",
+            ),
+            # The metrics' recent windows: the jobs claimed or finished lately, whenever
+            # they were created (`WHERE greatest(started_at, finished_at) > now() - window
+            # AND started_at > ...`, or `AND finished_at > ...`): a range as long as the
+            # window's work. Jobs never claimed nor finished (those scheduled ahead) are
+            # not in it, so an enqueue does not write it.
+            models.Index(
+                Greatest("started_at", "finished_at"),
+                condition=models.Q(started_at__isnull=False) | models.Q(finished_at__isnull=False),
+                name="job_recent_activity",
             ),
             # Pruning walks the oldest rows (`created_at < cutoff AND finished_at < cutoff`).
             # BRIN: tiny, and nearly free to maintain on the hot path.

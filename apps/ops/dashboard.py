@@ -23,10 +23,13 @@ _FAILURES_SQL = """
      WHERE r.status = 'failed' AND r.updated_at > now() - interval '24 hours'
      GROUP BY 1, 2, 3 ORDER BY 4 DESC
 """
+# Jobs finished over the last day, whenever they were created (the index
+# job_recent_activity, as the metrics' windows read it).
 _JOB_OUTCOMES_SQL = """
     SELECT type, status, coalesce(last_error->>'kind', ''), count(*)
       FROM jobs_job
-     WHERE created_at > now() - interval '8 days' AND finished_at > now() - interval '24 hours'
+     WHERE greatest(started_at, finished_at) > now() - interval '24 hours'
+       AND finished_at > now() - interval '24 hours'
      GROUP BY 1, 2, 3 ORDER BY 1, 2, 4 DESC
 """
 

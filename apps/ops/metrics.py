@@ -1,8 +1,11 @@
 """Prometheus metrics at `/metrics`, read from the database at scrape time.
 
 Every web and worker process shares one truth (PostgreSQL), so the numbers are the same
-whichever process is scraped, with no per-process counters to aggregate. The queries are
-bounded by time windows and served by the job table's partial and BRIN indexes.
+whichever process is scraped, with no per-process counters to aggregate. Each query reads
+a bounded window through an index: the unfinished jobs by status (each status's partial
+index; pending ones due within the next hour; counts capped), and the jobs that ran
+or finished lately (job_recent_activity), so a scrape costs the same beside a year of
+history and months of posts scheduled ahead.
 
 Access: with METRICS_TOKEN set, scrapers send `Authorization: Bearer <token>`; without it,
 only requests from the loopback address are answered (a sidecar or a local agent).
@@ -23,32 +26,49 @@ from apps.ops.health import due_work
 # Recent finished jobs are counted over this window; publish latency too.
 OUTCOME_WINDOW = "1 hour"
 LATENCY_BUCKETS = (1, 5, 15, 60, 300, 900, 3600)
+# Pending and waiting jobs are counted up to this many each (in run_at order, so the
+# count stops there): a scrape must not walk a backlog, nor every post a hosted service
+# holds scheduled months ahead. Processing jobs are bounded by the in-flight caps.
+UNFINISHED_COUNTED = 10_000
+# Pending jobs are counted when due within this window (those already due included).
+PENDING_WINDOW = "1 hour"
+
+# The jobs that ran or finished lately, read as a range of the index
+# job_recent_activity (on greatest(started_at, finished_at)): each window's query names
+# that expression, then its own exact condition. Only the jobs active in the window are
+# read, whenever they were created, and never the finished history or the jobs ahead.
+_RECENT = "greatest(started_at, finished_at) > now() - interval '{}'"
 
 _OUTCOMES_SQL = f"""
     SELECT type, status, coalesce(last_error->>'kind', ''), count(*)
       FROM jobs_job
-     WHERE created_at > now() - interval '7 days'
+     WHERE {_RECENT.format(OUTCOME_WINDOW)}
        AND finished_at > now() - interval '{OUTCOME_WINDOW}'
      GROUP BY 1, 2, 3
-"""  # noqa: S608 - a constant
+"""  # noqa: S608 - constants
 # Unfinished jobs by status, one count per status so each is read from that status's
 # partial index (the finished history is in none of them).
-_UNFINISHED_SQL = """
-    SELECT (SELECT count(*) FROM jobs_job WHERE status = 'pending'),
+_UNFINISHED_SQL = f"""
+    SELECT (SELECT count(*) FROM (
+                SELECT 1 FROM jobs_job
+                 WHERE status = 'pending' AND run_at <= now() + interval '{PENDING_WINDOW}'
+                 ORDER BY run_at LIMIT {UNFINISHED_COUNTED}) AS pending),
            (SELECT count(*) FROM jobs_job WHERE status = 'processing'),
-           (SELECT count(*) FROM jobs_job WHERE status = 'waiting')
-"""
-_CLAIMS_SQL = """
+           (SELECT count(*) FROM (
+                SELECT 1 FROM jobs_job WHERE status = 'waiting'
+                 ORDER BY run_at LIMIT {UNFINISHED_COUNTED}) AS waiting)
+"""  # noqa: S608 - constants
+_CLAIMS_SQL = f"""
     SELECT count(*) FROM jobs_job
-     WHERE created_at > now() - interval '7 days' AND started_at > now() - interval '5 minutes'
-"""
+     WHERE {_RECENT.format("5 minutes")} AND started_at > now() - interval '5 minutes'
+"""  # noqa: S608 - constants
 _LATENCY_SQL = f"""
     SELECT extract(epoch FROM finished_at - run_at)
       FROM jobs_job
-     WHERE type = 'renditions.publish' AND status = 'done'
-       AND created_at > now() - interval '7 days'
+     WHERE {_RECENT.format(OUTCOME_WINDOW)}
+       AND type = 'renditions.publish' AND status = 'done'
        AND finished_at > now() - interval '{OUTCOME_WINDOW}'
-"""  # noqa: S608 - a constant
+"""  # noqa: S608 - constants
 
 
 class QueueCollector:
@@ -60,7 +80,11 @@ class QueueCollector:
             unfinished = cursor.fetchone()
         due, lag = due_work()
         jobs = GaugeMetricFamily(
-            "socialpost_queue_jobs", "Unfinished jobs by status.", labels=["status"]
+            "socialpost_queue_jobs",
+            f"Unfinished jobs by status: pending ones due within the next {PENDING_WINDOW} "
+            f"(or already due) and waiting ones, each counted up to {UNFINISHED_COUNTED:,}; "
+            "every processing one.",
+            labels=["status"],
         )
         for status, count in zip(("pending", "processing", "waiting"), unfinished, strict=True):
             jobs.add_metric([status], count)

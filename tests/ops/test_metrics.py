@@ -17,7 +17,14 @@ def queue(db):
         type="noop",
         payload={},
         organization=org,
-        run_at=timezone.now() + timezone.timedelta(hours=1),
+        run_at=timezone.now() + timezone.timedelta(minutes=30),
+    )
+    # A day ahead: past the pending count's window.
+    job_enqueue(
+        type="noop",
+        payload={},
+        organization=org,
+        run_at=timezone.now() + timezone.timedelta(days=1),
     )
     failed = job_enqueue(type="noop", payload={}, organization=org)
     Job.objects.filter(pk=failed.pk).update(
@@ -42,6 +49,30 @@ def test_it_exposes_queue_depth_lag_and_outcomes(client, queue):
         in body
     )
     assert 'socialpost_publish_latency_seconds_bucket{le="+Inf"} 0.0' in body
+
+
+def test_the_recent_windows_count_jobs_created_long_before(client, db):
+    """A post scheduled a month ahead has its publish job from then: it counts among the
+    claims, outcomes and publish latencies when it runs, not when it was created."""
+    org = OrganizationFactory()
+    now = timezone.now()
+    job = job_enqueue(type="renditions.publish", payload={}, organization=org)
+    Job.objects.filter(pk=job.pk).update(
+        status="done",
+        created_at=now - timezone.timedelta(days=30),
+        run_at=now - timezone.timedelta(minutes=3),
+        started_at=now - timezone.timedelta(minutes=2),
+        finished_at=now - timezone.timedelta(minutes=1),
+    )
+
+    body = client.get("/metrics", REMOTE_ADDR="127.0.0.1").content.decode()
+
+    assert "socialpost_job_claims_recent 1.0" in body
+    assert (
+        'socialpost_job_outcomes_recent{kind="",status="done",type="renditions.publish"} 1.0'
+        in body
+    )
+    assert 'socialpost_publish_latency_seconds_bucket{le="300.0"} 1.0' in body
 
 
 def test_it_refuses_remote_scrapers_without_the_token(client, db):
