@@ -117,6 +117,34 @@ def test_an_unsupported_upload_is_refused_next_to_its_part(as_alice, news):
     assert not MediaAsset.objects.exists()
 
 
+def test_a_file_chosen_in_a_part_answers_only_that_parts_media(as_alice, workspace_a, news):
+    data = form("with a picture", "second part", destinations=[news], op="attach", part="1")
+    data["segment-1-file"] = png()
+    response = as_alice.post(COMPOSE, data, **HTMX)
+
+    assert response.status_code == 200
+    asset = MediaAsset.objects.get(workspace=workspace_a)
+    page = response.content.decode()
+    # That part's media in place (with the alt text being written kept as it is in the
+    # page), the checks and previews out of band; never the form or its texts.
+    assert 'id="seg-1-media-area"' in page and 'id="seg-0-media-area"' not in page
+    assert f'name="segment-1-media" value="{asset.pk}"' in page
+    assert 'id="seg-1-alt-0"' in page and "hx-preserve" in page
+    assert 'id="composer"' not in page and "with a picture</textarea>" not in page
+    assert 'id="previews"' in page and 'hx-swap-oob="true"' in page
+
+
+def test_a_refused_file_chosen_in_a_part_is_told_next_to_it(as_alice, news):
+    data = form("text", destinations=[news], op="attach", part="0")
+    data["segment-0-file"] = SimpleUploadedFile("notes.txt", b"plain text", "text/plain")
+    response = as_alice.post(COMPOSE, data, **HTMX)
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert 'id="seg-0-media-area"' in page and "notes.txt:" in page
+    assert 'id="composer"' not in page
+
+
 def test_it_saves_a_draft_with_media_and_alt_text(as_alice, alice, workspace_a, news):
     data = form("draft text", destinations=[news], op="upload")
     data["segment-0-file"] = png()

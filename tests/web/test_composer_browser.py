@@ -90,3 +90,26 @@ def test_an_override_being_written_survives_another_destination_being_ticked(
     expect(page.locator(f"#tab-{second.pk}")).to_be_visible()
     expect(page.locator(f"#override-{first.pk}-0-text")).to_have_value("Only for north")
     expect(page.get_by_label("Text", exact=True)).to_have_value("The post")
+
+
+def test_text_typed_while_a_file_uploads_stays(signed_in, accounts, tmp_path):  # noqa: F811
+    from PIL import Image
+    from playwright.sync_api import expect
+
+    page = signed_in
+    image = tmp_path / "sunrise.png"
+    Image.new("RGB", (64, 48), (240, 160, 40)).save(image)
+    page.goto("/w/ws-a/compose/")
+    page.locator(f"#dest-{accounts[0].pk}").click()
+    text = page.get_by_label("Text", exact=True)
+    text.press_sequentially("Before")
+
+    page.locator("#seg-0-file").set_input_files(str(image))
+    text.press_sequentially(" and while it uploads", delay=40)
+    _settled(page)
+
+    expect(page.get_by_label("Alt text")).to_be_visible()
+    expect(text).to_have_value("Before and while it uploads")
+    expect(page.locator(f"#dest-{accounts[0].pk}")).to_be_checked()
+    # The chosen file was taken in: the field is empty again, so no later save sends it twice.
+    assert page.locator("#seg-0-file").evaluate("input => input.files.length") == 0

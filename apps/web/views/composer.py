@@ -1,10 +1,11 @@
 """The composer: one source text (thread parts, media), destinations with their own tabs
 and overrides, live checks per destination, and save / schedule / publish now.
 
-Everything round-trips through the server: structural changes (a part added, a file
-attached) re-render the form (htmx swaps it in place, or a plain POST reloads it); a
-destination or override tick re-renders only what depends on the destinations, so what is
-typed meanwhile stays; typing asks `composer_check` for fresh counters and problems.
+Everything round-trips through the server: structural changes (a part added or removed)
+re-render the form (htmx swaps it in place, or a plain POST reloads it); a destination or
+override tick re-renders only what depends on the destinations, and a file chosen in a part
+only that part's media, so what is typed meanwhile stays; typing asks `composer_check` for
+fresh counters and problems.
 """
 
 from __future__ import annotations
@@ -88,8 +89,9 @@ def publication_edit(request: WorkspaceRequest, pk: int) -> HttpResponse:
     return _composer(request, publication=publication)
 
 
-# The op of a destination (or override) tick sent by htmx.
+# The ops htmx sends for a destination (or override) tick and for a file chosen in a part.
 DESTINATIONS = "destinations"
+ATTACH = "attach"
 
 
 def _op(request: WorkspaceRequest) -> str:
@@ -202,11 +204,23 @@ def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> 
         check_url=reverse("composer-check", kwargs={"workspace_slug": workspace.slug}),
     )
     template = "web/composer/_form.html" if is_htmx(request) else "web/composer/page.html"
-    if is_htmx(request) and request.method == "POST" and _op(request) == DESTINATIONS:
-        # A destination or override tick: only what depends on the destinations is
-        # answered, so nothing typed meanwhile elsewhere in the form is replaced.
-        template = "web/composer/_destinations_refresh.html"
+    if is_htmx(request) and request.method == "POST":
+        # A destination or override tick, or a file chosen in a part: only what it
+        # changes is answered, so nothing typed meanwhile elsewhere in the form is replaced.
+        if _op(request) == DESTINATIONS:
+            template = "web/composer/_destinations_refresh.html"
+        elif _op(request) == ATTACH and (part := _part(request, draft)) is not None:
+            template = "web/composer/_upload_refresh.html"
+            context["upload_part"] = part
     return render(request, template, context, status=status)
+
+
+def _part(request: WorkspaceRequest, draft: Draft) -> int | None:
+    """The part a file was chosen in (``part``), when the draft has it."""
+    value = request.POST.get("part", "")
+    if value.isdigit() and int(value) < len(draft.segments):
+        return int(value)
+    return None
 
 
 def _attach_from_library(request: WorkspaceRequest, draft: Draft) -> None:
