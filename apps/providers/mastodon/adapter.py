@@ -11,9 +11,9 @@ from urllib.parse import urlencode
 
 import httpx
 from django.conf import settings
-from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
+from apps.common.db_clock import estimated_db_now
 from apps.common.errors import ValidationFailed
 from apps.providers import httpcall, oauth
 from apps.providers.base import (
@@ -142,7 +142,7 @@ class MastodonAdapter(Adapter):
         if status is not None:
             return _published(status)
         settled_at = sent_at + timedelta(seconds=settings.RECONCILE_SETTLE_S)
-        if timezone.now() < settled_at:
+        if estimated_db_now() < settled_at:
             raise ProviderError(
                 ErrorKind.PROVIDER_UNAVAILABLE,
                 "An earlier request for this post went unanswered and its status is not "
@@ -441,8 +441,8 @@ def _find_status(
 
 
 # Checkpoint entry: segment position -> when its first create whose answer is not known
-# left (ISO instant). Kept until the segment has its post; dropped when that create was
-# refused (it made nothing).
+# left (ISO instant, on the database clock: another worker may read it). Kept until the
+# segment has its post; dropped when that create was refused (it made nothing).
 SENT = "mastodon_sent"
 
 
@@ -455,7 +455,7 @@ def _mark_sent(ctx: PublishContext, position: int) -> None:
     """Persisted before the create leaves: a worker killed mid-call leaves it too."""
     ctx.checkpoint[SENT] = {
         **(ctx.checkpoint.get(SENT) or {}),
-        str(position): timezone.now().isoformat(),
+        str(position): estimated_db_now().isoformat(),
     }
     ctx.persist_checkpoint()
 
