@@ -15,6 +15,8 @@ from enum import StrEnum
 
 import httpx
 
+from apps.common.db_clock import estimated_db_now
+
 
 class ErrorKind(StrEnum):
     RATE_LIMITED = "rate_limited"
@@ -105,10 +107,13 @@ class ProviderError(Exception):
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> datetime | None:
-    """Retry-After as delta-seconds or an HTTP-date; None when absent or unreadable."""
+    """Retry-After as delta-seconds or an HTTP-date; None when absent or unreadable.
+    Delta-seconds count from `now`, by default the database clock as last measured (the
+    instant is compared with that clock later: a host clock minutes off would otherwise
+    move the retry by as much)."""
     if not value:
         return None
-    now = now or datetime.now(UTC)
+    now = now or estimated_db_now()
     value = value.strip()
     if value.isdigit():
         return now + timedelta(seconds=int(value))

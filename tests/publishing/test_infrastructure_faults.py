@@ -376,6 +376,17 @@ def test_a_retry_at_instant_is_measured_on_the_database_clock(db):
     assert delay_seconds(timedelta(seconds=5)) == 5  # relative delays need no clock
 
 
+def test_a_retry_after_in_seconds_counts_from_the_database_clock(db):
+    from apps.providers.errors import parse_retry_after
+
+    with time_machine.travel(timezone.now() - timedelta(minutes=12), tick=True):
+        db_now()  # as before every attempt: measures this host's offset
+        # A 429 saying "Retry-After: 60" on a host 12 minutes slow: one minute from now on
+        # the clock it is compared with, not 11 minutes ago.
+        retry_at = parse_retry_after("60")
+        assert delay_seconds(retry_at) == pytest.approx(60, abs=2)
+
+
 def test_a_poll_budget_is_counted_on_the_database_clock(db):
     adapter = SimpleNamespace(
         poll_schedule=PollSchedule(initial_delay_s=5, interval_s=30, max_wait_s=3600)
