@@ -1,8 +1,11 @@
 """One truthful word per state, whichever page shows it: a post whose outcome is unknown
 "Needs attention" on the overview as on its own page (never "Failed", which invites the
 re-post that makes a duplicate); "Needs approval" only on a draft that still needs it; a
-destination's tries and its delivery record count different things and say so."""
+destination's tries and its delivery record count different things and say so; a post a
+person resolved as published shows when it was sent and who confirmed it, not the
+resolution's time as its publish time, nor the link typed as its post id."""
 
+import zoneinfo
 from datetime import timedelta
 
 import pytest
@@ -94,3 +97,28 @@ def test_a_destinations_tries_and_its_delivery_record_say_what_they_count(
     assert "<dt>Publish tries</dt>" in page and "<dt>Attempts</dt>" not in page
     assert "Delivery record (3 entries: 1 publish attempt, 2 lookups)" in page
     assert "3 attempts" not in page
+
+
+def test_a_post_resolved_as_published_says_when_it_was_sent_and_who_confirmed_it(
+    as_alice, alice, workspace_a, news
+):
+    publication = _post(workspace_a, alice, news)
+    rendition = _unknown_outcome(publication)
+    sent = rendition.delivery_attempts.get().started_at
+    link = "https://sandbox.example/@news/9"
+
+    response = as_alice.post(
+        f"/w/ws-a/posts/{publication.pk}/destinations/{rendition.pk}/resolve/",
+        {"outcome": "published", "provider_url": link},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+
+    page = as_alice.get(f"/w/ws-a/posts/{publication.pk}/").content.decode()
+    facts = page[page.index('<dl class="facts">') :]
+    facts = facts[: facts.index("</dl>")]
+    # The resolution's time is not the publish time, and the link typed is not a post id.
+    assert "<dt>Post id</dt>" not in facts
+    shown = sent.astimezone(zoneinfo.ZoneInfo(alice.display_timezone))
+    assert f"sent {shown:%a %-d %b %Y, %H:%M}" in facts
+    assert f"confirmed by {alice.email} on " in facts

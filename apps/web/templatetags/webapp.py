@@ -108,6 +108,34 @@ def record_summary(attempts) -> str:
     return f"{total} entr{'y' if total == 1 else 'ies'}: {', '.join(parts)}"
 
 
+_RESOLVED_PUBLISHED = "Resolved as published by "
+
+
+@register.filter
+def published_resolution(attempts) -> dict | None:
+    """How a destination resolved as published came to be: the person's resolution
+    (``entry``, ``who``) and the publish attempt whose outcome was unknown (``sent``, or
+    None), when a person's resolution is the last word of its record. Its publish time is
+    then not known: the resolution's time is when it was confirmed."""
+    entries = list(attempts)
+    for index in range(len(entries) - 1, -1, -1):
+        entry = entries[index]
+        if entry.kind == "publish" and entry.outcome == "published":
+            return None  # sent again and published for real afterwards
+        if entry.kind == "resolve" and entry.note.startswith(_RESOLVED_PUBLISHED):
+            sent = next(
+                (
+                    earlier
+                    for earlier in reversed(entries[:index])
+                    if earlier.kind == "publish" and earlier.outcome in ("unknown", "lost")
+                ),
+                None,
+            )
+            who = entry.note.removeprefix(_RESOLVED_PUBLISHED).removesuffix(".")
+            return {"entry": entry, "sent": sent, "who": who}
+    return None
+
+
 @register.filter
 def action_label(action: str | None) -> str:
     return ACTION_LABELS.get(action or "", humanize(action))
