@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import httpx
 from django.conf import settings
 
-from apps.common import outbound
+from apps.common import outbound, send_guard
 from apps.common.errors import ValidationFailed
 from apps.webhooks.constants import MAX_RESPONSE_READ_BYTES, USER_AGENT
 
@@ -79,6 +79,9 @@ def _post(url: str, *, body: bytes, headers: dict[str, str]) -> Response:
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"},
+            # Right before it leaves: a worker that no longer holds the job sends nothing
+            # (the one that took it over sends; the receiver would get it twice).
+            event_hooks={"request": [_send_guard]},
         ) as client,
         client.stream("POST", url, content=body, headers=headers) as response,
     ):
@@ -98,3 +101,7 @@ def _post(url: str, *, body: bytes, headers: dict[str, str]) -> Response:
             body=b"".join(chunks)[:MAX_RESPONSE_READ_BYTES],
             latency_ms=latency_ms,
         )
+
+
+def _send_guard(request: httpx.Request) -> None:
+    send_guard.check()

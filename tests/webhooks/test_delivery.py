@@ -332,3 +332,16 @@ def test_switching_an_endpoint_on_again_starts_a_new_streak(workspace_a, endpoin
     assert endpoint.disabled_reason == ""
     assert endpoint.consecutive_failures == 0
     assert endpoint.failing_since is None
+
+
+def test_a_delivery_whose_lease_was_taken_over_is_not_sent(workspace_a, endpoint, receiver, worker):
+    """A worker that lost the job (paused past its lease, another worker took it over)
+    must not send: the one holding it now sends, and the receiver would get it twice."""
+    import uuid
+
+    emit(workspace_a)
+    [job] = worker.claim_batch()
+    Job.objects.filter(pk=job.pk).update(lease=uuid.uuid4())  # another worker's claim
+
+    assert worker.run_one(job) == "lost"
+    assert receiver.requests == []
