@@ -26,7 +26,7 @@ from apps.common.errors import Conflict, DomainError, NotFound, QuotaExceeded, V
 from apps.publications.models import MediaAsset, Publication
 from apps.publications.scheduling import PAST_GRACE, local_to_utc
 from apps.publications.services import media_asset_create
-from apps.publications.uploads import refused_uploads
+from apps.publications.uploads import InsufficientStorage, disk_full_refused, refused_uploads
 from apps.renditions.models import Rendition
 from apps.web.access import WorkspaceRequest, is_htmx, require, workspace_view
 from apps.web.composer.checks import Message, check_draft, problems_from_details
@@ -123,7 +123,8 @@ def _upload(request: WorkspaceRequest, draft: Draft) -> dict[int, list[str]]:
                     created_by=request.user,
                     original_name=upload.name,
                 )
-            except (ValidationFailed, QuotaExceeded) as exc:
+            except (ValidationFailed, QuotaExceeded, InsufficientStorage) as exc:
+                # A full disk keeps nothing of the file (and everything typed).
                 errors.setdefault(i, []).append(f"{upload.name}: {exc.message}")
             else:
                 draft.attach(i, asset)
@@ -139,7 +140,16 @@ def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> 
     notice = ""
     status = 200
     if request.method == "POST":
-        draft = Draft.from_post(request.POST, workspace=workspace, accounts=accounts, zone=zone)
+        try:
+            with disk_full_refused():  # the request's files are written to disk here
+                posted = request.POST
+        except InsufficientStorage as exc:
+            # Nothing of the form could be read: answered without a page, so the browser
+            # keeps the form as it is (and says why, see static/js/app.js).
+            return HttpResponse(
+                exc.message, status=exc.http_status, headers={"X-Refusal": exc.message}
+            )
+        draft = Draft.from_post(posted, workspace=workspace, accounts=accounts, zone=zone)
         upload_errors = _upload(request, draft)
         op = _op(request)
         _apply_op(draft, op)
