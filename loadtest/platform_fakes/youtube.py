@@ -8,6 +8,15 @@ channel's uploads playlist, and Google's token endpoint.
 
 Chunks must be multiples of 256 KiB except the last. The video exists once the last byte
 arrived; processing only affects playback.
+
+Google documents that videos uploaded through `videos.insert` by an API project created
+after 28 July 2020 that has not passed its compliance audit are restricted to private
+viewing. The fake locks them private whatever `privacyStatus` was asked for:
+`project_audited=False` for every channel (the project is ours, shared by all accounts), or
+`lock_private(channel)` for one (a soak account switch). When Google applies the lock is
+not documented (field reports describe the video turning private at or shortly after the
+upload); the fake models the worst case for a client that trusts its own request: the
+video resource answered at the end of the upload already says `private`.
 """
 
 from __future__ import annotations
@@ -58,12 +67,19 @@ class YouTubeFake(PlatformFake):
     hosts = (API_HOST, TOKEN_HOST)
 
     def __init__(
-        self, faults=None, *, session_ttl_s: float = SESSION_TTL_S, gone_status: int = 404
+        self,
+        faults=None,
+        *,
+        session_ttl_s: float = SESSION_TTL_S,
+        gone_status: int = 404,
+        project_audited: bool = True,
     ) -> None:
         super().__init__(faults)
         self.sessions: dict[str, dict] = {}  # upload_id -> session state
         self.session_ttl_s = session_ttl_s
         self.gone_status = gone_status  # Google documents both 404 and 410
+        self.project_audited = project_audited  # False: every upload is locked private
+        self.locked_channels: set[str] = set()  # channels whose uploads are locked private
         self.clock: Callable[[], float] = time.time
 
     # --- accounts ----------------------------------------------------------------------
@@ -96,6 +112,15 @@ class YouTubeFake(PlatformFake):
             "segments": [{"text": f"{marker} How this loaf was made.", "media": ["video"]}],
             "settings": settings,
         }
+
+    def lock_private(self, channel: str, locked: bool = True) -> None:
+        """Lock one channel's uploads private (as an unaudited project's are)."""
+        with self.lock:
+            (self.locked_channels.add if locked else self.locked_channels.discard)(channel)
+
+    def _locks_private(self, channel: str) -> bool:
+        with self.lock:
+            return not self.project_audited or channel in self.locked_channels
 
     def expire_sessions(self) -> None:
         """Sessions live about a week; this ends every open one now (gone from then on)."""
@@ -228,7 +253,11 @@ class YouTubeFake(PlatformFake):
                 media=["video"],
                 extra={
                     "title": session["snippet"].get("title", ""),
-                    "privacy": session["privacy"],
+                    # What the video is, not what was asked: an unaudited project's are private.
+                    "privacy": "private"
+                    if self._locks_private(session["channel"])
+                    else session["privacy"],
+                    "privacy_requested": session["privacy"],
                     "processed_at": time.time() + processing_s,
                     "fails": self.faults.strikes("processing_fails"),
                 },

@@ -75,7 +75,7 @@ class YouTubeAdapter(Adapter):
             if session:
                 state, value = media.probe(client, session, video.size_bytes)
                 if state == "done":
-                    return media.published(value)
+                    return media.published(ctx, value)
                 if state == "resume":
                     offset = value
                 elif ctx.checkpoint.get("upload_final_sent"):
@@ -117,7 +117,7 @@ class YouTubeAdapter(Adapter):
                 size = ctx.checkpoint.get("upload_size") or 0
                 state, value = media.probe(client, session, size)
                 if state == "done":
-                    return media.published(value)
+                    return media.published(ctx, value)
                 if state == "resume" or not ctx.checkpoint.get("upload_final_sent"):
                     return None
             return self._find_upload(client, ctx, not_before)

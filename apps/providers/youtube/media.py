@@ -26,12 +26,39 @@ class SessionGone(Exception):
     can exist from it, so the upload starts over in a new session."""
 
 
-def published(video: dict) -> PublishedSegment:
+LOCKED_PRIVATE = (
+    "YouTube made this video private although it was sent as {asked}: videos uploaded "
+    "through an API project that has not passed YouTube's compliance audit are locked "
+    "private. It stays private until the project passes the audit and someone changes the "
+    "video's visibility in YouTube Studio."
+)
+
+
+def published(ctx: PublishContext, video: dict) -> PublishedSegment:
+    """The video YouTube answered with, its real privacy recorded on the rendition."""
+    record_result(ctx, video)
     return PublishedSegment(
         provider_post_id=video["id"],
         provider_url=f"https://www.youtube.com/watch?v={video['id']}",
         published_at=timezone.now(),
     )
+
+
+def record_result(ctx: PublishContext, video: dict) -> None:
+    """Keep the privacy YouTube gave the video (``checkpoint["result"]``), which is not
+    always the one asked for: an unaudited API project's uploads are locked private. A
+    notice says so, kept at once with the rendition."""
+    asked = ctx.settings.get("privacy_status") or "public"
+    actual = (video.get("status") or {}).get("privacyStatus") or asked
+    notices = []
+    if actual == "private" and asked != "private":
+        notices.append({"code": "locked_private", "message": LOCKED_PRIVATE.format(asked=asked)})
+    ctx.checkpoint["result"] = {
+        "privacy_status": actual,
+        "privacy_requested": asked,
+        "notices": notices,
+    }
+    ctx.persist_checkpoint()
 
 
 def resume_offset(response: httpx.Response) -> int:
@@ -141,7 +168,7 @@ def send(
                     code=type(exc).__name__,
                 ) from exc
             if response.status_code in (200, 201):
-                return published(response.json())
+                return published(ctx, response.json())
             if response.status_code in SESSION_GONE:
                 if final_sent_before:
                     raise ProviderError(
