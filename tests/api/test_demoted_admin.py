@@ -165,6 +165,8 @@ def test_a_promotion_gives_the_old_token_back_what_it_was_granted(
     assert refused.status_code == 403 and error(refused)["code"] == "INSUFFICIENT_SCOPE"
     listed = {t["name"]: t for t in client.get("/api/v1/tokens").json()["results"]}["dana's"]
     assert listed["scopes"] == ALL and listed["effective_scopes"] == ["read", "mcp"]
+    me = client.get("/api/v1/me").json()["token"]
+    assert me["scopes"] == ["read", "mcp"] and me["granted_scopes"] == ALL
 
     demote("admin")
 

@@ -35,7 +35,16 @@ class MeView(WorkspaceAPIView):
                         {
                             "name": serializers.CharField(),
                             "prefix": serializers.CharField(),
-                            "scopes": serializers.ListField(child=serializers.CharField()),
+                            "scopes": serializers.ListField(
+                                child=serializers.CharField(),
+                                help_text="What the token may do now: its granted scopes "
+                                "that its creator's current role allows.",
+                            ),
+                            "granted_scopes": serializers.ListField(
+                                child=serializers.CharField(),
+                                help_text="What the token was granted (more than scopes "
+                                "while its creator's role is smaller than then).",
+                            ),
                         },
                     ),
                 },
@@ -55,6 +64,13 @@ class MeView(WorkspaceAPIView):
                     "organization": ws.organization.slug,
                     "timezone": ws.default_timezone,
                 },
-                "token": {"name": token.name, "prefix": token.prefix, "scopes": token.scopes},
+                "token": {
+                    "name": token.name,
+                    "prefix": token.prefix,
+                    "scopes": token.scopes,
+                    "granted_scopes": token.granted_scopes
+                    if token.granted_scopes is not None
+                    else token.scopes,
+                },
             }
         )
