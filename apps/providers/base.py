@@ -207,6 +207,15 @@ class SupportsFirstComment(Protocol):
     ) -> PublishedSegment | None: ...
 
 
+@runtime_checkable
+class SupportsDelete(Protocol):
+    """Platforms whose API deletes a post the account made (the live validation removes its
+    test posts with it; publishing never deletes). A comment made as a reply is a post.
+    Deleting what is already gone succeeds."""
+
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None: ...
+
+
 _ADAPTERS: dict[str, Adapter] = {}
 
 

@@ -4,7 +4,9 @@ The JSON beside this module is the product's copy of the research seed (see its
 ``description``); the composer, the API's ``/capabilities`` and rendition validation all
 read it through ``get_capabilities`` / ``all_capabilities``. Each platform carries a
 readiness: ``experimental`` until a validation against the live platform is recorded
-(``validated_at`` and ``validated_what``), then ``supported``.
+(``validated_at`` and ``validated_what``), then ``supported``. The file holds no live
+validation: ``apps.providers.live.readiness`` applies the recorded ones (a passing run of
+``validate_platform`` younger than 90 days) for everything that shows readiness.
 """
 
 from __future__ import annotations
@@ -92,6 +94,9 @@ class PlatformCapabilities:
     first_comment_limit: int | None  # None: not offered
     first_comment_mode: str | None  # comment, reply
     raw: MappingProxyType = field(repr=False)
+    # The live validation that makes the platform supported ({passed_at, api_version,
+    # steps_passed}); set by apps.providers.live.readiness, None in the file's catalog.
+    validation: MappingProxyType | None = None
 
     @property
     def supports_first_comment(self) -> bool:
@@ -119,6 +124,9 @@ class PlatformCapabilities:
             "readiness": str(self.readiness),
             "validated_at": self.validated_at,
             "validated_what": self.validated_what,
+            "validation": dict(self.validation, steps_passed=list(self.validation["steps_passed"]))
+            if self.validation
+            else None,
             "text": {
                 "limit": self.text_limit,
                 "unit": self.text_unit,

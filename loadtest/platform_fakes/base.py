@@ -102,6 +102,8 @@ class PlatformFake:
         self.faults = faults or FaultPlan.calm()
         self.lock = threading.RLock()
         self.posts: dict[str, StoredPost] = {}
+        # Posts deleted through the platform's API (the live validation's clean-up), by id.
+        self.deleted: dict[str, StoredPost] = {}
         self.accounts: dict[str, dict] = {}  # remote id -> {"access_token", "refresh_token", ...}
         self.calls: list[tuple[str, str]] = []  # (method, path) in arrival order
         self._routes: list[Route] = []
@@ -136,6 +138,14 @@ class PlatformFake:
             if match:
                 return handler(request, **match.groupdict())
         return json_response({"error": "not_found", "path": request.path}, 404)
+
+    def remove(self, post_id: str) -> StoredPost | None:
+        """Delete a post: it leaves every listing and lookup, and is kept in `deleted`."""
+        with self.lock:
+            post = self.posts.pop(post_id, None)
+            if post is not None:
+                self.deleted[post_id] = post
+        return post
 
     def new_id(self) -> str:
         return uuid.uuid4().hex[:16]

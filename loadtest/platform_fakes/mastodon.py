@@ -406,6 +406,23 @@ class MastodonFake(PlatformFake):
                 return json_response({"error": "Record not found"}, 404)
             return json_response(self._status_json(post))
 
+    @route("DELETE", r"/api/v1/statuses/(?P<status_id>\d+)")
+    def delete_status(self, request: FakeRequest, status_id: str) -> FakeResponse:
+        """Mastodon answers the deleted status (its source text); another account's status
+        and one that does not exist are both 404 Record not found."""
+        account_id = self._account(request)
+        if account_id is None:
+            return self._unauthorized()
+        with self.lock:
+            post = self.posts.get(status_id)
+            if post is None or post.account != account_id:
+                return json_response({"error": "Record not found"}, 404)
+            status = self._status_json(post)
+            self.remove(status_id)
+            # The key's cache names a status that no longer exists.
+            self.keys = {k: v for k, v in self.keys.items() if v[0] != status_id}
+        return json_response({**status, "text": post.text})
+
     @route("GET", r"/api/v1/accounts/(?P<account_id>\d+)/statuses")
     def account_statuses(self, request: FakeRequest, account_id: str) -> FakeResponse:
         if self._account(request) is None:

@@ -59,6 +59,7 @@ LIMITS = {
     "media_chunked": 1875,
     "metadata": 500,
     "me": 75,
+    "delete": 50,
 }
 MEDIA_TTL_S = 86400
 MAX_MEDIA_BYTES = {"tweet_image": 5 * 1024**2, "tweet_gif": 15 * 1024**2}
@@ -509,6 +510,23 @@ class XFake(PlatformFake):
         if self.faults.strikes("timeout_after_accept"):
             return FakeResponse(201, body, headers, delay_s=self.faults.hang_s)
         return json_response(body, 201, **headers)
+
+    @route("DELETE", r"/2/tweets/(?P<post_id>\d+)")
+    def delete(self, request: FakeRequest, post_id: str) -> FakeResponse:
+        """DELETE /2/tweets/:id: {"data": {"deleted": true}}; a post that is not there is a
+        404 problem, another user's a 403."""
+        user, headers, refused = self._gate(request, "delete")
+        if refused:
+            return refused
+        with self.lock:
+            post = self.posts.get(post_id)
+            if post is None or post.state == "failed":
+                return json_response(not_found("tweet", post_id), 404, **headers)
+            if post.account != user:
+                detail = "You are not allowed to delete this Tweet."
+                return json_response(problem(403, "Forbidden", detail), 403, **headers)
+            self.remove(post_id)
+        return json_response({"data": {"deleted": True}}, **headers)
 
     # --- media -------------------------------------------------------------------------------
 

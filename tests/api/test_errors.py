@@ -109,7 +109,7 @@ def test_an_unexpected_error_on_an_api_path_is_a_json_500(api_a, monkeypatch):
     def boom(**kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("apps.api.views.capabilities.all_capabilities", boom)
+    monkeypatch.setattr("apps.api.views.capabilities.effective_capabilities", boom)
     api_a.raise_request_exception = False
     response = api_a.get("/api/v1/capabilities")
     assert response.status_code == 500

@@ -64,7 +64,7 @@ from apps.common.envelope import envelope
 from apps.common.errors import DomainError, NotFound
 from apps.ops.services import maintenance_state
 from apps.planning.services import publication_queue, queue_slots_replace, queue_slots_reset
-from apps.providers.catalog import all_capabilities, get_capabilities
+from apps.providers.live.readiness import effective_capabilities, effective_capabilities_for
 from apps.publications.models import Publication
 from apps.publishing.selectors import publication_detail, with_publication_read
 from apps.publishing.services import (
@@ -289,8 +289,8 @@ def list_capabilities(
 
     def work(token: ApiToken) -> dict:
         if platform is not None:
-            return {"platforms": [get_capabilities(platform).as_dict()]}
-        return {"platforms": [caps.as_dict() for caps in all_capabilities().values()]}
+            return {"platforms": [effective_capabilities_for(platform).as_dict()]}
+        return {"platforms": [caps.as_dict() for caps in effective_capabilities().values()]}
 
     return _run(ctx, work, scopes=("read",))
 

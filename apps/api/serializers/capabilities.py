@@ -8,14 +8,25 @@ from rest_framework import serializers
 from apps.providers.catalog import Readiness
 
 
+class PlatformValidationSerializer(serializers.Serializer):
+    passed_at = serializers.DateTimeField()
+    api_version = serializers.CharField()
+    steps_passed = serializers.ListField(child=serializers.CharField())
+
+
 class PlatformCapabilitiesSerializer(serializers.Serializer):
     platform = serializers.CharField()
     readiness = serializers.ChoiceField(
         choices=[r.value for r in Readiness],
-        help_text="experimental until a validation against the live platform is recorded.",
+        help_text="supported while a passing validation against the live platform younger "
+        "than 90 days is recorded, else experimental.",
     )
     validated_at = serializers.CharField(allow_null=True)
     validated_what = serializers.CharField(allow_null=True)
+    validation = PlatformValidationSerializer(
+        allow_null=True,
+        help_text="The live validation that makes the platform supported; null without one.",
+    )
     text = serializers.DictField(help_text="Limit, unit, how text is counted, link rules.")
     media = serializers.DictField(help_text="Accepted kinds, counts, sizes and durations.")
     threads = serializers.BooleanField()

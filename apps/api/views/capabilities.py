@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from apps.api.base import WorkspaceAPIView
 from apps.api.schema import errors
 from apps.api.serializers.capabilities import CapabilitiesSerializer
-from apps.providers.catalog import all_capabilities
+from apps.providers.live.readiness import effective_capabilities
 
 
 class CapabilitiesView(WorkspaceAPIView):
@@ -21,8 +21,11 @@ class CapabilitiesView(WorkspaceAPIView):
         summary="The capability catalog",
         description="Per platform: text limits and counting, media kinds and limits, "
         "threads, alt text, settings, idempotency, daily caps, and `readiness` "
-        "(`experimental` until validated against the live platform, then `supported`).",
+        "(`experimental` until validated against the live platform, then `supported`: "
+        "a passing live validation younger than 90 days, shown in `validation`).",
         responses={200: CapabilitiesSerializer, **errors()},
     )
     def get(self, request: Request) -> Response:
-        return Response({"platforms": [caps.as_dict() for caps in all_capabilities().values()]})
+        return Response(
+            {"platforms": [caps.as_dict() for caps in effective_capabilities().values()]}
+        )

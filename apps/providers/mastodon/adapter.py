@@ -290,6 +290,21 @@ class MastodonAdapter(Adapter):
                         return _published(status)
         return None
 
+    # Deletion (the live validation's clean-up)
+
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None:
+        """Delete one of the account's statuses (a self-reply comment too); one already
+        gone (404) counts as deleted."""
+        with _client(ctx.credentials) as http:
+            response = httpcall.send(
+                http,
+                "DELETE",
+                f"{_instance(ctx.account)}/api/v1/statuses/{post.provider_post_id}",
+                is_create=False,
+            )
+        if response.status_code not in (200, 404):
+            raise classify(response, is_create=False)
+
     # Connect
 
     def authorization_url(

@@ -170,6 +170,15 @@ class XAdapter(Adapter):
             params = {**params, "pagination_token": next_token}
         return None
 
+    # Deletion (the live validation's clean-up)
+
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None:
+        """Delete one of the user's posts (DELETE /2/tweets/:id); one already gone (404)
+        counts as deleted."""
+        response = _Api(ctx, self).send("DELETE", f"{API}/tweets/{post.provider_post_id}")
+        if response.status_code not in (200, 404):
+            raise classify(response, is_create=False)
+
     # Connect
 
     def authorization_url(

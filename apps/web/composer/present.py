@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from django.urls import reverse
 
 from apps.accounts.models import SocialAccount, Workspace
-from apps.providers.catalog import PlatformCapabilities, SettingSpec, UnknownPlatform
-from apps.providers.catalog import get_capabilities as _caps
+from apps.providers.catalog import PlatformCapabilities, SettingSpec
+from apps.providers.live.readiness import effective_capabilities
 from apps.web.composer.checks import Count, DestinationCheck, DraftCheck, Message
 from apps.web.composer.draft import DestinationDraft, Draft, MediaDraft, setting_to_form
 from apps.web.composer.previews import preview_draft
@@ -58,6 +58,8 @@ class DestinationView:
     check: DestinationCheck | None
     parts: list[PartView]
     settings: list[SettingView]
+    # The catalog with today's readiness (live validations), for the badge.
+    readiness: PlatformCapabilities | None = None
 
     @property
     def key(self) -> str:
@@ -69,7 +71,7 @@ class DestinationView:
 
     @property
     def capabilities(self) -> PlatformCapabilities | None:
-        return self.destination.capabilities
+        return self.readiness or self.destination.capabilities
 
 
 @dataclass
@@ -132,6 +134,8 @@ def composer_context(
             )
         parts.append(part)
 
+    # One read of the live validations: readiness is shown, never checked against.
+    effective = effective_capabilities()
     destinations = []
     for destination in draft.destinations:
         dest_check = check.for_destination(destination.key)
@@ -165,19 +169,23 @@ def composer_context(
         ]
         destinations.append(
             DestinationView(
-                destination=destination, check=dest_check, parts=override_parts, settings=settings
+                destination=destination,
+                check=dest_check,
+                parts=override_parts,
+                settings=settings,
+                readiness=effective.get(destination.account.platform),
             )
         )
 
     selected = {d.key for d in draft.destinations}
     choices = []
     for account in accounts:
-        try:
-            caps = _caps(account.platform)
-        except UnknownPlatform:
-            caps = None
         choices.append(
-            AccountChoice(account=account, capabilities=caps, selected=str(account.pk) in selected)
+            AccountChoice(
+                account=account,
+                capabilities=effective.get(account.platform),
+                selected=str(account.pk) in selected,
+            )
         )
 
     active = draft.active_tab if draft.destination(draft.active_tab) else ""

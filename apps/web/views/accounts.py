@@ -19,8 +19,9 @@ from apps.accounts.permissions import Action
 from apps.accounts.services import social_account_disconnect
 from apps.common.errors import DomainError
 from apps.providers.base import SupportsOAuthConnect, SupportsPasswordConnect, get_adapter
-from apps.providers.catalog import PlatformCapabilities, all_capabilities
+from apps.providers.catalog import PlatformCapabilities
 from apps.providers.errors import ErrorKind
+from apps.providers.live.readiness import effective_capabilities
 from apps.publishing.services import MANUAL_RETRY_LIMIT, rendition_retry
 from apps.renditions.models import Rendition
 from apps.sandbox.services import sandbox_account_create, sandbox_account_reconnect
@@ -68,7 +69,7 @@ def auth_failed_renditions(workspace: Workspace) -> QuerySet[Rendition]:
 def connectable_platforms() -> list[Connectable]:
     """Every catalogued platform the web app can connect, in catalog order."""
     found = []
-    for platform, caps in all_capabilities().items():
+    for platform, caps in effective_capabilities().items():
         if platform == SANDBOX:
             continue
         try:
@@ -96,7 +97,7 @@ def _render(
         )
         .order_by("platform", "handle")
     )
-    capabilities = all_capabilities()
+    capabilities = effective_capabilities()
     rows = [
         {"account": account, "capabilities": capabilities.get(account.platform)}
         for account in accounts

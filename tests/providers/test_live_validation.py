@@ -1,0 +1,226 @@
+"""The live validation kit against the platform fakes: Mastodon (an idempotency handle and
+self-reply comments) and X (no handle, no first comments), a failing step, the refusal of an
+account that is not connected, and the record the catalog reads."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from apps.accounts.models import SocialAccount
+from apps.providers import httpcall
+from apps.providers.base import SupportsDelete, get_adapter
+from apps.providers.live.models import PlatformValidation
+from apps.providers.live.services import platform_validation_run
+from loadtest.platform_fakes import FaultPlan
+from loadtest.platform_fakes.mastodon import MastodonFake
+from loadtest.platform_fakes.server import FakeServer
+from loadtest.platform_fakes.x import XFake
+from tests.providers.social_helpers import make_account
+
+pytestmark = pytest.mark.django_db
+
+STEP_NAMES = ["publish", "lookup", "idempotency", "first_comment", "delete"]
+
+
+class Clock:
+    """The platform's clock, moved by the kit's waits (so lookups retried take no time)."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(httpcall, "sleep", clock.sleep)
+    return clock
+
+
+def _serve(fake, settings):
+    server = FakeServer([fake]).start()
+    settings.PROVIDER_API_REDIRECT = server.base_url
+    settings.PROVIDER_TIMEOUT_S = 0.5
+    return server
+
+
+@pytest.fixture
+def mastodon(clock, settings):
+    fake = MastodonFake(FaultPlan(hang_s=1.0))
+    fake.clock = clock
+    server = _serve(fake, settings)
+    yield fake
+    server.stop()
+
+
+@pytest.fixture
+def x_fake(clock, settings):
+    settings.X_CLIENT_ID = "x-client"
+    settings.X_CLIENT_SECRET = "x-secret"
+    fake = XFake(FaultPlan(hang_s=1.0))
+    fake.clock = clock
+    server = _serve(fake, settings)
+    yield fake
+    server.stop()
+
+
+def _account(workspace, platform: str, fake) -> SocialAccount:
+    opened = fake.new_account("operator")
+    opened.pop("display_name", None)
+    return make_account(workspace, platform, **opened)
+
+
+def _statuses(validation: PlatformValidation) -> dict[str, str]:
+    return {step["name"]: step["status"] for step in validation.steps}
+
+
+def test_mastodon_passes_every_step_and_leaves_nothing_behind(workspace_a, mastodon):
+    account = _account(workspace_a, "mastodon", mastodon)
+    seen = []
+
+    validation = platform_validation_run(account=account, operator="ops", on_step=seen.append)
+
+    assert [r.name for r in seen] == STEP_NAMES
+    assert _statuses(validation) == dict.fromkeys(STEP_NAMES, "passed")
+    assert validation.passed
+    assert validation.steps_passed == STEP_NAMES
+    assert validation.leftovers == []
+    assert (validation.platform, validation.api_version) == ("mastodon", "Mastodon 4.3.2")
+    assert (validation.account, validation.account_handle) == (account, account.handle)
+    assert validation.operator == "ops"
+    # One post and its comment were made (the resend under the same key made nothing), and
+    # both are gone.
+    assert mastodon.published() == []
+    post, comment = sorted(mastodon.deleted.values(), key=lambda p: int(p.id))
+    assert post.idempotency_key.removesuffix("-s0") == comment.idempotency_key.removesuffix(
+        "-comment"
+    )
+    assert comment.reply_to == post.id
+    assert "platform check" in post.text
+
+
+def test_x_reports_the_steps_it_does_not_offer_and_still_passes(workspace_a, x_fake):
+    account = _account(workspace_a, "x", x_fake)
+
+    validation = platform_validation_run(account=account)
+
+    assert _statuses(validation) == {
+        "publish": "passed",
+        "lookup": "passed",
+        "idempotency": "not_offered",
+        "first_comment": "not_offered",
+        "delete": "passed",
+    }
+    assert validation.passed
+    assert validation.steps_passed == ["publish", "lookup", "delete"]
+    assert validation.api_version == "API v2"
+    assert x_fake.published() == []
+    assert len(x_fake.deleted) == 1
+
+
+def test_a_resend_that_makes_a_second_post_fails_the_run_and_both_are_deleted(
+    workspace_a, clock, settings
+):
+    # An instance that forgets idempotency keys at once: the resend is a second status.
+    fake = MastodonFake(FaultPlan(hang_s=1.0), idempotency_ttl_s=0)
+    fake.clock = clock
+    server = _serve(fake, settings)
+    try:
+        account = _account(workspace_a, "mastodon", fake)
+        out = io.StringIO()
+        with pytest.raises(CommandError) as failed:
+            call_command("validate_platform", "mastodon", account=account.pk, stdout=out)
+    finally:
+        server.stop()
+
+    assert failed.value.returncode == 1
+    validation = PlatformValidation.objects.get()
+    assert not validation.passed
+    assert _statuses(validation)["idempotency"] == "failed"
+    assert "second post" in validation.steps[2]["detail"]
+    assert _statuses(validation)["delete"] == "passed"
+    assert fake.published() == [] and len(fake.deleted) == 3  # post, duplicate, comment
+    lines = out.getvalue().splitlines()
+    assert any(line.startswith("[FAIL] idempotency") for line in lines)
+    assert lines[-1].startswith("FAILED: 4/5 offered steps passed")
+
+
+def test_the_command_prints_each_step_and_the_summary(workspace_a, x_fake):
+    account = _account(workspace_a, "x", x_fake)
+    out = io.StringIO()
+
+    call_command("validate_platform", "x", account=account.pk, operator="ops", stdout=out)
+
+    lines = out.getvalue().splitlines()
+    assert [line[7:].split()[0] for line in lines[1:6]] == STEP_NAMES
+    assert lines[1].startswith("[ok  ] publish")
+    assert lines[3].startswith("[n/a ] idempotency")
+    assert lines[6].startswith("PASSED: 3/3 offered steps passed (x, API v2)")
+    assert "supported until" in lines[7]
+
+
+def test_a_failed_publish_skips_the_steps_that_need_the_post(workspace_a, mastodon):
+    account = _account(workspace_a, "mastodon", mastodon)
+    mastodon.tokens.clear()  # the token was revoked on the instance
+
+    validation = platform_validation_run(account=account)
+
+    statuses = _statuses(validation)
+    assert statuses["publish"] == "failed"
+    assert "auth" in validation.steps[0]["detail"]
+    assert [statuses[name] for name in STEP_NAMES[1:]] == ["skipped"] * 4
+    assert not validation.passed
+    assert validation.steps_passed == []
+
+
+def test_an_account_that_is_not_connected_is_refused(workspace_a, mastodon):
+    account = _account(workspace_a, "mastodon", mastodon)
+    account.status = SocialAccount.Status.NEEDS_RECONNECT
+    account.save(update_fields=["status"])
+
+    with pytest.raises(CommandError, match="not connected"):
+        call_command("validate_platform", "mastodon", account=account.pk, stdout=io.StringIO())
+
+    assert not PlatformValidation.objects.exists()
+    assert mastodon.calls == []
+
+
+def test_the_account_must_be_on_the_platform_named(workspace_a, mastodon):
+    account = _account(workspace_a, "mastodon", mastodon)
+
+    with pytest.raises(CommandError, match="is a mastodon account"):
+        call_command("validate_platform", "x", account=account.pk, stdout=io.StringIO())
+
+
+def test_what_an_adapter_cannot_delete_is_listed_for_the_operator(
+    workspace_a, mastodon, monkeypatch
+):
+    monkeypatch.setattr("apps.providers.live.services.SupportsDelete", _NeverDeletes)
+    account = _account(workspace_a, "mastodon", mastodon)
+
+    validation = platform_validation_run(account=account)
+
+    assert _statuses(validation)["delete"] == "not_offered"
+    assert validation.passed
+    assert [item["what"] for item in validation.leftovers] == ["post", "comment"]
+    assert len(mastodon.published()) == 2
+
+
+class _NeverDeletes:
+    """Stands in for SupportsDelete: no adapter is an instance."""
+
+
+def test_the_mastodon_and_x_adapters_delete():
+    assert isinstance(get_adapter("mastodon"), SupportsDelete)
+    assert isinstance(get_adapter("x"), SupportsDelete)
