@@ -114,6 +114,8 @@ class RedditFake(PlatformFake):
             response = json_response({"message": "Unauthorized", "error": 401}, 401)
         else:
             response = super().handle(request)
+        # A 429 from an endpoint's own fault (a throttled listing) says so in the headers too.
+        limited = limited or response.status == 429
         remaining = 0 if limited else max(WINDOW_REQUESTS - used, 0)
         response.headers.update(
             {

@@ -353,6 +353,8 @@ class TikTokFake(PlatformFake):
         if isinstance(found, FakeResponse):
             return found
         open_id, _ = found
+        if self.faults.strikes("poll_rate_limit"):
+            return self._rate_limited()
         fields = (request.arg("fields") or "id").split(",")
         max_count = min(int(request.json().get("max_count") or 10), 20)
         now = time.time()

@@ -224,6 +224,12 @@ class YouTubeFake(PlatformFake):
             response.delay_s = self.faults.hang_s
         return response
 
+    def _throttled(self) -> FakeResponse:
+        """Google's answer to reads coming too fast: 403 `rateLimitExceeded`, with no header
+        saying when to come back (the daily quota's `quotaExceeded` resets at midnight
+        Pacific)."""
+        return _error(403, "rateLimitExceeded", "Rate limit exceeded.", domain="usageLimits")
+
     def _gone(self) -> FakeResponse:
         if self.gone_status == 410:
             return _error(410, "gone", "The upload session has expired.", domain="global")
@@ -299,7 +305,7 @@ class YouTubeFake(PlatformFake):
         if channel is None:
             return self._unauthorised()
         if self.faults.strikes("poll_rate_limit"):
-            return _error(403, "rateLimitExceeded", "Rate limit exceeded.", domain="usageLimits")
+            return self._throttled()
         parts = tuple((request.arg("part") or "").split(","))
         wanted = (request.arg("id") or "").split(",")
         with self.lock:
@@ -312,6 +318,8 @@ class YouTubeFake(PlatformFake):
         channel = self._channel(request)
         if channel is None:
             return self._unauthorised()
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
         handle = self.accounts[channel]["handle"]
         item = {
             "kind": "youtube#channel",
@@ -327,6 +335,8 @@ class YouTubeFake(PlatformFake):
         channel = self._channel(request)
         if channel is None:
             return self._unauthorised()
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
         if request.arg("playlistId") != "UU" + channel[2:]:
             return _error(404, "playlistNotFound", "Playlist not found.")
         limit = min(int(request.arg("maxResults", "5")), 50)

@@ -17,6 +17,9 @@ job looks for our post:
   the platform's duplicate window has passed, or a resend was already refused naming a
   post that could not be confirmed as ours; then a person decides.
 
+A throttled lookup decides nothing: the check comes again after the platform's reset,
+without spending an attempt while the job's snooze budget lasts (never a resend).
+
 While a check is scheduled the rendition's error says action ``wait`` with ``check_at``;
 when no check will come it says ``verify``: a person is needed. An account that must be
 reconnected first says ``reconnect``: the check runs again once it is (see reconnect.py).
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import NoReturn
 
 from django.conf import settings
 
@@ -34,7 +38,7 @@ from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
 from apps.common import events
 from apps.common.db_clock import db_now
-from apps.jobs.errors import PermanentError, RetryableError, delay_seconds
+from apps.jobs.errors import PermanentError, RetryableError, Snooze, delay_seconds
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease
@@ -55,6 +59,8 @@ logger = logging.getLogger(__name__)
 NOT_FOUND_YET = "not_found_yet"
 # Look this far before the unanswered attempt started, for clock differences.
 LOOKUP_SLACK = timedelta(minutes=2)
+# The least wait after a throttled lookup.
+THROTTLED_MIN_WAIT_S = 5.0
 
 
 def reconcile(job: Job) -> None:
@@ -137,6 +143,8 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         found = adapter.lookup_segment(ctx, payload, not_before=not_before)
     except ProviderError as err:
         attempt.close(DeliveryAttempt.Outcome.FAILED, error=err.as_dict())
+        if err.kind == ErrorKind.RATE_LIMITED:
+            _lookup_throttled(job, rendition, err)
         if err.retryable:
             raise RetryableError(err.kind, err.message, retry_at=err.retry_at) from None
         raise PermanentError(err.kind, err.message, details=err.as_dict()) from None
@@ -183,6 +191,26 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
     raise PermanentError(
         "not_found", "Not found by a best-effort lookup; a person must verify the platform."
     )
+
+
+def _lookup_throttled(job: Job, rendition: Rendition, err: ProviderError) -> NoReturn:
+    """The platform throttled the lookup: nothing was learnt, so nothing is decided. The
+    check comes again once the platform's reset has passed, without spending one of the
+    job's attempts (a run of throttled lookups must not hand the rendition to a person), as
+    long as the job's snooze budget lasts; past it, each throttled check spends an attempt
+    like any other retryable failure."""
+    job_type = get_job_type(job.type)
+    delay_s = (
+        delay_seconds(err.retry_at)
+        if err.retry_at is not None
+        else job_type.backoff.delay(max(job.attempts, 1))
+    )
+    # A reset already past (clocks differ) must not spin the check against the limit.
+    delay_s = max(delay_s, THROTTLED_MIN_WAIT_S)
+    if job.snoozed_s + delay_s <= job_type.snooze_budget_s:
+        _checking_again(job, rendition, db_now() + timedelta(seconds=delay_s))
+        raise Snooze(timedelta(seconds=delay_s), f"The lookup was throttled: {err.message}")
+    raise RetryableError(err.kind, err.message, retry_at=err.retry_at)
 
 
 def _settled_at(rendition: Rendition, sent: DeliveryAttempt | None):
