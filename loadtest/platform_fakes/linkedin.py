@@ -25,6 +25,11 @@
   `ETag`; `action=finalizeUpload` must name every part's ETag in order. The video is then
   PROCESSING until it is AVAILABLE; a post may not reference a video not finalized.
 - `GET /rest/posts?q=author&author=<urn>` lists an author's posts, newest first.
+- `DELETE /rest/posts/{urn}` answers 204 and takes the post's comments with it.
+- Comments: `POST /rest/socialActions/{post urn}/comments` with `{actor, object, message}`
+  answers 201 with the comment (`id`, `commentUrn`) and its id in `x-restli-id`;
+  `GET` on the same path lists them oldest first (`start`, `count`). Reading needs the same
+  read permission as the post.
 - OAuth refresh at www.linkedin.com/oauth/v2/accessToken: a new 60-day access token; the
   refresh token keeps its 365-day life counted from the first authorization.
 - 429 carries no rate-limit headers and no Retry-After (limits are daily, reset 00:00 UTC).
@@ -94,6 +99,8 @@ class LinkedInFake(PlatformFake):
         self.videos: dict[str, dict] = {}
         self.video_part_bytes = video_part_bytes
         self.admins: dict[str, set[str]] = {}  # member -> organization URNs it administers
+        self.comments: dict[str, list[dict]] = {}  # post URN -> its comments, oldest first
+        self._comment_ids = itertools.count(7_100_000_000_000_000_000)
         self._rng = random.Random(self.faults.seed)  # noqa: S311 - a test's dice
         self._shares = itertools.count(7_400_000_000_000_000_000)
 
@@ -556,6 +563,76 @@ class LinkedInFake(PlatformFake):
             page = [self._post_json(p) for p in mine[start : start + count]]
         return json_response(
             {"elements": page, "paging": {"start": start, "count": count, "total": len(mine)}}
+        )
+
+    @route("DELETE", r"/rest/posts/(?P<encoded>[^/]+)")
+    def delete_post(self, request: FakeRequest, encoded: str) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        urn = unquote(encoded)
+        with self.lock:
+            post = self.posts.get(urn)
+            if post is None:
+                return li_error(404, f"Not found: {urn}")
+            if not self._may_post_as(caller, post.account):
+                return self._denied("partnerApiPostsExternal.DELETE")
+            self.remove(urn)
+            self.comments.pop(urn, None)
+        return FakeResponse(204, None)
+
+    # --- comments ------------------------------------------------------------------------
+
+    @route("POST", r"/rest/socialActions/(?P<encoded>[^/]+)/comments")
+    def create_comment(self, request: FakeRequest, encoded: str) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if self.faults.strikes("rate_limit"):
+            return self._throttled()
+        urn = unquote(encoded)
+        body = request.json()
+        actor = str(body.get("actor") or "")
+        text = str((body.get("message") or {}).get("text") or "")
+        if not actor or not text:
+            return li_error(422, "ERROR :: /message/text :: field is required", "ILLEGAL_ARGUMENT")
+        if not self._may_post_as(caller, actor):
+            return self._denied("partnerApiSocialActions.CREATE-comments")
+        with self.lock:
+            if urn not in self.posts:
+                return li_error(404, f"Not found: {urn}")
+            comment_id = str(next(self._comment_ids))
+            comment = {
+                "id": comment_id,
+                "commentUrn": f"urn:li:comment:({urn},{comment_id})",
+                "actor": actor,
+                "object": urn,
+                "message": {"text": text},
+                "created": {"actor": actor, "time": int(self.clock() * 1000)},
+            }
+            self.comments.setdefault(urn, []).append(comment)
+        return FakeResponse(201, comment, {"x-restli-id": comment_id})
+
+    @route("GET", r"/rest/socialActions/(?P<encoded>[^/]+)/comments")
+    def list_comments(self, request: FakeRequest, encoded: str) -> FakeResponse:
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        urn = unquote(encoded)
+        count = min(int(request.arg("count", "10")), 100)
+        start = int(request.arg("start", "0"))
+        with self.lock:
+            post = self.posts.get(urn)
+            if post is None:
+                return li_error(404, f"Not found: {urn}")
+            if not self._may_read(caller, post.account):
+                return self._denied("partnerApiSocialActions.GET-comments")
+            comments = list(self.comments.get(urn, []))
+        page = comments[start : start + count]
+        return json_response(
+            {"elements": page, "paging": {"start": start, "count": count, "total": len(comments)}}
         )
 
 

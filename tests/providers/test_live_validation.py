@@ -16,6 +16,7 @@ from apps.providers.base import SupportsDelete, get_adapter
 from apps.providers.live.models import PlatformValidation
 from apps.providers.live.services import platform_validation_run
 from loadtest.platform_fakes import FaultPlan
+from loadtest.platform_fakes.linkedin import MEMBER_SCOPES, LinkedInFake
 from loadtest.platform_fakes.mastodon import MastodonFake
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.x import XFake
@@ -75,8 +76,25 @@ def x_fake(clock, settings):
     server.stop()
 
 
-def _account(workspace, platform: str, fake) -> SocialAccount:
-    opened = fake.new_account("operator")
+@pytest.fixture
+def linkedin(clock, settings):
+    settings.LINKEDIN_CLIENT_ID = "li-client"
+    settings.LINKEDIN_CLIENT_SECRET = "li-secret"
+    settings.LINKEDIN_API_VERSION = "202609"
+    fake = LinkedInFake(FaultPlan(hang_s=1.0))
+    fake.clock = clock
+    server = _serve(fake, settings)
+    yield fake
+    server.stop()
+
+
+# A member token that may read its own posts back (r_member_social), which confirming a
+# duplicate refusal and listing comments need.
+READING_MEMBER = MEMBER_SCOPES | {"r_member_social"}
+
+
+def _account(workspace, platform: str, fake, **opening) -> SocialAccount:
+    opened = fake.new_account("operator", **opening)
     opened.pop("display_name", None)
     return make_account(workspace, platform, **opened)
 
@@ -127,6 +145,42 @@ def test_x_reports_the_steps_it_does_not_offer_and_still_passes(workspace_a, x_f
     assert validation.api_version == "API v2"
     assert x_fake.published() == []
     assert len(x_fake.deleted) == 1
+
+
+def test_linkedin_settles_the_resend_on_the_duplicate_refusal_naming_the_post(
+    workspace_a, linkedin
+):
+    account = _account(workspace_a, "linkedin", linkedin, scopes=READING_MEMBER)
+
+    validation = platform_validation_run(account=account)
+
+    assert _statuses(validation) == {
+        "publish": "passed",
+        "lookup": "not_offered",
+        "idempotency": "passed",
+        "first_comment": "passed",
+        "delete": "passed",
+    }
+    [post] = linkedin.deleted.values()
+    assert "refused as a duplicate of " + post.id in validation.steps[2]["detail"]
+    assert validation.api_version == "LinkedIn-Version 202609"
+    assert validation.passed and validation.leftovers == []
+    assert linkedin.published() == [] and linkedin.comments == {}
+
+
+def test_linkedin_without_read_access_cannot_prove_the_duplicate_or_find_the_comment(
+    workspace_a, linkedin
+):
+    account = _account(workspace_a, "linkedin", linkedin)  # w_member_social only
+
+    validation = platform_validation_run(account=account)
+
+    statuses = _statuses(validation)
+    assert (statuses["idempotency"], statuses["first_comment"]) == ("failed", "failed")
+    assert "may not read" in validation.steps[2]["detail"]
+    assert statuses["delete"] == "passed"  # the post, and its comment with it
+    assert not validation.passed
+    assert linkedin.published() == []
 
 
 def test_a_resend_that_makes_a_second_post_fails_the_run_and_both_are_deleted(
@@ -221,6 +275,6 @@ class _NeverDeletes:
     """Stands in for SupportsDelete: no adapter is an instance."""
 
 
-def test_the_mastodon_and_x_adapters_delete():
-    assert isinstance(get_adapter("mastodon"), SupportsDelete)
-    assert isinstance(get_adapter("x"), SupportsDelete)
+@pytest.mark.parametrize("platform", ["mastodon", "x", "linkedin"])
+def test_these_adapters_delete(platform):
+    assert isinstance(get_adapter(platform), SupportsDelete)

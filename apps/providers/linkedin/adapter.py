@@ -265,6 +265,28 @@ class LinkedInAdapter(Adapter):
                     break
         return None
 
+    # Deletion (the live validation's clean-up)
+
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None:
+        """Delete one of the author's posts (its comments go with it); one already gone
+        (404) counts as deleted. A post LinkedIn never named cannot be deleted here."""
+        urn = post.provider_post_id
+        if not _POST_URN.match(urn):
+            raise ProviderError(
+                ErrorKind.UNKNOWN,
+                "LinkedIn did not name the post, so it cannot be deleted here; delete it on "
+                "LinkedIn.",
+                code="post_unidentified",
+                action=Action.VERIFY,
+                retryable=False,
+            )
+        with _client(ctx.credentials) as http:
+            response = httpcall.send(
+                http, "DELETE", f"{API}/rest/posts/{quote(urn, safe='')}", is_create=False
+            )
+        if response.status_code not in (200, 204, 404):
+            raise classify(response, is_create=False)
+
     def duplicate_refusal_covers(self, segment: SegmentPayload) -> bool:
         """Empty commentary is no duplicate of anything: a resend would be a second post."""
         return bool(commentary(segment.text).strip())
