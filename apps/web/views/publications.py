@@ -24,7 +24,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from apps.accounts.models import Workspace
 from apps.accounts.permissions import Action
 from apps.common.errors import Conflict, DomainError, ValidationFailed
-from apps.providers.catalog import PlatformCapabilities, UnknownPlatform, get_capabilities
+from apps.providers.catalog import PlatformCapabilities, UnknownPlatform
+from apps.providers.live.readiness import effective_capabilities, effective_capabilities_for
 from apps.publications.models import Publication
 from apps.publishing.selectors import publication_detail, publish_due_times
 from apps.publishing.services import (
@@ -159,14 +160,19 @@ def _card(
     *,
     editable: bool,
     due: dict[int, datetime | None] | None = None,
+    catalog: dict[str, PlatformCapabilities] | None = None,
 ) -> DestinationCard:
     """A destination's card, from what the caller read with the rendition (its attempts,
-    first comment, segments and media, its due time among ``due``), else loaded here."""
+    first comment, segments and media, its due time among ``due``, the catalog with today's
+    readiness as ``catalog``), else loaded here."""
     workspace = request.workspace
-    try:
-        caps = get_capabilities(rendition.platform)
-    except UnknownPlatform:
-        caps = None
+    if catalog is not None:
+        caps = catalog.get(rendition.platform)
+    else:
+        try:
+            caps = effective_capabilities_for(rendition.platform)
+        except UnknownPlatform:
+            caps = None
     can_publish = permits(request, workspace, Action.PUBLISH)
     edit_url = None
     if editable and permits(request, workspace, Action.EDIT):
@@ -268,7 +274,8 @@ def publication_detail_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
         key=lambda r: (r.social_account.platform, r.social_account.handle),
     )
     due = due_times(renditions)
-    cards = [_card(request, r, editable=editable, due=due) for r in renditions]
+    catalog = effective_capabilities()
+    cards = [_card(request, r, editable=editable, due=due, catalog=catalog) for r in renditions]
     segments = list(publication.segments.all())  # by position
     context = {
         "workspace": request.workspace,
