@@ -22,7 +22,12 @@ from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease, job_enqueue
 from apps.providers.base import SupportsLookup, get_adapter
 from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.publishing.delivery.enqueue import RECONCILE_JOB, reconcile_dedupe_key
+from apps.publishing.delivery.enqueue import (
+    PUBLISH_JOB,
+    RECONCILE_JOB,
+    reconcile_dedupe_key,
+    schedule_publish,
+)
 from apps.publishing.delivery.run import Stop, db_now, seconds_until
 from apps.publishing.locks import lock_rendition
 from apps.publishing.services.status import publication_refresh_status
@@ -54,6 +59,7 @@ def fail(
         error["details"] = details
     ambiguous = hand_over or err.kind == ErrorKind.OUTCOME_UNKNOWN
     outcome: Exception | None = None
+    handed_to_publish = False
     with holding_lease(job):
         if closing is not None:
             closing()
@@ -67,6 +73,7 @@ def fail(
                 outcome = _refused_while_unsettled(job, current, err, error)
             else:
                 outcome = _write_failure(job, current, err, error, ambiguous=ambiguous)
+                handed_to_publish = _hand_retry_to_publish(job, current)
     if outcome is None:
         raise Stop()
     logger.info(
@@ -80,7 +87,19 @@ def fail(
             "retry_at": current.next_retry_at,
         },
     )
-    raise Stop(outcome)
+    raise Stop(None if handed_to_publish else outcome)
+
+
+def _hand_retry_to_publish(job: Job, current: Rendition) -> bool:
+    """A retry pending is the publish job's. A failure written by another job (a status
+    poll delivering the thread's next segments once the first was published) schedules the
+    publish job at the rendition's retry time, in the same transaction, and that job ends
+    done: its own rerun would find the rendition failed and do nothing, leaving the retry
+    to the due sweep's next pass. True when handed over (under the caller's locks)."""
+    if job.type == PUBLISH_JOB or not current.is_retry_pending:
+        return False
+    schedule_publish(current, run_at=current.next_retry_at)
+    return True
 
 
 def _write_failure(
