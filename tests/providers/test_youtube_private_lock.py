@@ -147,3 +147,33 @@ def _epoch():
     from datetime import UTC, datetime
 
     return datetime(2020, 1, 1, tzinfo=UTC)
+
+
+def test_the_posts_page_says_the_video_is_private_and_why(serve, workspace_a, alice, client):
+    from django.urls import reverse
+
+    from apps.renditions.models import Rendition
+    from tests.factories import PublicationFactory, RenditionFactory
+
+    fake = serve(project_audited=False)
+    account = _account(fake, workspace_a)
+    ctx = _ctx(account, "public")
+    done = get_adapter("youtube").publish_segment(ctx, _segment(), reply_to=None)
+    publication = PublicationFactory(workspace=workspace_a)
+    RenditionFactory(
+        publication=publication,
+        social_account=account,
+        status=Rendition.Status.PUBLISHED,
+        provider_post_id=done.provider_post_id,
+        provider_url=done.provider_url,
+        published_at=done.published_at,
+        checkpoint=ctx.checkpoint,  # as the pipeline keeps it
+    )
+
+    client.force_login(alice)
+    page = client.get(
+        reverse("publication-detail", kwargs={"workspace_slug": "ws-a", "pk": publication.pk})
+    ).content.decode()
+
+    assert 'data-notice="locked_private"' in page
+    assert "YouTube made this video private although it was sent as public" in page
