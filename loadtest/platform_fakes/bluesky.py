@@ -506,6 +506,20 @@ class BlueskyFake(PlatformFake):
         value = next(self._tids)
         return "".join(S32[(value >> (5 * i)) & 31] for i in reversed(range(11))) + "22"
 
+    @route("POST", r"/xrpc/com\.atproto\.repo\.deleteRecord")
+    def delete_record(self, request: FakeRequest) -> FakeResponse:
+        """Deletes the record; one the repository does not hold is no error (the answer
+        is the same commit-less success)."""
+        did = self._authed(request)
+        if isinstance(did, FakeResponse):
+            return did
+        body = request.json()
+        if body.get("repo") not in (did, self.accounts[did]["handle"]):
+            return xrpc_error("InvalidRequest", "Input/repo must be the authenticated account")
+        uri = f"at://{did}/{body.get('collection')}/{body.get('rkey')}"
+        self.remove(uri)
+        return json_response({})
+
     @route("GET", r"/xrpc/com\.atproto\.repo\.getRecord")
     def get_record(self, request: FakeRequest) -> FakeResponse:
         if self.faults.strikes("poll_rate_limit"):

@@ -10,16 +10,19 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
+from apps.accounts.installation import installation_id
 from apps.accounts.models import SocialAccount
 from apps.providers import httpcall
 from apps.providers.base import SupportsDelete, get_adapter
 from apps.providers.live.models import PlatformValidation
 from apps.providers.live.services import platform_validation_run
 from loadtest.platform_fakes import FaultPlan
+from loadtest.platform_fakes.bluesky import BlueskyFake
 from loadtest.platform_fakes.linkedin import MEMBER_SCOPES, LinkedInFake
 from loadtest.platform_fakes.mastodon import MastodonFake
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.x import XFake
+from tests.factories import SocialAccountFactory
 from tests.providers.social_helpers import make_account
 
 pytestmark = pytest.mark.django_db
@@ -145,6 +148,23 @@ def test_x_reports_the_steps_it_does_not_offer_and_still_passes(workspace_a, x_f
     assert validation.api_version == "API v2"
     assert x_fake.published() == []
     assert len(x_fake.deleted) == 1
+
+
+def test_bluesky_resends_under_the_record_key_and_deletes_its_records(workspace_a, clock, settings):
+    installation_id.cache_clear()
+    fake = BlueskyFake(FaultPlan(hang_s=1.0))
+    server = _serve(fake, settings)
+    try:
+        account = _account(workspace_a, "bluesky", fake)
+        validation = platform_validation_run(account=account)
+    finally:
+        server.stop()
+        installation_id.cache_clear()
+
+    assert _statuses(validation) == dict.fromkeys(STEP_NAMES, "passed")
+    assert "same handle returned at://" in validation.steps[2]["detail"]
+    assert validation.api_version == "AT Protocol (app.bsky)"
+    assert fake.published() == [] and len(fake.deleted) == 2  # the post and its reply
 
 
 def test_linkedin_settles_the_resend_on_the_duplicate_refusal_naming_the_post(
@@ -275,6 +295,51 @@ class _NeverDeletes:
     """Stands in for SupportsDelete: no adapter is an instance."""
 
 
-@pytest.mark.parametrize("platform", ["mastodon", "x", "linkedin"])
+@pytest.mark.parametrize("platform", ["mastodon", "x", "linkedin", "bluesky"])
 def test_these_adapters_delete(platform):
     assert isinstance(get_adapter(platform), SupportsDelete)
+
+
+def test_a_platform_needing_settings_or_media_says_what_to_pass(workspace_a):
+    reddit = SocialAccountFactory(workspace=workspace_a, platform="reddit", handle="ops")
+    pinterest = SocialAccountFactory(workspace=workspace_a, platform="pinterest", handle="ops")
+
+    without_settings = platform_validation_run(account=reddit)
+    without_media = platform_validation_run(account=pinterest, settings={"board_id": "1"})
+
+    assert without_settings.steps[0] == {
+        "name": "publish",
+        "status": "failed",
+        "detail": "needs --setting for: subreddit, title",
+    }
+    assert without_media.steps[0]["detail"] == "this platform needs media: pass --media"
+    assert _statuses(without_media)["delete"] == "skipped"  # nothing was made
+    assert not without_settings.passed and not without_media.passed
+
+
+def test_the_command_reads_settings_and_media_files(tmp_path):
+    from PIL import Image
+
+    from apps.providers.management.commands import validate_platform as command
+
+    picture = tmp_path / "check.png"
+    Image.new("RGB", (40, 30), (0, 90, 200)).save(picture)
+
+    [media] = command._media([str(picture)], "https://media.example/check.png")
+
+    assert (media.kind, media.mime_type, media.width, media.height) == (
+        "image",
+        "image/png",
+        40,
+        30,
+    )
+    assert media.public_url == "https://media.example/check.png"
+    assert media.open().read() == picture.read_bytes()
+    assert command._settings(["subreddit=test", "title=A = B"]) == {
+        "subreddit": "test",
+        "title": "A = B",
+    }
+    with pytest.raises(CommandError):
+        command._settings(["subreddit"])
+    with pytest.raises(CommandError):
+        command._media([str(tmp_path / "missing.png")], None)

@@ -349,6 +349,29 @@ class BlueskyAdapter(Adapter):
                 return _published(xrpc.did, rkey, found)
         return None
 
+    # Deletion (the live validation's clean-up)
+
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None:
+        """Delete the post's record (a reply made as a first comment is one too). Deleting
+        a record that is not there succeeds: the repository simply does not hold it."""
+        if not post.provider_post_id.startswith("at://"):
+            raise ProviderError(
+                ErrorKind.UNKNOWN,
+                "The video is still being processed, so there is no record to delete yet; "
+                "delete it in the app.",
+                code="post_unidentified",
+                retryable=False,
+            )
+        repo, collection, rkey = post.provider_post_id.removeprefix("at://").split("/", 2)
+        response = _Xrpc(ctx).call(
+            "POST",
+            "com.atproto.repo.deleteRecord",
+            is_create=False,
+            json={"repo": repo, "collection": collection, "rkey": rkey},
+        )
+        if response.status_code != 200:
+            raise classify(response, is_create=False)
+
     # Reconciliation
 
     def lookup_segment(

@@ -260,11 +260,12 @@ def _wait_published(run: _Run, pending: PublishedSegment) -> PublishedSegment:
 
 
 def _lookup(run: _Run) -> StepResult:
-    if not isinstance(run.adapter, SupportsLookup):
+    adapter = run.adapter
+    if not isinstance(adapter, SupportsLookup):
         return StepResult("lookup", Status.NOT_OFFERED, "the platform offers no lookup")
     assert run.post is not None
     not_before = run.started_at - timedelta(minutes=1)
-    found = _find(lambda: run.adapter.lookup_segment(run.ctx, run.segment, not_before=not_before))
+    found = _find(lambda: adapter.lookup_segment(run.ctx, run.segment, not_before=not_before))
     if found is None:
         return StepResult("lookup", Status.FAILED, f"not found after {FIND_TRIES} tries")
     if found.provider_post_id != run.post.provider_post_id:
@@ -323,16 +324,17 @@ def _idempotency(run: _Run) -> StepResult:
 
 
 def _first_comment(run: _Run) -> StepResult:
-    if not (run.caps.supports_first_comment and isinstance(run.adapter, SupportsFirstComment)):
+    adapter = run.adapter
+    if not (run.caps.supports_first_comment and isinstance(adapter, SupportsFirstComment)):
         return StepResult("first_comment", Status.NOT_OFFERED, "no first comments here")
     assert run.post is not None
     text = f"Test comment (platform check {run.marker})."
     key = f"{run.ctx.idempotency_base}-comment"
-    comment = run.adapter.publish_comment(run.ctx, run.post, text, key=key)
+    post = run.post
+    comment = adapter.publish_comment(run.ctx, post, text, key=key)
     run.comment = comment
     run.made.append(("comment", comment))
-    post = run.post
-    found = _find(lambda: run.adapter.find_comment(run.ctx, post, text, key=key))  # type: ignore[attr-defined]
+    found = _find(lambda: adapter.find_comment(run.ctx, post, text, key=key))
     if found is None:
         return StepResult(
             "first_comment",
