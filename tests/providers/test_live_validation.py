@@ -21,6 +21,7 @@ from loadtest.platform_fakes.bluesky import BlueskyFake
 from loadtest.platform_fakes.linkedin import MEMBER_SCOPES, LinkedInFake
 from loadtest.platform_fakes.mastodon import MastodonFake
 from loadtest.platform_fakes.server import FakeServer
+from loadtest.platform_fakes.threads import ThreadsFake
 from loadtest.platform_fakes.x import XFake
 from tests.factories import SocialAccountFactory
 from tests.providers.social_helpers import make_account
@@ -165,6 +166,36 @@ def test_bluesky_resends_under_the_record_key_and_deletes_its_records(workspace_
     assert "same handle returned at://" in validation.steps[2]["detail"]
     assert validation.api_version == "AT Protocol (app.bsky)"
     assert fake.published() == [] and len(fake.deleted) == 2  # the post and its reply
+
+
+def test_an_asynchronous_post_is_waited_for_and_what_cannot_be_deleted_is_listed(
+    workspace_a, clock, settings
+):
+    fake = ThreadsFake(FaultPlan(rates={}, processing_s=30.0, hang_s=1.0))
+    fake.clock = clock
+    server = _serve(fake, settings)
+    try:
+        account = _account(workspace_a, "threads", fake)
+        out = io.StringIO()
+        call_command("validate_platform", "threads", account=account.pk, stdout=out)
+    finally:
+        server.stop()
+
+    validation = PlatformValidation.objects.get()
+    assert _statuses(validation) == {
+        "publish": "passed",
+        "lookup": "passed",
+        "idempotency": "not_offered",
+        "first_comment": "not_offered",
+        "delete": "not_offered",
+    }
+    [post] = fake.published()  # the container was polled until Threads published it
+    assert validation.steps[0]["detail"].startswith(post.id)
+    assert validation.leftovers == [
+        {"what": "post", "id": post.id, "url": validation.leftovers[0]["url"]}
+    ]
+    assert validation.passed
+    assert out.getvalue().splitlines()[-1].startswith("Left on the platform, delete it by hand")
 
 
 def test_linkedin_settles_the_resend_on_the_duplicate_refusal_naming_the_post(
