@@ -10,6 +10,7 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
+from apps.accounts import services as account_services
 from apps.accounts.installation import installation_id
 from apps.accounts.models import SocialAccount
 from apps.providers import httpcall
@@ -374,3 +375,39 @@ def test_the_command_reads_settings_and_media_files(tmp_path):
         command._settings(["subreddit"])
     with pytest.raises(CommandError):
         command._media([str(tmp_path / "missing.png")], None)
+
+
+def test_an_error_of_ours_in_a_step_fails_it_and_the_clean_up_still_runs(
+    workspace_a, mastodon, monkeypatch
+):
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(type(get_adapter("mastodon")), "find_comment", broken)
+    account = _account(workspace_a, "mastodon", mastodon)
+
+    validation = platform_validation_run(account=account)
+
+    assert validation.steps[3] == {
+        "name": "first_comment",
+        "status": "failed",
+        "detail": "error: RuntimeError: a bug",
+    }
+    assert _statuses(validation)["delete"] == "passed"
+    assert not validation.passed
+    assert mastodon.published() == [] and validation.leftovers == []
+
+
+def test_a_token_near_expiry_is_refreshed_and_stored_before_posting(workspace_a, x_fake):
+    opened = x_fake.new_account("operator")
+    opened.pop("display_name")
+    opened["credentials"]["expires_at"] = "2020-01-01T00:00:00+00:00"
+    account = make_account(workspace_a, "x", **opened)
+
+    validation = platform_validation_run(account=account)
+
+    assert validation.passed
+    account.refresh_from_db()
+    stored = account_services.social_account_credentials(account)
+    assert stored["refresh_token"] != opened["credentials"]["refresh_token"]
+    assert stored["expires_at"] > "2026"

@@ -43,7 +43,6 @@ from apps.providers.meta.graph import GRAPH_VERSION
 logger = logging.getLogger(__name__)
 
 Status = PlatformValidation.StepStatus
-STEPS = ("publish", "lookup", "idempotency", "first_comment", "delete")
 # Listings may lag behind a post just made: a lookup is tried this often, this far apart.
 FIND_TRIES = 6
 FIND_PAUSE_S = 10.0
@@ -88,7 +87,6 @@ class _Run:
     marker: str
     started_at: datetime
     post: PublishedSegment | None = None
-    comment: PublishedSegment | None = None
     # What the run made on the platform, in order: (what, the segment).
     made: list[tuple[str, PublishedSegment]] = field(default_factory=list)
 
@@ -133,7 +131,7 @@ def platform_validation_run(
     run = _Run(
         adapter=adapter,
         caps=caps,
-        ctx=_context(adapter, account, marker, settings or {}),
+        ctx=_context(account, marker, settings or {}),
         segment=SegmentPayload(
             0, f"Test post (platform check {marker}); it is deleted in a moment.", list(media)
         ),
@@ -155,6 +153,10 @@ def platform_validation_run(
                 result = step(run)
             except ProviderError as err:
                 result = StepResult(name, Status.FAILED, _describe(err))
+            except Exception as exc:  # noqa: BLE001 - the clean-up and the record still run
+                # Our bug, not the platform's answer: keep the traceback for the operator.
+                logger.exception("Live validation step %s errored", name)
+                result = StepResult(name, Status.FAILED, f"error: {type(exc).__name__}: {exc}")
         results.append(result)
         if on_step is not None:
             on_step(result)
@@ -179,17 +181,10 @@ def platform_validation_run(
     return validation
 
 
-def _context(
-    adapter: Adapter, account: SocialAccount, marker: str, settings: dict
-) -> PublishContext:
-    credentials = account_services.social_account_credentials(account)
-    fresh = adapter.refresh_credentials(account, credentials)
-    if fresh is not None:
-        _store_credentials(account, fresh)
-        credentials = fresh
+def _context(account: SocialAccount, marker: str, settings: dict) -> PublishContext:
     return PublishContext(
         account=account,
-        credentials=credentials,
+        credentials=account_services.social_account_credentials(account),
         settings=settings,
         rendition_id=0,
         idempotency_base=f"validation-{marker}",
@@ -227,6 +222,10 @@ def _publish(run: _Run) -> StepResult:
         )
     if run.caps.requires_media and not run.segment.media:
         return StepResult("publish", Status.FAILED, "this platform needs media: pass --media")
+    # As the pipeline does before publishing: a token near expiry is refreshed first.
+    fresh = run.adapter.refresh_credentials(run.ctx.account, run.ctx.credentials)
+    if fresh is not None:
+        run.ctx.persist_credentials(fresh)
     published = run.adapter.publish_segment(run.ctx, run.segment, reply_to=None)
     run.made.append(("post", published))
     if published.pending:
@@ -332,7 +331,6 @@ def _first_comment(run: _Run) -> StepResult:
     key = f"{run.ctx.idempotency_base}-comment"
     post = run.post
     comment = adapter.publish_comment(run.ctx, post, text, key=key)
-    run.comment = comment
     run.made.append(("comment", comment))
     found = _find(lambda: adapter.find_comment(run.ctx, post, text, key=key))
     if found is None:
