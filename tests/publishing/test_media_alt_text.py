@@ -143,3 +143,13 @@ def test_sending_the_same_text_back_passes(approved, asset, bob):
 
     assert response.status_code == 302
     assert _alt(asset) == "A red bicycle"
+
+
+def test_a_post_published_in_full_does_not_hold_the_editor(approved, asset, bob):
+    # It sends nothing more, so its old default changes nothing that goes out.
+    Publication.objects.filter(pk=approved.pk).update(status=Publication.Status.PUBLISHED)
+
+    response = _client(bob).post(f"{URL}{asset.pk}/alt-text/", {"alt_text": "A blue bicycle"})
+
+    assert response.status_code == 302
+    assert _alt(asset) == "A blue bicycle"

@@ -4,7 +4,8 @@ An attachment with no alt text of its own shows (and, once its destinations are 
 again, sends) the file's default alt text. So changing the default changes every post that
 uses the file that way, and for someone whose posts need approval it is the same change to
 an approved part ("media") as editing those posts: refused with APPROVAL_REQUIRED while any
-of them is past draft, nothing written (``apps.publishing.services.approval``). Every path
+of them is past draft with something left to send (published and cancelled posts send
+nothing more), nothing written (``apps.publishing.services.approval``). Every path
 that edits a file's alt text (the web media library, the API's ``PATCH /media/{id}``) goes
 through ``media_alt_text_set``.
 """
@@ -22,12 +23,16 @@ from apps.publications.services.media_library import (
     media_asset_set_alt_text,
 )
 
+# Posts that can send nothing more: a change to them changes no post that goes out.
+_SETTLED = (Publication.Status.DRAFT, Publication.Status.PUBLISHED, Publication.Status.CANCELLED)
+
 
 def posts_showing_default_alt_text(asset: MediaAsset) -> list[int]:
-    """Ids of the posts past draft that attach the file with no alt text of their own."""
+    """Ids of the posts past draft with something left to send (not published in full,
+    not cancelled) that attach the file with no alt text of their own."""
     return list(
         Publication.objects.filter(workspace_id=asset.workspace_id)
-        .exclude(status=Publication.Status.DRAFT)
+        .exclude(status__in=_SETTLED)
         .filter(segments__media_links__media=asset, segments__media_links__alt_text="")
         .distinct()
         .order_by("pk")
