@@ -57,7 +57,7 @@ class ImportState:
     user_id: int
     file_name: str
     schedule: bool
-    items: list[dict]  # each {"row": n, "item": {...}} or {"row": n, "error": {...}}
+    items: list[dict]  # each {"row": n, "item": {...}} or {"row": n, "error": {...}, "text"}
 
     @property
     def batches(self) -> int:
@@ -185,7 +185,7 @@ def rows_to_items(
         if problem is None and schedule and not destinations:
             problem = _row_error("Give at least one destination.", "destinations")
         if problem is not None:
-            out.append({"row": number, "error": problem})
+            out.append({"row": number, "error": problem, "text": row.get("text", "")})
             continue
         item: dict = {
             "text": row.get("text", ""),

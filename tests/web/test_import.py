@@ -69,7 +69,7 @@ def test_the_preview_shows_each_rows_problem_and_creates_nothing(as_bob, news):
     assert "Import 4 rows" in body
     assert "No account @ghost in this workspace." in body
     assert "More than 10 minutes in the past." in body
-    assert "1 row names an unknown account" in body
+    assert "3 rows have problems" in body
     assert body.count("status-failed") == 3
     assert not Publication.objects.exists()
 
@@ -178,3 +178,37 @@ def test_an_outsider_cannot_see_anothers_import(as_bob, as_charlie, as_alice, ne
     assert as_alice.get(f"{UPLOAD}{ident}/").status_code == 404  # another user's import
     assert as_alice.post(f"{UPLOAD}{ident}/run/").status_code == 404
     assert not Publication.objects.exists()
+
+
+def test_the_preview_counts_every_row_with_problems_in_words_a_person_reads(as_bob, news):
+    text = (
+        "text,scheduled_at,destinations\n"
+        f"Good one,{soon()},@news\n"
+        f"To nobody,{soon()},@ghost\n"
+        f",{soon()},news\n"
+        "Long ago,2020-01-06T09:00,news\n"
+        f"Too old,{soon(hours=-3)},news\n"
+    )
+    ident = import_id(upload(as_bob, text))
+
+    body = as_bob.get(f"{UPLOAD}{ident}/").content.decode()
+
+    assert "4 rows have problems" in body
+    assert "<strong>Text</strong>: Write some text or attach media." in body
+    assert "<strong>Time (scheduled_at)</strong>: More than 10 minutes in the past." in body
+    assert "segments.0" not in body
+    assert "local_time" not in body
+    assert "Mon 6 Jan 2020, 09:00" in body  # the row's time as the app shows times
+    assert "To nobody" in body  # a row refused on reading still shows its text
+
+
+def test_the_report_names_each_post_by_its_text(as_bob, news):
+    text = f"text,scheduled_at,destinations\nSpring sale starts on Monday,{soon()},news\n"
+    ident = import_id(upload(as_bob, text))
+    run_all(as_bob, ident)
+
+    body = as_bob.get(f"{UPLOAD}{ident}/").content.decode()
+
+    publication = Publication.objects.get()
+    assert f'/w/ws-a/posts/{publication.pk}/">Spring sale starts on Monday</a>' in body
+    assert f"Post {publication.pk}" not in body

@@ -11,6 +11,9 @@ the bulk service takes), so two requests for one import never run a batch twice.
 
 from __future__ import annotations
 
+import zoneinfo
+from datetime import datetime
+
 from django import forms
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -21,6 +24,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from apps.accounts.permissions import Action
 from apps.approvals.rule import needs_approval
 from apps.common.errors import DomainError
+from apps.publications.models import PublicationSegment
 from apps.publishing import quotas
 from apps.publishing.services.bulk import publications_bulk_create
 from apps.publishing.services.create_pipeline import OutcomeStatus
@@ -28,6 +32,18 @@ from apps.web import csv_import
 from apps.web.access import WorkspaceRequest, is_htmx, permits, require, workspace_view
 
 PREVIEW_ROWS = 20
+
+# The CSV columns a problem's field path stands for, as the file's author knows them: the
+# create pipeline names its own fields (``segments.0.text``, ``local_time``).
+_COLUMN_LABELS = {
+    "segments": "Text",
+    "text": "Text",
+    "scheduled_at": "Time (scheduled_at)",
+    "local_time": "Time (scheduled_at)",
+    "timezone": "Time (scheduled_at)",
+    "destinations": "Destinations",
+    "reference_key": "Reference key",
+}
 
 
 class ImportForm(forms.Form):
@@ -50,6 +66,39 @@ def _outcome_row(number: int, outcome_status: str, publication_id: int | None, e
 
 def _error_dict(exc: DomainError) -> dict:
     return {"code": exc.code, "message": exc.message, "details": exc.details}
+
+
+def _problems(error: dict | None) -> list[tuple[str, str]]:
+    """A row's problems as (column, messages) pairs, one pair per column, in the words of
+    the file rather than the API's field paths."""
+    if not error:
+        return []
+    merged: dict[str, list[str]] = {}
+    for path, messages in (error.get("details") or {}).items():
+        head = str(path).split(".")[0]
+        label = _COLUMN_LABELS.get(head, head.replace("_", " ").capitalize())
+        listed = messages if isinstance(messages, list) else [messages]
+        merged.setdefault(label, []).extend(
+            m for m in map(str, listed) if m not in merged.get(label, [])
+        )
+    return [(label, " ".join(messages)) for label, messages in merged.items()]
+
+
+def _when(item: dict, zone: str) -> datetime | None:
+    """The row's time as an instant (shown in the user's zone), or None when it is no time."""
+    value = item.get("scheduled_at") or item.get("local_time")
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        try:
+            parsed = parsed.replace(tzinfo=zoneinfo.ZoneInfo(item.get("timezone") or zone))
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            return None
+    return parsed
 
 
 def _run_items(request: WorkspaceRequest, entries: list[dict]) -> list[dict]:
@@ -85,12 +134,32 @@ def _preview(request: WorkspaceRequest, state: csv_import.ImportState) -> list[d
     with transaction.atomic():
         rows = _run_items(request, entries)
         transaction.set_rollback(True)
+    zone = request.user.display_timezone
     for row, entry in zip(rows, entries, strict=True):
         item = entry.get("item", {})
-        row["text"] = item.get("text", "")
-        row["when"] = item.get("scheduled_at") or item.get("local_time") or ""
+        row["text"] = item.get("text", entry.get("text", ""))
+        row["when"] = _when(item, zone)
+        row["when_raw"] = item.get("scheduled_at") or item.get("local_time") or ""
+        row["problems"] = _problems(row["error"])
         row["publication"] = row["publication"] if row["status"] == OutcomeStatus.EXISTS else None
     return rows
+
+
+def _with_post_texts(request: WorkspaceRequest, report: list[dict]) -> list[dict]:
+    """Each report row with its problems in words and its post named by its first text
+    (a number says nothing to the person who wrote the file)."""
+    ids = {row["publication"] for row in report if row.get("publication")}
+    texts: dict[int, str] = {}
+    if ids:
+        segments = PublicationSegment.objects.for_workspace(request.workspace).filter(
+            publication_id__in=ids, position=0
+        )
+        texts = dict(segments.values_list("publication_id", "text"))
+    for row in report:
+        row["problems"] = _problems(row.get("error"))
+        if row.get("publication"):
+            row["post_text"] = texts.get(row["publication"], "")
+    return report
 
 
 def _state_or_404(request: WorkspaceRequest, import_id: str) -> csv_import.ImportState:
@@ -167,8 +236,17 @@ def import_detail(request: WorkspaceRequest, import_id: str) -> HttpResponse:
     state = _state_or_404(request, import_id)
     context = _progress_context(request, state)
     if context["done_batches"] == 0:
-        context["preview"] = _preview(request, state)
-        context["unreadable"] = sum(1 for entry in state.items if "error" in entry)
+        preview = _preview(request, state)
+        # Rows refused when the file was read (any row of the file), and the previewed rows
+        # the create pipeline refuses: each row with a problem counts once.
+        refused = {entry["row"] for entry in state.items if "error" in entry}
+        refused |= {row["row"] for row in preview if row["status"] == OutcomeStatus.ERROR}
+        context.update(
+            preview=preview,
+            problem_rows=len(refused),
+            checked_all=len(state.items) <= PREVIEW_ROWS,
+            preview_rows=PREVIEW_ROWS,
+        )
         return render(request, "web/imports/preview.html", context)
     if not context["finished"]:
         return render(request, "web/imports/progress.html", context)
@@ -178,7 +256,7 @@ def import_detail(request: WorkspaceRequest, import_id: str) -> HttpResponse:
     }
     for row in report:
         counts[row["status"]] += 1
-    context.update(report=report, counts=counts)
+    context.update(report=_with_post_texts(request, report), counts=counts)
     return render(request, "web/imports/report.html", context)
 
 
