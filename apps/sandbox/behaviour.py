@@ -61,7 +61,11 @@ def behaviour_clean(raw: dict | None) -> dict:
     for key, (kind, default, _help) in BEHAVIOUR_KEYS.items():
         value = raw.get(key, default)
         if value is None:
-            clean[key] = None
+            # Null means "the default" only where the default is itself no value (hang_s).
+            if default is None:
+                clean[key] = None
+            else:
+                errors[f"behaviour.{key}"] = [f"Must be a {kind.__name__}, not null."]
             continue
         ok = (
             isinstance(value, bool)

@@ -1,6 +1,10 @@
+import pytest
+
 from apps.accounts import services
 from apps.accounts.models import SocialAccount
+from apps.common.errors import ValidationFailed
 from apps.sandbox.models import SandboxAccount
+from apps.sandbox.services import sandbox_account_create
 from tests.api.helpers import error
 from tests.factories import RenditionFactory, SocialAccountFactory
 
@@ -138,3 +142,33 @@ def test_a_disconnected_account_cannot_be_scheduled_to(api_a, workspace_a):
     )
     assert response.status_code == 400
     assert "destinations.0.account" in error(response)["details"]
+
+
+def test_a_null_behaviour_time_with_a_default_is_refused_in_the_envelope(api_a):
+    # processing_s defaults to 0; null is no time at all (only hang_s reads null as "default").
+    response = api_a.post(
+        URL,
+        {"platform": "sandbox", "handle": "nul", "behaviour": {"processing_s": None}},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert error(response)["code"] == "VALIDATION_ERROR"
+    assert list(error(response)["details"]) == ["behaviour.processing_s"]
+
+
+def test_a_null_hang_means_the_default_hang(api_a):
+    response = api_a.post(
+        URL,
+        {"platform": "sandbox", "handle": "hangs", "behaviour": {"hang_s": None}},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    assert SandboxAccount.objects.get(handle="hangs").behaviour["hang_s"] is None
+
+
+def test_the_service_refuses_a_null_where_the_behaviour_has_a_default(workspace_a):
+    with pytest.raises(ValidationFailed) as refused:
+        sandbox_account_create(
+            workspace=workspace_a, handle="svc", behaviour={"retry_after_s": None}
+        )
+    assert list(refused.value.details) == ["behaviour.retry_after_s"]

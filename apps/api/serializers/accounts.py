@@ -36,15 +36,20 @@ class AccountSerializer(serializers.ModelSerializer):
         ]
 
 
-def _behaviour_field(kind: type, help_text: str) -> serializers.Field:
+def _behaviour_field(kind: type, default: object, help_text: str) -> serializers.Field:
     if kind is bool:
         return BooleanField(required=False, help_text=help_text)
     if kind is int:
         return IntegerField(
             required=False, min_value=0, max_value=MAX_SMALL_INT, help_text=help_text
         )
+    # Null stands for the default only where the default is no value (hang_s).
     return NumberInputField(
-        required=False, allow_null=True, min_value=0, max_value=86_400, help_text=help_text
+        required=False,
+        allow_null=default is None,
+        min_value=0,
+        max_value=86_400,
+        help_text=help_text,
     )
 
 
@@ -54,7 +59,10 @@ SandboxBehaviourSerializer = type(
     (StrictSerializer,),
     {
         "__doc__": "How the sandbox answers this account; every key is optional.",
-        **{key: _behaviour_field(kind, text) for key, (kind, _d, text) in BEHAVIOUR_KEYS.items()},
+        **{
+            key: _behaviour_field(kind, default, text)
+            for key, (kind, default, text) in BEHAVIOUR_KEYS.items()
+        },
     },
 )
 
