@@ -54,6 +54,7 @@ from rest_framework.views import APIView
 from apps.accounts.models import ApiToken, Workspace
 from apps.api.errors import UNKNOWN_FIELD
 from apps.api.idempotency import idempotent
+from apps.api.metadata import ApiMetadata
 from apps.api.pagination import StableCursorPagination
 from apps.api.permissions import HasWorkspaceToken
 
@@ -75,6 +76,8 @@ class StrictViewMixin:
     - query parameters the endpoint does not read are refused (400 UNKNOWN_FIELD), so a
       misspelt filter never silently returns everything.
     """
+
+    metadata_class = ApiMetadata
 
     def allowed_query_params(self) -> set[str]:
         """The query parameters this request may carry (none unless a view says so)."""

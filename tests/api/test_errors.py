@@ -161,3 +161,36 @@ def test_a_suspended_organization_may_only_read(api_a, workspace_a):
     response = api_a.post(URL, {"text": "Hi"})
     assert response.status_code == 403
     assert error(response)["code"] == "ORGANIZATION_SUSPENDED"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/queue-slots",
+        "/api/v1/accounts",
+        "/api/v1/publications",
+        "/api/v1/me",
+        "/api/v1/approval-rule",
+    ],
+)
+def test_options_answers_the_allowed_methods(api_a, path):
+    response = api_a.options(path)
+    assert response.status_code == 200, response.content
+    assert "GET" in response["Allow"]
+    assert response.json()["schema"] == "/api/schema/"
+
+
+def test_options_on_an_object_route_answers_without_loading_it(api_a, sandbox_a):
+    for path in (
+        f"/api/v1/accounts/{sandbox_a.pk}/queue-slots",
+        f"/api/v1/accounts/{sandbox_a.pk}",
+    ):
+        response = api_a.options(path)
+        assert response.status_code == 200, response.content
+        assert "DELETE" in response["Allow"]
+
+
+def test_options_needs_a_token(db):
+    response = APIClient().options("/api/v1/queue-slots")
+    assert response.status_code == 401
+    assert error(response)["code"] == "UNAUTHENTICATED"
