@@ -124,3 +124,17 @@ def test_another_workspaces_series_is_404(charlie, workspace_b, workspace_a, ser
         assert client.post(f"{base(workspace_b)}{series.pk}/{action}/").status_code == 404
     assert client.get(base(workspace_a)).status_code == 404
     assert Series.objects.filter(pk=series.pk, status="active").exists()
+
+
+def test_occurrence_times_are_shown_as_the_app_shows_times(bob, workspace_a, series):
+    page = login(bob).get(f"{base(workspace_a)}{series.pk}/").content.decode()
+
+    assert ">Sun 28 Mar 2027, 09:00</time>" in page  # wall-clock time in Europe/Warsaw
+    assert ">2027-03-28T09:00:00<" not in page
+    assert "Sun 21 Mar 2027, 09:00</time> (Europe/Warsaw)" in page  # its first time
+
+
+def test_the_form_preview_shows_wall_clock_times_in_the_series_zone(bob, workspace_a, account_a):
+    response = login(bob).post(f"{base(workspace_a)}new/", {**form(account_a), "preview": "1"})
+
+    assert "Sunday 21 March 2027, 09:00</time> (Europe/Warsaw)" in response.content.decode()

@@ -3,6 +3,8 @@ and small formatting filters."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django import template
 from django.urls import reverse
 from django.utils import timezone
@@ -147,6 +149,20 @@ def at(mapping: dict | None, key: str):
     if not mapping:
         return None
     return mapping.get(key)
+
+
+@register.filter
+def wall_time(value: str | None) -> datetime | None:
+    """A stored wall-clock time (``2026-12-07T09:00:00``, a series' zone) as a naive
+    datetime for the ``date`` filter, which then shows it as the app shows times without
+    moving it to another zone; None when it is no such time."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=None)
 
 
 @register.simple_tag
