@@ -205,8 +205,12 @@ def _parse(platform: str, data: dict) -> PlatformCapabilities:
     builtin = bool(data.get("builtin", False))
     if readiness is Readiness.SUPPORTED and not data.get("validated_what"):
         raise ValueError(f"{platform}: 'supported' needs validated_what.")
-    if readiness is Readiness.SUPPORTED and not builtin and not data.get("validated_at"):
-        raise ValueError(f"{platform}: 'supported' needs validated_at (a live validation).")
+    if readiness is Readiness.SUPPORTED and not builtin:
+        # A claim in a file never expires; a recorded live validation does (90 days).
+        raise ValueError(
+            f"{platform}: only a recorded live validation (validate_platform) makes an "
+            "external platform supported, not the catalog file."
+        )
     return PlatformCapabilities(
         platform=platform,
         readiness=readiness,

@@ -3,6 +3,7 @@ catalog, `/capabilities`, the MCP tool and the admin show it."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -154,3 +155,13 @@ def test_the_mcp_tool_shows_the_validation(workspace_a, make_token, monkeypatch)
     assert (one["readiness"], one["validation"]["api_version"]) == ("supported", "Mastodon 4.3.2")
     assert {p["platform"]: p["readiness"] for p in every}["x"] == "supported"
     assert {p["platform"]: p["readiness"] for p in every}["mastodon"] == "experimental"
+
+
+def test_the_catalog_file_cannot_declare_an_external_platform_supported():
+    from apps.providers.catalog import CATALOG_PATH, _parse
+
+    entry = dict(json.loads(CATALOG_PATH.read_text())["platforms"]["x"])
+    entry.update(readiness="supported", validated_at="2027-01-01", validated_what="all")
+
+    with pytest.raises(ValueError, match="recorded live validation"):
+        _parse("x", entry)
