@@ -294,3 +294,33 @@ def test_what_a_tool_does_is_audited_to_its_token_and_its_person(
     assert event.ip == "127.0.0.1"
     assert event.user_agent.startswith("MCP ")
     assert event.metadata["outcome"] == "published"
+
+
+def test_arguments_the_tool_refuses_are_the_api_envelope(mcp, workspace_a):
+    missing = error_of(mcp("retry_publication"))
+    assert missing["code"] == "VALIDATION_ERROR"
+    assert list(missing["details"]) == ["publication_id"]
+
+    wrong_type = error_of(mcp("get_publication", publication_id="seven"))
+    assert wrong_type["code"] == "VALIDATION_ERROR"
+    assert list(wrong_type["details"]) == ["publication_id"]
+
+    too_many = mcp("list_publications", limit=500)
+    assert error_of(too_many)["details"]["limit"]
+    assert too_many.structured_content == json.loads(too_many.content[0].text)
+
+
+def test_an_argument_the_tool_does_not_take_is_unknown_field(mcp, workspace_a):
+    # The tools take publication_id / rendition_id, not id (as the API's fields are named).
+    publication = PublicationFactory(workspace=workspace_a, status="draft")
+
+    error = error_of(mcp("reschedule_publication", id=publication.pk, revision=1))
+
+    assert error["code"] == "UNKNOWN_FIELD"
+    assert error["details"] == {"id": ["Unknown argument."]}
+
+
+def test_an_unknown_tool_is_the_envelope(mcp):
+    error = error_of(mcp("publish_everything"))
+    assert error["code"] == "NOT_FOUND"
+    assert error["details"] == {"tool": "publish_everything"}

@@ -1,9 +1,12 @@
 """The tools' permission rules, called in-process (the endpoint tests cover the transport):
 the rules of the API endpoint each tool mirrors."""
 
+import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from django.conf import settings
 
 from apps.accounts.models import Organization
 from apps.api.mcp import tools
@@ -150,3 +153,19 @@ def test_cancel_cancels_and_another_workspaces_id_is_not_found(ctx, workspace_a,
     assert cancelled.structured_content["status"] == "cancelled"
     theirs.refresh_from_db()
     assert theirs.status == Publication.Status.SCHEDULED
+
+
+def test_the_docs_name_each_tools_arguments_as_the_tool_does():
+    """docs/mcp.md's table: every argument it names is one the tool takes, and every
+    argument a tool needs is named."""
+    table = Path(settings.BASE_DIR, "docs", "mcp.md").read_text()
+    rows = re.findall(r"^\| `(\w+)`(?: \((.*?)\))? \|", table, flags=re.MULTILINE)
+    assert {name for name, _ in rows} == {
+        tool.name for tool in tools.server._tool_manager.list_tools()
+    }
+    for name, arguments in rows:
+        schema = tools.server._tool_manager.get_tool(name).parameters
+        named = set(re.findall(r"`(\w+)`", arguments))
+        assert named <= set(schema["properties"]), (name, named)
+        assert set(schema.get("required", [])) <= named, (name, schema.get("required"))
+        assert not re.search(r"(^|[ (,])id([ ,)]|$)", arguments), (name, arguments)

@@ -39,8 +39,10 @@ from typing import Annotated, Any, Literal
 
 from django.db import close_old_connections
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field
+from pydantic import ValidationError as ArgumentsError
 from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 
@@ -85,7 +87,51 @@ if _transport_log.level == logging.NOTSET:
 MAX_ACCOUNTS = 500
 MAX_LISTED = 100
 
-server = MCPServer(
+
+class ApiServer(MCPServer):
+    """The SDK's server, with the API's envelope for calls refused before a tool runs: an
+    unknown tool (NOT_FOUND), an argument it does not take (UNKNOWN_FIELD, as the API
+    refuses a field it does not know), arguments of the wrong shape (VALIDATION_ERROR, per
+    argument). The SDK would answer those as plain text."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return _result(
+                envelope("NOT_FOUND", f"There is no tool named {name!r}.", {"tool": name}),
+                is_error=True,
+            )
+        unknown = sorted(set(arguments) - set(tool.parameters.get("properties", {})))
+        if unknown:
+            details = {argument: ["Unknown argument."] for argument in unknown}
+            return _result(
+                envelope("UNKNOWN_FIELD", f"{name} does not take these arguments.", details),
+                is_error=True,
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            refused = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(refused, ArgumentsError):
+                raise
+            return _result(
+                envelope("VALIDATION_ERROR", "The arguments are not valid.", _details(refused)),
+                is_error=True,
+            )
+
+
+def _details(refused: ArgumentsError) -> dict[str, list[str]]:
+    """Pydantic's argument errors keyed by argument path, as the API keys field errors."""
+    details: dict[str, list[str]] = {}
+    for problem in refused.errors(include_url=False, include_input=False):
+        path = ".".join(str(part) for part in problem["loc"]) or "non_field_errors"
+        details.setdefault(path, []).append(f"{problem['msg']}.")
+    return details
+
+
+server = ApiServer(
     name="socialpost",
     instructions=(
         "Compose, validate, schedule and follow social media posts in one workspace. "
@@ -183,7 +229,8 @@ def _publication(token: ApiToken, publication_id: int) -> Publication:
         return Publication.objects.for_workspace(token.workspace).get(pk=publication_id)
     except Publication.DoesNotExist:
         raise NotFound(
-            "No publication with this id in this workspace.", details={"id": publication_id}
+            "No publication with this id in this workspace.",
+            details={"publication_id": publication_id},
         ) from None
 
 
@@ -390,7 +437,7 @@ def get_publication(
             if found is None:
                 raise NotFound(
                     "No publication with this id in this workspace.",
-                    details={"id": publication_id},
+                    details={"publication_id": publication_id},
                 )
             return _shown(found)
         by_key = with_publication_read(
