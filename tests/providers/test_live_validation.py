@@ -15,6 +15,7 @@ from apps.accounts.installation import installation_id
 from apps.accounts.models import SocialAccount
 from apps.providers import httpcall
 from apps.providers.base import SupportsDelete, get_adapter
+from apps.providers.catalog import get_capabilities
 from apps.providers.live.models import PlatformValidation
 from apps.providers.live.services import platform_validation_run
 from loadtest.platform_fakes import FaultPlan
@@ -367,12 +368,21 @@ def test_the_command_reads_settings_and_media_files(tmp_path):
     )
     assert media.public_url == "https://media.example/check.png"
     assert media.open().read() == picture.read_bytes()
-    assert command._settings(["subreddit=test", "title=A = B"]) == {
+    reddit, mastodon = get_capabilities("reddit"), get_capabilities("mastodon")
+    assert command._settings(["subreddit=test", "title=A = B"], reddit) == {
         "subreddit": "test",
         "title": "A = B",
     }
+    assert command._settings(["sensitive=true", "visibility=unlisted"], mastodon) == {
+        "sensitive": True,
+        "visibility": "unlisted",
+    }
     with pytest.raises(CommandError):
-        command._settings(["subreddit"])
+        command._settings(["subreddit"], reddit)
+    with pytest.raises(CommandError, match="has no setting 'board_id'"):
+        command._settings(["board_id=1"], reddit)
+    with pytest.raises(CommandError, match="true or false"):
+        command._settings(["sensitive=yes"], mastodon)
     with pytest.raises(CommandError):
         command._media([str(tmp_path / "missing.png")], None)
 

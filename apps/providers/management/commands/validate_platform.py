@@ -16,7 +16,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.accounts.models import SocialAccount
 from apps.common.errors import ValidationFailed
 from apps.providers.base import MediaPayload
-from apps.providers.catalog import UnknownPlatform, get_capabilities
+from apps.providers.catalog import (
+    PlatformCapabilities,
+    SettingSpec,
+    UnknownPlatform,
+    get_capabilities,
+)
 from apps.providers.live.models import VALIDATION_MAX_AGE, PlatformValidation
 from apps.providers.live.services import StepResult, platform_validation_run
 
@@ -70,7 +75,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         platform = options["platform"]
         try:
-            get_capabilities(platform)
+            caps = get_capabilities(platform)
         except UnknownPlatform as err:
             raise CommandError(err.message) from err
         account = SocialAccount.objects.filter(pk=options["account"]).first()
@@ -88,7 +93,7 @@ class Command(BaseCommand):
                 operator=options["operator"] or _system_user(),
                 api_version=options["api_version"],
                 media=_media(options["media"], options["media_url"]),
-                settings=_settings(options["setting"]),
+                settings=_settings(options["setting"], caps),
                 on_step=self._print_step,
             )
         except ValidationFailed as err:
@@ -120,14 +125,36 @@ class Command(BaseCommand):
             )
 
 
-def _settings(pairs: list[str]) -> dict:
-    settings = {}
+def _settings(pairs: list[str], caps: PlatformCapabilities) -> dict:
+    """NAME=VALUE pairs as the platform's settings, each value of its catalog type (a
+    boolean is true/false, a list is comma-separated)."""
+    specs = {spec.name: spec for spec in caps.settings}
+    settings: dict = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise CommandError(f"--setting takes NAME=VALUE, not {pair!r}.")
-        settings[name] = value
+        spec = specs.get(name)
+        if spec is None:
+            known = ", ".join(sorted(specs)) or "none"
+            raise CommandError(f"{caps.platform} has no setting {name!r} (it has: {known}).")
+        settings[name] = _typed(spec, value)
     return settings
+
+
+def _typed(spec: SettingSpec, value: str) -> object:
+    if spec.type == "boolean":
+        if value.lower() not in ("true", "false"):
+            raise CommandError(f"--setting {spec.name} takes true or false.")
+        return value.lower() == "true"
+    if spec.type == "integer":
+        try:
+            return int(value)
+        except ValueError:
+            raise CommandError(f"--setting {spec.name} takes a whole number.") from None
+    if spec.type == "list":
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
 
 
 def _media(paths: list[str], public_url: str | None) -> list[MediaPayload]:
