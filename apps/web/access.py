@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
@@ -107,6 +107,32 @@ def workspace_view(action: Action = Action.VIEW, *, writes: bool | None = None) 
                 request.session[LAST_WORKSPACE_KEY] = workspace.slug  # a write: only on change
             with timezone.override(request.user.display_timezone):
                 return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+def post_only(page: str, *keep: str) -> Callable:
+    """Decorate an action that only a form's POST performs. A GET of its address (a
+    person reloading the page a refused form answered, or opening a copied link) is
+    redirected to ``page``, the page that holds the form, instead of the browser's bare
+    "405"; other methods still get 405. ``keep`` names the view's URL arguments that
+    ``page`` takes as well (``pk``, ``org_slug``); a workspace page gets the workspace's
+    slug. Goes inside ``workspace_view`` so a GET is still checked for access first."""
+
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if request.method in ("GET", "HEAD"):
+                target = {name: kwargs[name] for name in keep}
+                workspace = getattr(request, "workspace", None)
+                if isinstance(workspace, Workspace):
+                    target["workspace_slug"] = workspace.slug
+                return redirect(page, **target)
+            if request.method != "POST":
+                return HttpResponseNotAllowed(["POST"])
+            return view(request, *args, **kwargs)
 
         return wrapper
 

@@ -8,14 +8,14 @@ from django.contrib.auth import login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from apps.accounts import invitations
 from apps.accounts.http import AuthenticatedRequest
 from apps.accounts.membership import MANAGERS
 from apps.accounts.models import Invitation, User
 from apps.common.errors import DomainError
-from apps.web.access import verified_user_view
+from apps.web.access import post_only, verified_user_view
 from apps.web.forms.auth import InvitedSignupForm
 from apps.web.views.people import BACKEND
 
@@ -89,7 +89,7 @@ def invitation_view(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @verified_user_view
-@require_POST
+@post_only("home")
 def invitation_join(request: AuthenticatedRequest, pk: int) -> HttpResponse:
     """Accept one of the invitations listed for the signed-in, verified address."""
     invitation = get_object_or_404(invitations.pending_for(request.user), pk=pk)

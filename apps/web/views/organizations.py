@@ -10,7 +10,7 @@ from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from apps.accounts import invitations, membership
 from apps.accounts.http import AuthenticatedRequest
@@ -23,7 +23,7 @@ from apps.accounts.models import (
 )
 from apps.accounts.services import organization_create, workspace_create
 from apps.common.errors import DomainError
-from apps.web.access import organization_for, read_only_refusal, verified_user_view
+from apps.web.access import organization_for, post_only, read_only_refusal, verified_user_view
 from apps.web.forms.tenants import (
     OrganizationCreateForm,
     OrganizationInviteForm,
@@ -120,7 +120,7 @@ def _writable(
 
 
 @verified_user_view
-@require_POST
+@post_only("organization-detail", "org_slug")
 def organization_invite(request: AuthenticatedRequest, org_slug: str) -> HttpResponse:
     organization, refused = _writable(request, org_slug)
     if refused:
@@ -148,7 +148,7 @@ def _member(organization: Organization, user_id: int) -> User:
 
 
 @verified_user_view
-@require_POST
+@post_only("organization-detail", "org_slug")
 def organization_member_role(
     request: AuthenticatedRequest, org_slug: str, user_id: int
 ) -> HttpResponse:
@@ -178,7 +178,7 @@ def organization_member_role(
 
 
 @verified_user_view
-@require_POST
+@post_only("organization-detail", "org_slug")
 def organization_member_remove(
     request: AuthenticatedRequest, org_slug: str, user_id: int
 ) -> HttpResponse:
@@ -205,7 +205,7 @@ def _invitation(organization: Organization, pk: int) -> Invitation:
 
 
 @verified_user_view
-@require_POST
+@post_only("organization-detail", "org_slug")
 def organization_invitation_resend(
     request: AuthenticatedRequest, org_slug: str, pk: int
 ) -> HttpResponse:
@@ -225,7 +225,7 @@ def organization_invitation_resend(
 
 
 @verified_user_view
-@require_POST
+@post_only("organization-detail", "org_slug")
 def organization_invitation_revoke(
     request: AuthenticatedRequest, org_slug: str, pk: int
 ) -> HttpResponse:

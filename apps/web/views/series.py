@@ -10,7 +10,7 @@ from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone as django_timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from apps.accounts.models import SocialAccount
 from apps.accounts.permissions import Action
@@ -19,7 +19,7 @@ from apps.planning.models import WEEKDAY_NAMES
 from apps.series.models import DEFAULT_HORIZON_DAYS, DEFAULT_LATE_WINDOW_MINUTES, Series
 from apps.series.rules import schedule_preview, series_preview
 from apps.series.services import series_create, series_delete, series_pause, series_resume
-from apps.web.access import WorkspaceRequest, permits, workspace_view
+from apps.web.access import WorkspaceRequest, permits, post_only, workspace_view
 from apps.web.series_text import describe_rule, weekly_rule
 
 PREVIEW_COUNT = 8
@@ -173,7 +173,7 @@ def series_list(request: WorkspaceRequest) -> HttpResponse:
 
 
 @workspace_view(Action.PUBLISH)
-@require_POST
+@post_only("series")
 def series_create_view(request: WorkspaceRequest) -> HttpResponse:
     """Create the series, or with the "preview" button only show its next occurrences."""
     form = SeriesForm(request.POST, workspace=request.workspace)
@@ -262,7 +262,7 @@ def _act(request: WorkspaceRequest, pk: int, action, done: str) -> HttpResponse:
 
 
 @workspace_view(Action.PUBLISH)
-@require_POST
+@post_only("series-detail", "pk")
 def series_pause_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
     cancel = request.POST.get("cancel_future") == "on"
     return _act(
@@ -274,7 +274,7 @@ def series_pause_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
 
 
 @workspace_view(Action.PUBLISH)
-@require_POST
+@post_only("series-detail", "pk")
 def series_resume_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
     return _act(
         request, pk, lambda s: series_resume(series=s, actor=request.user), "Resumed {name}."
@@ -282,7 +282,7 @@ def series_resume_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
 
 
 @workspace_view(Action.PUBLISH)
-@require_POST
+@post_only("series-detail", "pk")
 def series_delete_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
     series = get_object_or_404(_series(request), pk=pk)
     series_delete(series=series)

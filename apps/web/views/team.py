@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from apps.accounts import invitations, membership
 from apps.accounts.models import Invitation, OrganizationMembership, User, WorkspaceMembership
@@ -14,7 +14,7 @@ from apps.accounts.permissions import Action
 from apps.accounts.token_roles import TokenChange
 from apps.accounts.token_roles import describe as token_changes_sentence
 from apps.common.errors import DomainError
-from apps.web.access import WorkspaceRequest, workspace_view
+from apps.web.access import WorkspaceRequest, post_only, workspace_view
 from apps.web.forms.tenants import WorkspaceInviteForm, WorkspaceRoleForm
 
 
@@ -71,7 +71,7 @@ def workspace_team(request: WorkspaceRequest) -> HttpResponse:
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("workspace-team")
 def workspace_invite(request: WorkspaceRequest) -> HttpResponse:
     form = WorkspaceInviteForm(request.POST)
     if form.is_valid():
@@ -96,7 +96,7 @@ def _invitation(request: WorkspaceRequest, pk: int) -> Invitation:
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("workspace-team")
 def workspace_invitation_resend(request: WorkspaceRequest, pk: int) -> HttpResponse:
     invitation = _invitation(request, pk)
     try:
@@ -111,7 +111,7 @@ def workspace_invitation_resend(request: WorkspaceRequest, pk: int) -> HttpRespo
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("workspace-team")
 def workspace_invitation_revoke(request: WorkspaceRequest, pk: int) -> HttpResponse:
     invitation = _invitation(request, pk)
     try:
@@ -128,7 +128,7 @@ def _member(request: WorkspaceRequest, user_id: int) -> User:
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("workspace-team")
 def workspace_member_role(request: WorkspaceRequest, user_id: int) -> HttpResponse:
     member = _member(request, user_id)
     form = WorkspaceRoleForm(request.POST)
@@ -158,7 +158,7 @@ def tell_token_changes(request: HttpRequest, changes: list[TokenChange]) -> None
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("workspace-team")
 def workspace_member_remove(request: WorkspaceRequest, user_id: int) -> HttpResponse:
     member = _member(request, user_id)
     tokens = membership.workspace_member_remove(

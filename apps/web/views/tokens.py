@@ -7,7 +7,7 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.accounts.cli_login import cli_login_confirm
 from apps.accounts.models import ApiToken, User, Workspace
@@ -15,7 +15,7 @@ from apps.accounts.permissions import Action, workspaces_for
 from apps.accounts.services import IssuedToken, api_token_create, api_token_revoke
 from apps.accounts.token_roles import effective_scopes
 from apps.common.errors import DomainError
-from apps.web.access import WorkspaceRequest, user_view, workspace_view
+from apps.web.access import WorkspaceRequest, post_only, user_view, workspace_view
 from apps.web.forms.workspace import TokenCreateForm
 
 
@@ -52,7 +52,7 @@ def token_list(request: WorkspaceRequest) -> HttpResponse:
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("api-tokens")
 def token_create(request: WorkspaceRequest) -> HttpResponse:
     form = TokenCreateForm(request.POST)
     if form.is_valid():
@@ -72,7 +72,7 @@ def token_create(request: WorkspaceRequest) -> HttpResponse:
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("api-tokens")
 def token_revoke(request: WorkspaceRequest, pk: int) -> HttpResponse:
     token = get_object_or_404(ApiToken.objects.for_workspace(request.workspace), pk=pk)
     api_token_revoke(token=token)

@@ -7,11 +7,11 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from apps.accounts.permissions import Action
 from apps.common.errors import DomainError
-from apps.web.access import WorkspaceRequest, workspace_view
+from apps.web.access import WorkspaceRequest, post_only, workspace_view
 from apps.webhooks.constants import EVENT_TYPES
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
 from apps.webhooks.services import (
@@ -74,7 +74,7 @@ def webhook_list(request: WorkspaceRequest) -> HttpResponse:
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("webhooks")
 def webhook_create(request: WorkspaceRequest) -> HttpResponse:
     form = WebhookEndpointForm(request.POST)
     if form.is_valid():
@@ -128,7 +128,7 @@ def _back(request: WorkspaceRequest, endpoint: WebhookEndpoint | None = None) ->
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("webhook-detail", "pk")
 def webhook_toggle(request: WorkspaceRequest, pk: int) -> HttpResponse:
     endpoint = get_object_or_404(_endpoints(request), pk=pk)
     held = 0 if endpoint.is_active else _held(endpoint)
@@ -149,7 +149,7 @@ def _switched(endpoint: WebhookEndpoint, held: int) -> str:
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("webhook-detail", "pk")
 def webhook_rotate(request: WorkspaceRequest, pk: int) -> HttpResponse:
     endpoint = get_object_or_404(_endpoints(request), pk=pk)
     secret = webhook_endpoint_rotate_secret(endpoint=endpoint)
@@ -157,7 +157,7 @@ def webhook_rotate(request: WorkspaceRequest, pk: int) -> HttpResponse:
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("webhook-detail", "pk")
 def webhook_delete(request: WorkspaceRequest, pk: int) -> HttpResponse:
     endpoint = get_object_or_404(_endpoints(request), pk=pk)
     webhook_endpoint_delete(endpoint=endpoint)
@@ -166,7 +166,7 @@ def webhook_delete(request: WorkspaceRequest, pk: int) -> HttpResponse:
 
 
 @workspace_view(Action.ADMIN)
-@require_POST
+@post_only("webhook-detail", "pk")
 def webhook_redeliver_view(request: WorkspaceRequest, pk: int, delivery_pk: int) -> HttpResponse:
     endpoint = get_object_or_404(_endpoints(request), pk=pk)
     delivery = get_object_or_404(
