@@ -229,6 +229,19 @@ class PinterestFake(PlatformFake):
             return self._error(404, 50, "Pin not found.")
         return self._ok(self._pin(pin))
 
+    @route("DELETE", r"/v5/pins/(?P<pin_id>\d+)")
+    def delete_pin(self, request: FakeRequest, pin_id: str) -> FakeResponse:
+        """204 without a body; another account's Pin or one that is not there: 404."""
+        account = self._caller(request)
+        if account is None:
+            return self._unauthorized()
+        with self.lock:
+            pin = self.posts.get(pin_id)
+            if pin is None or pin.account != account:
+                return self._error(404, 50, "Pin not found.")
+            self.remove(pin_id)
+        return FakeResponse(204, None)
+
     @route("GET", r"/v5/boards")
     def list_boards(self, request: FakeRequest) -> FakeResponse:
         account = self._caller(request)

@@ -22,6 +22,7 @@ from loadtest.platform_fakes import FaultPlan
 from loadtest.platform_fakes.bluesky import BlueskyFake
 from loadtest.platform_fakes.linkedin import MEMBER_SCOPES, LinkedInFake
 from loadtest.platform_fakes.mastodon import MastodonFake
+from loadtest.platform_fakes.pinterest import PinterestFake
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.threads import ThreadsFake
 from loadtest.platform_fakes.x import XFake
@@ -200,6 +201,45 @@ def test_an_asynchronous_post_is_waited_for_and_what_cannot_be_deleted_is_listed
     assert out.getvalue().splitlines()[-1].startswith("Left on the platform, delete it by hand")
 
 
+def test_a_platform_that_needs_media_and_a_board_takes_them_from_the_command(
+    workspace_a, clock, settings, tmp_path
+):
+    from PIL import Image
+
+    settings.PINTEREST_APP_ID = "pin-app"
+    settings.PINTEREST_APP_SECRET = "pin-secret"
+    picture = tmp_path / "check.png"
+    Image.new("RGB", (60, 40), (200, 30, 30)).save(picture)
+    fake = PinterestFake(FaultPlan(rates={}, hang_s=1.0))
+    server = _serve(fake, settings)
+    try:
+        account = _account(workspace_a, "pinterest", fake)
+        board = account.settings["board_id"]
+        call_command(
+            "validate_platform",
+            "pinterest",
+            account=account.pk,
+            setting=[f"board_id={board}", "title=Platform check"],
+            media=[str(picture)],
+            media_url="https://media.example.com/check.png",
+            stdout=io.StringIO(),
+        )
+    finally:
+        server.stop()
+
+    validation = PlatformValidation.objects.get()
+    assert _statuses(validation) == {
+        "publish": "passed",
+        "lookup": "passed",
+        "idempotency": "not_offered",
+        "first_comment": "not_offered",
+        "delete": "passed",
+    }
+    [pin] = fake.deleted.values()
+    assert (pin.extra["title"], pin.extra["board_id"]) == ("Platform check", board)
+    assert fake.published() == []
+
+
 def test_linkedin_settles_the_resend_on_the_duplicate_refusal_naming_the_post(
     workspace_a, linkedin
 ):
@@ -328,7 +368,7 @@ class _NeverDeletes:
     """Stands in for SupportsDelete: no adapter is an instance."""
 
 
-@pytest.mark.parametrize("platform", ["mastodon", "x", "linkedin", "bluesky"])
+@pytest.mark.parametrize("platform", ["mastodon", "x", "linkedin", "bluesky", "pinterest"])
 def test_these_adapters_delete(platform):
     assert isinstance(get_adapter(platform), SupportsDelete)
 

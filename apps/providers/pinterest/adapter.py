@@ -162,6 +162,16 @@ class PinterestAdapter(Adapter):
                 params = {**params, "bookmark": body["bookmark"]}
         return None
 
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None:
+        """DELETE /pins/{id} (the live validation's clean-up); a Pin already gone (404)
+        counts as deleted."""
+        with api.client(ctx.credentials) as client:
+            try:
+                api.call(client, "DELETE", f"/pins/{post.provider_post_id}", is_create=False)
+            except ProviderError as err:
+                if err.http_status != 404:
+                    raise
+
     def list_boards(self, ctx: PublishContext) -> list[dict]:
         """The account's boards (id, name, privacy) to choose the destination from."""
         boards, bookmark = [], None
