@@ -118,10 +118,13 @@ TEMPLATES = [
 ]
 
 # Embedded PostgreSQL unless DATABASE_URL names a server. SQLite is never used.
+# EMBEDDED_DATABASE_DIR: where that server keeps its data (None with DATABASE_URL).
 if env.str("DATABASE_URL", default=""):
+    EMBEDDED_DATABASE_DIR = None
     DATABASES = {"default": env.db("DATABASE_URL")}
 else:
-    DATABASES = {"default": env.db_url_config(embedded_database_url(VAR_DIR / "pgdata"))}
+    EMBEDDED_DATABASE_DIR = VAR_DIR / "pgdata"
+    DATABASES = {"default": env.db_url_config(embedded_database_url(EMBEDDED_DATABASE_DIR))}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL (postgres://...).")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
@@ -409,6 +412,11 @@ WEBHOOK_DISABLE_AFTER_FAILURES = env.int("WEBHOOK_DISABLE_AFTER_FAILURES", defau
 WEBHOOK_DISABLE_AFTER_HOURS = env.float("WEBHOOK_DISABLE_AFTER_HOURS", default=24.0)
 # Days webhook events and their delivery logs are kept.
 WEBHOOK_RETENTION_DAYS = env.float("WEBHOOK_RETENTION_DAYS", default=30.0)
+# Hours a rotated webhook secret keeps signing beside its successor (0: none), so
+# deliveries in flight and receivers that have not switched yet still verify.
+WEBHOOK_SECRET_OVERLAP_HOURS = env.float("WEBHOOK_SECRET_OVERLAP_HOURS", default=24.0)
+if not 0 <= WEBHOOK_SECRET_OVERLAP_HOURS <= 24 * 30:
+    raise ImproperlyConfigured("WEBHOOK_SECRET_OVERLAP_HOURS must be in [0, 720].")
 if not 0 < WEBHOOK_TIMEOUT_S <= 60 or WEBHOOK_DISABLE_AFTER_FAILURES < 1:
     raise ImproperlyConfigured(
         "WEBHOOK_TIMEOUT_S must be in (0, 60] and WEBHOOK_DISABLE_AFTER_FAILURES at least 1."
