@@ -122,7 +122,9 @@ def login_verify(request: HttpRequest) -> HttpResponse:
 @never_cache
 def admin_login(request: HttpRequest) -> HttpResponse:
     """The admin logs in through the site's login (throttled, with the second step); its
-    own form is never served. Signed-in staff go straight to where they were headed."""
+    own form is never served. Signed-in staff go straight to where they were headed; a
+    signed-in person who is not an operator is told the area is not theirs (a login form
+    would only invite them to sign in again as themselves)."""
     next_url = request.GET.get("next") or reverse("admin:index")
     if not url_has_allowed_host_and_scheme(
         next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -130,6 +132,8 @@ def admin_login(request: HttpRequest) -> HttpResponse:
         next_url = reverse("admin:index")
     if request.user.is_authenticated and request.user.is_staff:
         return HttpResponseRedirect(next_url)
+    if request.user.is_authenticated:
+        return render(request, "security/operators_only.html", status=403)
     return HttpResponseRedirect(f"{reverse('login')}?{urlencode({'next': next_url})}")
 
 
