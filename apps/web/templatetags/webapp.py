@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.permissions import workspaces_for
+from apps.ops.services import maintenance_state
 from apps.web.access import permits
 from apps.web.navigation import WORKSPACE_NAV
 
@@ -163,6 +164,15 @@ def wall_time(value: str | None) -> datetime | None:
     except ValueError:
         return None
     return parsed.replace(tzinfo=None)
+
+
+@register.inclusion_tag("web/_maintenance_banner.html")
+def maintenance_banner() -> dict:
+    """The operators' maintenance message on every page while maintenance is on, so a
+    person reads it before writing something the 503 would then refuse (the state is
+    cached per process: no query on most pages)."""
+    state = maintenance_state()
+    return {"maintenance": state if state.is_on else None}
 
 
 @register.simple_tag
