@@ -28,6 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts import crypto
+from apps.common.db_clock import estimated_db_now
 from apps.jobs.errors import LeaseLost
 from apps.jobs.models import Job
 from apps.jobs.services import holding_lease
@@ -38,7 +39,7 @@ from apps.webhooks.constants import (
     MAX_RETRY_AFTER_S,
     RETRY_FOR,
 )
-from apps.webhooks.endpoints import webhook_endpoint_secret
+from apps.webhooks.endpoints import webhook_endpoint_signing_secrets
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 logger = logging.getLogger(__name__)
@@ -151,12 +152,12 @@ def classify(response: network.Response) -> AttemptResult:
 
 def _attempt(endpoint: WebhookEndpoint, event: WebhookEvent) -> AttemptResult:
     try:
-        secret = webhook_endpoint_secret(endpoint)
+        secrets = webhook_endpoint_signing_secrets(endpoint, at=estimated_db_now())
     except crypto.CredentialsError as exc:
         return AttemptResult(ok=False, kind=SECRET_UNREADABLE, message=str(exc))
     body = event_body(event)
     headers = signing.headers(
-        secret=secret, message_id=event.event_id, timestamp=int(time.time()), body=body
+        secrets=secrets, message_id=event.event_id, timestamp=int(time.time()), body=body
     )
     started = time.monotonic()
     try:

@@ -1,11 +1,19 @@
 """Endpoints a workspace registers: create, update (the URL checked again), switch off and
 on, delete, and their signing secrets (shown once, stored encrypted, rotated; re-encrypted
-when the key ring rotates)."""
+when the key ring rotates).
+
+A rotation keeps the secret it replaces for WEBHOOK_SECRET_OVERLAP_HOURS: attempts made in
+that window carry a signature by each (Standard Webhooks takes several, space-separated),
+so a receiver that has not switched yet, or a delivery queued before the rotation, still
+verifies. Both secrets and the window's end are sealed together in the endpoint's one
+ciphertext: ``{"secret", "previous", "previous_until"}``."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -13,6 +21,7 @@ from django.utils import timezone
 from apps.accounts import crypto
 from apps.accounts.models import User, Workspace
 from apps.common import events
+from apps.common.db_clock import db_now
 from apps.common.errors import Conflict, ValidationFailed
 from apps.jobs.services import job_cancel
 from apps.webhooks import network, signing
@@ -63,17 +72,39 @@ def _full_clean(endpoint: WebhookEndpoint) -> None:
         ) from exc
 
 
-def _store_secret(endpoint: WebhookEndpoint, secret: str) -> None:
-    sealed = crypto.seal({"secret": secret}, aad=endpoint.secret_aad())
+def _store_secrets(endpoint: WebhookEndpoint, secrets: dict[str, str]) -> None:
+    sealed = crypto.seal(secrets, aad=endpoint.secret_aad())
     endpoint.secret_key_id = sealed.key_id
     endpoint.secret_ciphertext = sealed.ciphertext
     endpoint.save(update_fields=["secret_key_id", "secret_ciphertext", "updated_at"])
 
 
+def _secrets(endpoint: WebhookEndpoint) -> dict[str, str]:
+    """The sealed secrets in clear; raises crypto.CredentialsError when unreadable."""
+    sealed = crypto.Sealed(endpoint.secret_key_id, bytes(endpoint.secret_ciphertext or b""))
+    return crypto.unseal(sealed, aad=endpoint.secret_aad())
+
+
 def webhook_endpoint_secret(endpoint: WebhookEndpoint) -> str:
     """The clear signing secret; raises crypto.CredentialsError when it cannot be read."""
-    sealed = crypto.Sealed(endpoint.secret_key_id, bytes(endpoint.secret_ciphertext or b""))
-    return crypto.unseal(sealed, aad=endpoint.secret_aad())["secret"]
+    return _secrets(endpoint)["secret"]
+
+
+def webhook_endpoint_previous_secret_until(endpoint: WebhookEndpoint) -> datetime | None:
+    """When the secret the last rotation replaced stops signing (None: it does not)."""
+    until = _secrets(endpoint).get("previous_until")
+    return datetime.fromisoformat(until) if until else None
+
+
+def webhook_endpoint_signing_secrets(endpoint: WebhookEndpoint, *, at: datetime) -> list[str]:
+    """The secrets an attempt made at ``at`` (on the database clock) is signed with: the
+    current one, then the one a rotation replaced while its overlap lasts. Raises
+    crypto.CredentialsError when they cannot be read."""
+    secrets = _secrets(endpoint)
+    until = secrets.get("previous_until")
+    if until and at < datetime.fromisoformat(until):
+        return [secrets["secret"], secrets["previous"]]
+    return [secrets["secret"]]
 
 
 @transaction.atomic
@@ -110,7 +141,7 @@ def webhook_endpoint_create(
     _full_clean(endpoint)
     endpoint.save()
     secret = signing.new_secret()
-    _store_secret(endpoint, secret)
+    _store_secrets(endpoint, {"secret": secret})
     events.emit(events.WEBHOOK_CREATED, endpoint=endpoint)
     return endpoint, secret
 
@@ -178,10 +209,22 @@ def webhook_endpoint_update(
 
 @transaction.atomic
 def webhook_endpoint_rotate_secret(*, endpoint: WebhookEndpoint) -> str:
-    """A new signing secret, shown only now; attempts from now on are signed with it."""
+    """A new signing secret, shown only now; attempts from now on are signed with it and,
+    for WEBHOOK_SECRET_OVERLAP_HOURS, with the one it replaces (an older one is dropped).
+    A replaced secret that cannot be read is not kept."""
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
     secret = signing.new_secret()
-    _store_secret(endpoint, secret)
+    secrets = {"secret": secret}
+    overlap = timedelta(hours=settings.WEBHOOK_SECRET_OVERLAP_HOURS)
+    if overlap > timedelta(0):
+        try:
+            secrets["previous"] = webhook_endpoint_secret(endpoint)
+        except crypto.CredentialsError:
+            pass
+        else:
+            # The worker compares it with the database clock, as any process would.
+            secrets["previous_until"] = (db_now() + overlap).isoformat()
+    _store_secrets(endpoint, secrets)
     events.emit(events.WEBHOOK_SECRET_ROTATED, endpoint=endpoint)
     return secret
 
@@ -211,6 +254,6 @@ def webhook_secrets_rotate_keys() -> int:
         with transaction.atomic():
             endpoint = WebhookEndpoint.objects.select_for_update().get(pk=pk)
             if endpoint.secret_key_id != newest:
-                _store_secret(endpoint, webhook_endpoint_secret(endpoint))
+                _store_secrets(endpoint, _secrets(endpoint))
                 changed += 1
     return changed

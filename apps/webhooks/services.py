@@ -8,8 +8,10 @@ outbox.py (recording events, queueing and redelivering deliveries, pruning), del
 from apps.webhooks.endpoints import (
     webhook_endpoint_create,
     webhook_endpoint_delete,
+    webhook_endpoint_previous_secret_until,
     webhook_endpoint_rotate_secret,
     webhook_endpoint_secret,
+    webhook_endpoint_signing_secrets,
     webhook_endpoint_update,
     webhook_secrets_rotate_keys,
 )
@@ -20,7 +22,9 @@ __all__ = [
     "webhook_emit",
     "webhook_endpoint_create",
     "webhook_endpoint_delete",
+    "webhook_endpoint_previous_secret_until",
     "webhook_endpoint_rotate_secret",
+    "webhook_endpoint_signing_secrets",
     "webhook_endpoint_secret",
     "webhook_endpoint_update",
     "webhook_redeliver",

@@ -1,7 +1,9 @@
 """Standard Webhooks signatures: ``webhook-id``, ``webhook-timestamp`` and
 ``webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">``, keyed with
 the base64-decoded part of a ``whsec_...`` secret. Any Standard Webhooks verifier checks
-them with the secret as shown to the user."""
+them with the secret as shown to the user. While a rotated secret overlaps its successor,
+the header carries one signature per secret, space-separated (``v1,<new> v1,<old>``): a
+verifier accepts the message when any of them matches its secret."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import base64
 import hashlib
 import hmac
 import secrets
+from collections.abc import Sequence
 
 from apps.webhooks.constants import SECRET_BYTES, SECRET_PREFIX
 
@@ -29,14 +32,18 @@ def sign(*, secret: str, message_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(digest).decode()
 
 
-def headers(*, secret: str, message_id: str, timestamp: int, body: bytes) -> dict[str, str]:
-    """The headers of one signed attempt (the timestamp is the attempt's, the id the
-    event's, so every retry carries the same id)."""
+def headers(
+    *, secrets: Sequence[str], message_id: str, timestamp: int, body: bytes
+) -> dict[str, str]:
+    """The headers of one signed attempt, signed with each of ``secrets`` (the timestamp
+    is the attempt's, the id the event's, so every retry carries the same id)."""
+    signatures = [
+        sign(secret=secret, message_id=message_id, timestamp=timestamp, body=body)
+        for secret in secrets
+    ]
     return {
         "content-type": "application/json",
         "webhook-id": message_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": sign(
-            secret=secret, message_id=message_id, timestamp=timestamp, body=body
-        ),
+        "webhook-signature": " ".join(signatures),
     }

@@ -1,8 +1,11 @@
 """/api/v1/webhooks: CRUD, the delivery log and redelivery; scopes, the error envelope and
 another workspace's ids (404)."""
 
+from datetime import datetime, timedelta
+
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.webhooks.endpoints import webhook_endpoint_create, webhook_endpoint_secret
@@ -102,6 +105,15 @@ def test_rotating_the_secret_shows_the_new_one(api_a, endpoint_a):
     assert response.status_code == 200
     endpoint_a.refresh_from_db()
     assert webhook_endpoint_secret(endpoint_a) == response.json()["secret"]
+    # The replaced secret signs too for WEBHOOK_SECRET_OVERLAP_HOURS (24 by default).
+    until = datetime.fromisoformat(response.json()["previous_secret_signs_until"])
+    assert timedelta(hours=23) < until - timezone.now() <= timedelta(hours=24)
+
+
+def test_a_new_endpoint_has_no_previous_secret(api_a):
+    response = api_a.post(URL, {"url": "https://hooks.example.com/in"})
+    assert response.status_code == 201
+    assert response.json()["previous_secret_signs_until"] is None
 
 
 def test_it_deletes_an_endpoint(api_a, endpoint_a):

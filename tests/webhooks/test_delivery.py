@@ -6,6 +6,7 @@ import logging
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.core import mail
 from django.utils import timezone
 from standardwebhooks import Webhook, WebhookVerificationError
@@ -14,7 +15,11 @@ from apps.accounts.models import WorkspaceMembership
 from apps.common.errors import Conflict
 from apps.jobs.models import Job
 from apps.webhooks.constants import MAX_RESPONSE_KEPT_CHARS
-from apps.webhooks.endpoints import webhook_endpoint_create, webhook_endpoint_update
+from apps.webhooks.endpoints import (
+    webhook_endpoint_create,
+    webhook_endpoint_rotate_secret,
+    webhook_endpoint_update,
+)
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
 from apps.webhooks.outbox import webhook_emit, webhook_redeliver
 from tests.factories import UserFactory, WorkspaceMembershipFactory
@@ -345,3 +350,47 @@ def test_a_delivery_whose_lease_was_taken_over_is_not_sent(workspace_a, endpoint
 
     assert worker.run_one(job) == "lost"
     assert receiver.requests == []
+
+
+def test_after_a_rotation_both_secrets_verify_until_the_overlap_ends(
+    workspace_a, endpoint, receiver, worker, settings
+):
+    """A receiver that still holds the old secret (and answers 401 to what it cannot
+    verify) keeps accepting deliveries for the overlap; one holding the new secret accepts
+    them at once. After the overlap only the new one verifies."""
+    settings.WEBHOOK_SECRET_OVERLAP_HOURS = 24
+    old = endpoint.clear_secret
+    emit(workspace_a)  # in flight when the secret changes
+    new = webhook_endpoint_rotate_secret(endpoint=endpoint)
+
+    assert run_deliveries(worker) == ["done"]
+
+    [during] = receiver.requests
+    assert len(during.headers["webhook-signature"].split(" ")) == 2
+    for secret in (old, new):
+        assert Webhook(secret).verify(during.body, during.headers)["id"]
+
+    emit(workspace_a)
+    with time_machine.travel(timezone.now() + timedelta(hours=24, minutes=1)):
+        assert run_deliveries(worker) == ["done"]
+        after = receiver.requests[1]
+        assert Webhook(new).verify(after.body, after.headers)["id"]
+        with pytest.raises(WebhookVerificationError):
+            Webhook(old).verify(after.body, after.headers)
+    assert len(after.headers["webhook-signature"].split(" ")) == 1
+
+
+def test_without_an_overlap_a_rotation_signs_with_the_new_secret_only(
+    workspace_a, endpoint, receiver, worker, settings
+):
+    settings.WEBHOOK_SECRET_OVERLAP_HOURS = 0
+    old = endpoint.clear_secret
+    new = webhook_endpoint_rotate_secret(endpoint=endpoint)
+    emit(workspace_a)
+
+    assert run_deliveries(worker) == ["done"]
+
+    [request] = receiver.requests
+    assert Webhook(new).verify(request.body, request.headers)["id"]
+    with pytest.raises(WebhookVerificationError):
+        Webhook(old).verify(request.body, request.headers)

@@ -14,8 +14,10 @@ from apps.webhooks.constants import EVENT_TYPES
 from apps.webhooks.endpoints import (
     webhook_endpoint_create,
     webhook_endpoint_delete,
+    webhook_endpoint_previous_secret_until,
     webhook_endpoint_rotate_secret,
     webhook_endpoint_secret,
+    webhook_endpoint_signing_secrets,
     webhook_endpoint_update,
 )
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -63,6 +65,47 @@ def test_rotating_the_secret_replaces_it(workspace_a):
 
     assert new != old
     assert webhook_endpoint_secret(WebhookEndpoint.objects.get(pk=endpoint.pk)) == new
+
+
+def test_a_rotated_secret_signs_beside_the_new_one_for_the_overlap(workspace_a, settings):
+    settings.WEBHOOK_SECRET_OVERLAP_HOURS = 24
+    endpoint, first = webhook_endpoint_create(workspace=workspace_a, url=URL)
+    assert webhook_endpoint_previous_secret_until(endpoint) is None
+
+    second = webhook_endpoint_rotate_secret(endpoint=endpoint)
+    third = webhook_endpoint_rotate_secret(endpoint=endpoint)
+
+    endpoint.refresh_from_db()
+    until = webhook_endpoint_previous_secret_until(endpoint)
+    assert timedelta(hours=23) < until - timezone.now() <= timedelta(hours=24)
+    # Only the secret the last rotation replaced is kept.
+    signing_at = webhook_endpoint_signing_secrets
+    assert signing_at(endpoint, at=until - timedelta(seconds=1)) == [third, second]
+    assert signing_at(endpoint, at=until) == [third]
+    assert first not in signing_at(endpoint, at=timezone.now())
+
+
+def test_a_rotation_without_overlap_keeps_no_old_secret(workspace_a, settings):
+    settings.WEBHOOK_SECRET_OVERLAP_HOURS = 0
+    endpoint, _ = webhook_endpoint_create(workspace=workspace_a, url=URL)
+
+    new = webhook_endpoint_rotate_secret(endpoint=endpoint)
+
+    endpoint.refresh_from_db()
+    assert webhook_endpoint_previous_secret_until(endpoint) is None
+    assert webhook_endpoint_signing_secrets(endpoint, at=timezone.now()) == [new]
+
+
+def test_re_encryption_keeps_the_overlapping_secret(workspace_a, settings):
+    endpoint, old = webhook_endpoint_create(workspace=workspace_a, url=URL)
+    new = webhook_endpoint_rotate_secret(endpoint=endpoint)
+    settings.ENCRYPTION_KEYS = ["k9:" + "A" * 43, *settings.ENCRYPTION_KEYS]
+
+    assert endpoints.webhook_secrets_rotate_keys() == 1
+
+    endpoint.refresh_from_db()
+    assert endpoint.secret_key_id == "k9"
+    assert webhook_endpoint_signing_secrets(endpoint, at=timezone.now()) == [new, old]
 
 
 def test_secrets_under_an_older_key_are_re_encrypted(workspace_a, settings):

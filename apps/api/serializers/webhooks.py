@@ -43,12 +43,23 @@ class WebhookEndpointSecretSerializer(WebhookEndpointSerializer):
         help_text="whsec_… signing secret (Standard Webhooks). Shown only in this response."
     )
 
+    previous_secret_signs_until = serializers.SerializerMethodField(
+        help_text="After a rotation: until when deliveries are also signed with the secret "
+        "it replaced (a second `v1,` signature), so receivers can switch within that time; "
+        "null when there is no such overlap."
+    )
+
     class Meta(WebhookEndpointSerializer.Meta):
-        fields = [*WebhookEndpointSerializer.Meta.fields, "secret"]
+        fields = [*WebhookEndpointSerializer.Meta.fields, "secret", "previous_secret_signs_until"]
 
     @extend_schema_field(serializers.CharField())
     def get_secret(self, endpoint: WebhookEndpoint) -> str:
         return self.context["secret"]
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_previous_secret_signs_until(self, endpoint: WebhookEndpoint) -> str | None:
+        until = self.context.get("previous_secret_signs_until")
+        return serializers.DateTimeField().to_representation(until) if until else None
 
 
 class WebhookEndpointCreateSerializer(StrictSerializer):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -22,6 +24,7 @@ from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
 from apps.webhooks.services import (
     webhook_endpoint_create,
     webhook_endpoint_delete,
+    webhook_endpoint_previous_secret_until,
     webhook_endpoint_rotate_secret,
     webhook_endpoint_update,
     webhook_redeliver,
@@ -58,8 +61,18 @@ class WebhookViewSet(WorkspaceViewSet):
             }
         return super().allowed_query_params()
 
-    def _secret_response(self, endpoint: WebhookEndpoint, secret: str, status: int) -> Response:
-        context = {**self.get_serializer_context(), "secret": secret}
+    def _secret_response(
+        self,
+        endpoint: WebhookEndpoint,
+        secret: str,
+        status: int,
+        previous_until: datetime | None = None,
+    ) -> Response:
+        context = {
+            **self.get_serializer_context(),
+            "secret": secret,
+            "previous_secret_signs_until": previous_until,
+        }
         return Response(WebhookEndpointSecretSerializer(endpoint, context=context).data, status)
 
     @extend_schema(
@@ -124,7 +137,10 @@ class WebhookViewSet(WorkspaceViewSet):
     @extend_schema(
         summary="Rotate the signing secret",
         description="Attempts from now on are signed with the new secret, shown in this "
-        "response only.",
+        "response only, and until `previous_secret_signs_until` (WEBHOOK_SECRET_OVERLAP_HOURS, "
+        "24 h by default) with the one it replaces as well: `webhook-signature` then holds "
+        "two space-separated `v1,` signatures, and a receiver holding either secret "
+        "verifies them.",
         request=None,
         parameters=[IDEMPOTENCY_KEY],
         responses={
@@ -136,7 +152,9 @@ class WebhookViewSet(WorkspaceViewSet):
     def rotate_secret(self, request: ApiRequest, pk: str) -> Response:
         endpoint = self.get_object()
         secret = webhook_endpoint_rotate_secret(endpoint=endpoint)
-        return self._secret_response(endpoint, secret, 200)
+        endpoint.refresh_from_db()
+        previous_until = webhook_endpoint_previous_secret_until(endpoint)
+        return self._secret_response(endpoint, secret, 200, previous_until)
 
     def _deliveries(self, endpoint: WebhookEndpoint) -> QuerySet:
         return (
