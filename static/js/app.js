@@ -90,12 +90,24 @@
   }
 
   var liveRegion;
-  function announce(text) {
+  function announce(text, shownMs) {
     liveRegion = liveRegion || document.getElementById("live-region");
     if (!liveRegion) return;
     liveRegion.textContent = text;
     window.clearTimeout(announce.timer);
-    announce.timer = window.setTimeout(function () { liveRegion.textContent = ""; }, 4000);
+    announce.timer = window.setTimeout(function () { liveRegion.textContent = ""; }, shownMs || 4000);
+  }
+
+  /* Seconds to wait from a Retry-After header (seconds, or an HTTP date); null if absent. */
+  function retryAfterSeconds(value) {
+    if (!value) return null;
+    var seconds = /^\s*\d+\s*$/.test(value) ? parseInt(value, 10)
+      : Math.ceil((Date.parse(value) - Date.now()) / 1000);
+    return isNaN(seconds) ? null : Math.max(1, seconds);
+  }
+
+  function waitWords(seconds) {
+    return seconds < 60 ? seconds + " s" : Math.ceil(seconds / 60) + " min";
   }
 
   /* A polled fragment replaces its <details>: keep the ones a person opened open. */
@@ -118,6 +130,16 @@
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr.status;
     var refusal = event.detail.xhr.getResponseHeader("X-Refusal");  // says why, when set
+    if (status === 429) {
+      // Rate limited: say so, and when to try again, for as long as the wait (up to 30 s).
+      var wait = retryAfterSeconds(event.detail.xhr.getResponseHeader("Retry-After"));
+      announce(
+        (refusal || "Too many requests: you are rate limited for a moment.") +
+          (wait ? " Try again in " + waitWords(wait) + "." : " Try again shortly."),
+        Math.max(4000, Math.min(wait || 0, 30) * 1000)
+      );
+      return;
+    }
     var text = refusal ? refusal
       : status === 403 ? "Your role does not allow this."
       : status === 404 ? "This page no longer exists."
