@@ -157,8 +157,10 @@ class Command(BaseCommand):
             self._signalled = True
             self._stop_children(children)
 
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+        # SIGHUP too: a closed terminal must stop the children, not leave gunicorn running
+        # (to gunicorn itself a hangup means "reload": it would start new workers).
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, on_signal)
 
     def _stop_children(self, children: list[ChildProcess]) -> None:
         self._stopping = True
