@@ -45,6 +45,9 @@ class Policy:
 
     allow_http: bool = False
     allow_private: bool = False
+    # Only this machine or its own network (loopback, private, link-local): a local
+    # install's plain-http receiver, never a public address over http.
+    private_only: bool = False
 
 
 PUBLIC_HTTPS = Policy()
@@ -86,6 +89,8 @@ def address_problem(address: str, policy: Policy = PUBLIC_HTTPS) -> str | None:
         return "is a cloud metadata address"
     if ip.is_multicast or ip.is_unspecified or ip.is_reserved:
         return "is a multicast, unspecified or reserved address"
+    if policy.private_only and ip.is_global:
+        return "is a public address (plain http goes only to this machine or its network)"
     if policy.allow_private:
         return None
     if ip.is_loopback:

@@ -214,6 +214,7 @@ workspace_patterns = [
     path("webhooks/<int:pk>/toggle/", webhook_views.webhook_toggle, name="webhook-toggle"),
     path("webhooks/<int:pk>/rotate/", webhook_views.webhook_rotate, name="webhook-rotate"),
     path("webhooks/<int:pk>/delete/", webhook_views.webhook_delete, name="webhook-delete"),
+    path("webhooks/<int:pk>/test/", webhook_views.webhook_send_test_view, name="webhook-send-test"),
     path(
         "webhooks/<int:pk>/deliveries/<int:delivery_pk>/redeliver/",
         webhook_views.webhook_redeliver_view,

@@ -32,6 +32,10 @@ EVENT_TYPES = (
     PUBLICATION_CHANGES_REQUESTED,
 )
 
+# Sent only when an admin asks for it (the endpoint page's "Send test event"), to that one
+# endpoint; never subscribed to, so it is not among EVENT_TYPES.
+WEBHOOK_TEST = "webhook.test"
+
 DELIVER_JOB = "webhooks.deliver"
 PRUNE_JOB = "webhooks.prune"
 # A delivery that keeps failing is retried for at least this long after it was queued

@@ -6,7 +6,9 @@ delivery, where the connection goes to an address checked at that moment while t
 request still names the original host, so DNS rebinding cannot redirect it.
 
 WEBHOOK_ALLOW_PRIVATE_TARGETS lets a self-hosted install deliver on its own network (the
-metadata addresses stay refused); WEBHOOK_ALLOW_HTTP allows plain http:// URLs.
+metadata addresses stay refused); WEBHOOK_ALLOW_HTTP allows plain http:// URLs. A local
+install (DEBUG on) may try webhooks against a receiver on the same machine or network:
+there an https URL may reach private addresses, and an http URL is allowed only to them.
 """
 
 from __future__ import annotations
@@ -36,18 +38,24 @@ class ForbiddenTarget(ValidationFailed):
         )
 
 
-def policy() -> outbound.Policy:
-    """The guard's rules as this install's settings set them (read at each call)."""
+def policy(url: str = "") -> outbound.Policy:
+    """The guard's rules for a URL as this install's settings set them (read at each
+    call). With DEBUG on, a plain http:// URL (not allowed otherwise) may go to loopback
+    and private addresses only; deliveries follow no redirect, so the URL's scheme is the
+    only one a request uses."""
+    local = settings.DEBUG
+    if local and not settings.WEBHOOK_ALLOW_HTTP and url.lower().startswith("http://"):
+        return outbound.Policy(allow_http=True, allow_private=True, private_only=True)
     return outbound.Policy(
         allow_http=settings.WEBHOOK_ALLOW_HTTP,
-        allow_private=settings.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+        allow_private=settings.WEBHOOK_ALLOW_PRIVATE_TARGETS or local,
     )
 
 
 def check_url(url: str) -> str:
     """Return the URL if webhooks may be sent to it now; ForbiddenTarget otherwise."""
     try:
-        return outbound.check_url(url, policy())
+        return outbound.check_url(url, policy(url))
     except outbound.ForbiddenTarget as exc:
         raise ForbiddenTarget.from_guard(exc) from exc
 
@@ -75,7 +83,7 @@ def _post(url: str, *, body: bytes, headers: dict[str, str]) -> Response:
     started = time.monotonic()
     with (
         httpx.Client(
-            transport=outbound.GuardedTransport(policy()),
+            transport=outbound.GuardedTransport(policy(url)),
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"},

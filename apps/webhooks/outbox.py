@@ -25,7 +25,7 @@ from django.utils import timezone
 from apps.accounts.models import Workspace
 from apps.common.errors import Conflict
 from apps.jobs.services import JobSpec, job_enqueue, job_enqueue_many
-from apps.webhooks.constants import DELIVER_JOB, EVENT_TYPES, RETRY_FOR
+from apps.webhooks.constants import DELIVER_JOB, EVENT_TYPES, RETRY_FOR, WEBHOOK_TEST
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 logger = logging.getLogger(__name__)
@@ -226,6 +226,33 @@ def webhook_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
     )
     _enqueue(again, Workspace.objects.select_related("organization").get(pk=current.workspace_id))
     return again
+
+
+@transaction.atomic
+def webhook_send_test(*, endpoint: WebhookEndpoint) -> WebhookDelivery:
+    """Send a ``webhook.test`` event to this endpoint only, through the normal delivery
+    path (signed, retried, recorded in its delivery log), so an admin can try a receiver.
+    Errors: Conflict WEBHOOK_ENDPOINT_DISABLED (a switched-off endpoint sends nothing)."""
+    locked = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    if not locked.is_active:
+        raise Conflict(
+            "The endpoint is switched off; switch it on before sending a test event.",
+            code="WEBHOOK_ENDPOINT_DISABLED",
+            details={"endpoint": locked.pk, "disabled_reason": locked.disabled_reason},
+        )
+    workspace = Workspace.objects.select_related("organization").get(pk=locked.workspace_id)
+    event = WebhookEvent.objects.create(
+        workspace=workspace,
+        event_id=new_event_id(),
+        type=WEBHOOK_TEST,
+        data={
+            "endpoint": {"id": locked.pk, "url": locked.url},
+            "message": "A test event, sent on request from the endpoint's page.",
+        },
+    )
+    delivery = WebhookDelivery.objects.create(**_new_delivery(locked, event))
+    _enqueue(delivery, workspace)
+    return delivery
 
 
 def webhooks_prune(*, older_than_days: float | None = None, chunk: int = 2000) -> int:

@@ -15,7 +15,13 @@ from apps.webhooks.endpoints import (
     webhook_endpoint_update,
     webhook_secrets_rotate_keys,
 )
-from apps.webhooks.outbox import emit_lazy, webhook_emit, webhook_redeliver, webhooks_prune
+from apps.webhooks.outbox import (
+    emit_lazy,
+    webhook_emit,
+    webhook_redeliver,
+    webhook_send_test,
+    webhooks_prune,
+)
 
 __all__ = [
     "emit_lazy",
@@ -29,5 +35,6 @@ __all__ = [
     "webhook_endpoint_update",
     "webhook_redeliver",
     "webhook_secrets_rotate_keys",
+    "webhook_send_test",
     "webhooks_prune",
 ]

@@ -21,6 +21,7 @@ def endpoint(workspace_a):
         ("webhooks/{endpoint}/rotate/", "webhooks/{endpoint}/"),
         ("webhooks/{endpoint}/delete/", "webhooks/{endpoint}/"),
         ("webhooks/{endpoint}/deliveries/7/redeliver/", "webhooks/{endpoint}/"),
+        ("webhooks/{endpoint}/test/", "webhooks/{endpoint}/"),
         ("series/new/", "series/"),
         ("series/3/pause/", "series/3/"),
         ("series/3/resume/", "series/3/"),

@@ -20,6 +20,7 @@ from apps.webhooks.services import (
     webhook_endpoint_rotate_secret,
     webhook_endpoint_update,
     webhook_redeliver,
+    webhook_send_test,
 )
 
 DELIVERIES_SHOWN = 50
@@ -29,7 +30,8 @@ class WebhookEndpointForm(forms.Form):
     url = forms.CharField(
         label="URL",
         max_length=2000,
-        help_text="https:// on a public address. Each event is POSTed there, signed.",
+        help_text="https:// on a public address (a local install with DEBUG on may use "
+        "http:// to this machine or its network). Each event is POSTed there, signed.",
         widget=forms.URLInput(attrs={"placeholder": "https://example.com/hooks/social"}),
     )
     description = forms.CharField(label="Description", max_length=200, required=False)
@@ -179,4 +181,21 @@ def webhook_redeliver_view(request: WorkspaceRequest, pk: int, delivery_pk: int)
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Queued {delivery.event.type} for delivery again.")
+    return _back(request, endpoint)
+
+
+@workspace_view(Action.ADMIN)
+@post_only("webhook-detail", "pk")
+def webhook_send_test_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    endpoint = get_object_or_404(_endpoints(request), pk=pk)
+    try:
+        delivery = webhook_send_test(endpoint=endpoint)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request,
+            f"Sending a webhook.test event ({delivery.event.event_id}); its answer appears "
+            "in the log below.",
+        )
     return _back(request, endpoint)
