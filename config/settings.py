@@ -296,6 +296,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "apps.api.schema.strip_trailing_slashes",
+        "apps.api.schema.tighten",
     ],
     "ENUM_NAME_OVERRIDES": {
         "PublicationStatusEnum": "apps.publications.models.Publication.Status",

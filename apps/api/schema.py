@@ -130,3 +130,42 @@ def strip_trailing_slashes(result: dict, generator: Any, request: Any, public: b
         for path, item in result.get("paths", {}).items()
     }
     return result
+
+
+# Path ids are routed by ID_PATTERN ([0-9]{1,18}): positive integers as far as a client is
+# concerned (0 or an id of no row is a 404 like any other).
+_PATH_ID = {"type": "integer", "minimum": 1, "maximum": 10**18 - 1}
+# The only keys an answer may leave out: a bulk item carries its publication or its error,
+# a validation problem its limit and actual size where it has them.
+OPTIONAL_IN_ANSWERS = {"BulkOutcome": {"publication", "error"}, "Problem": {"limit", "actual"}}
+
+
+def tighten(result: dict, generator: Any, request: Any, public: bool) -> dict:
+    """Say in the schema what the server holds to, where the serializers cannot:
+
+    - path ids are integers (the URL patterns match digits, which drf-spectacular types
+      as a string with a pattern);
+    - an answer carries every field of its serializer, null or not, so each response
+      component requires all of its properties (a client may rely on ``status`` and
+      ``revision`` being there), but for OPTIONAL_IN_ANSWERS;
+    - a new publication needs its text: ``text`` or ``segments`` (one of them, at least
+      one segment), and an edit needs the ``revision`` it was made against.
+    """
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                if parameter.get("in") == "path":
+                    parameter["schema"] = dict(_PATH_ID)
+    schemas = result.get("components", {}).get("schemas", {})
+    for name, schema in schemas.items():
+        if not name.endswith("Request") and "properties" in schema:
+            optional = OPTIONAL_IN_ANSWERS.get(name, set())
+            schema["required"] = sorted(set(schema["properties"]) - optional)
+    create = schemas.get("PublicationCreateRequest")
+    if create is not None:
+        create["oneOf"] = [{"required": ["text"]}, {"required": ["segments"]}]
+        create["properties"]["segments"]["minItems"] = 1
+    edit = schemas.get("PatchedPublicationUpdateRequest")
+    if edit is not None:
+        edit["required"] = ["revision"]
+    return result

@@ -1,6 +1,8 @@
 import yaml
 from rest_framework.test import APIClient
 
+from apps.api.schema import OPTIONAL_IN_ANSWERS
+
 ENDPOINTS = {
     ("get", "/api/v1/me"),
     ("get", "/api/v1/capabilities"),
@@ -77,3 +79,32 @@ def test_the_docs_page_loads(db):
     response = APIClient().get("/api/docs/")
     assert response.status_code == 200
     assert b"swagger" in response.content.lower()
+
+
+def test_a_create_body_needs_text_or_segments(db):
+    create = _schema()["components"]["schemas"]["PublicationCreateRequest"]
+    assert create["oneOf"] == [{"required": ["text"]}, {"required": ["segments"]}]
+    assert create["properties"]["segments"]["minItems"] == 1
+
+
+def test_an_edit_names_the_revision_it_was_made_against(db):
+    patch = _schema()["components"]["schemas"]["PatchedPublicationUpdateRequest"]
+    assert patch["required"] == ["revision"]
+
+
+def test_every_field_an_answer_always_carries_is_required(db):
+    schemas = _schema()["components"]["schemas"]
+    assert {"status", "revision", "scheduled_at"} <= set(schemas["Publication"]["required"])
+    for name, schema in schemas.items():
+        if name.endswith("Request") or "properties" not in schema:
+            continue
+        optional = OPTIONAL_IN_ANSWERS.get(name, set())
+        assert set(schema.get("required", [])) == set(schema["properties"]) - optional, name
+
+
+def test_path_ids_are_integers(db):
+    for method, path, operation in _operations(_schema()):
+        for parameter in operation.get("parameters", []):
+            if parameter["in"] == "path":
+                assert parameter["schema"]["type"] == "integer", (method, path, parameter)
+                assert parameter["schema"]["minimum"] == 1
