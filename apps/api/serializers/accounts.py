@@ -13,7 +13,7 @@ from apps.api.serializers.base import (
     StrictSerializer,
     TextField,
 )
-from apps.sandbox.behaviour import BEHAVIOUR_KEYS
+from apps.sandbox.behaviour import BEHAVIOUR_KEYS, MAX_WAIT_S
 
 SANDBOX = "sandbox"
 
@@ -36,21 +36,25 @@ class AccountSerializer(serializers.ModelSerializer):
         ]
 
 
-def _behaviour_field(kind: type, default: object, help_text: str) -> serializers.Field:
+# Bounds of single keys (behaviour.py checks them again, and latency_ms with hang_s together).
+_MAXIMUM = {"server_error_percent": 100, "retry_after_s": MAX_WAIT_S, "processing_s": MAX_WAIT_S}
+
+
+def _behaviour_field(key: str, kind: type, default: object, help_text: str) -> serializers.Field:
     if kind is bool:
         return BooleanField(required=False, help_text=help_text)
+    unit = " s" if key.endswith("_s") else ""
+    bounds = {
+        "required": False,
+        "min_value": 0,
+        "max_value": _MAXIMUM.get(key, MAX_SMALL_INT if kind is int else 86_400),
+        "error_messages": {"max_value": f"At most {{max_value}}{unit}."},
+        "help_text": help_text,
+    }
     if kind is int:
-        return IntegerField(
-            required=False, min_value=0, max_value=MAX_SMALL_INT, help_text=help_text
-        )
+        return IntegerField(**bounds)
     # Null stands for the default only where the default is no value (hang_s).
-    return NumberInputField(
-        required=False,
-        allow_null=default is None,
-        min_value=0,
-        max_value=86_400,
-        help_text=help_text,
-    )
+    return NumberInputField(allow_null=default is None, **bounds)
 
 
 # The sandbox contract's behaviour keys (DESIGN §7), typed for validation and the schema.
@@ -60,7 +64,7 @@ SandboxBehaviourSerializer = type(
     {
         "__doc__": "How the sandbox answers this account; every key is optional.",
         **{
-            key: _behaviour_field(kind, default, text)
+            key: _behaviour_field(key, kind, default, text)
             for key, (kind, default, text) in BEHAVIOUR_KEYS.items()
         },
     },

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import time
 from typing import Any
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from apps.api.serializers.base import IntegerField, StrictSerializer, TextField
@@ -15,7 +16,13 @@ TIME_HELP = "A wall-clock time, HH:MM (24 h), in the slots' zone."
 
 class SlotSerializer(StrictSerializer):
     weekday = serializers.ChoiceField(choices=list(WEEKDAYS), help_text="mon … sun.")
-    time = TextField(help_text=TIME_HELP, max_length=5)
+    time = TextField(
+        help_text=TIME_HELP,
+        max_length=5,
+        validators=[
+            RegexValidator(r"^([01][0-9]|2[0-3]):[0-5][0-9]$", "A time like 09:30 (HH:MM).")
+        ],
+    )
 
     def to_internal_value(self, data: Any) -> tuple[int, time]:
         value = super().to_internal_value(data)

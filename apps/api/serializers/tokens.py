@@ -77,5 +77,6 @@ class TokenCreateSerializer(StrictSerializer):
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=ApiToken.Scope.choices),
         allow_empty=False,
+        min_length=1,
         max_length=len(ApiToken.Scope.values) * 2,
     )

@@ -141,7 +141,7 @@ class SeriesViewSet(WorkspaceViewSet):
             **errors(400, 404, codes={400: ["RULE_TOO_COSTLY"]}),
         },
     )
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def preview(self, request: ApiRequest, pk: str) -> Response:
         series = self.get_object()
         limit = self.parse(PreviewLimitSerializer, data=request.query_params)["limit"]

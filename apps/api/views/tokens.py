@@ -27,6 +27,7 @@ from apps.accounts.services import api_token_create, api_token_revoke
 from apps.accounts.token_roles import effective_scopes
 from apps.api.base import ApiRequest, StrictViewMixin, WorkspaceViewSet
 from apps.api.schema import IDEMPOTENCY_KEY, errors, post_errors, replayed
+from apps.api.serializers.base import TextField
 from apps.api.serializers.tokens import (
     TokenCreatedSerializer,
     TokenCreateSerializer,
@@ -38,7 +39,7 @@ from apps.security.ratelimit import rate_hit
 
 
 class CliLoginStartSerializer(serializers.Serializer):
-    client_name = serializers.CharField(
+    client_name = TextField(
         max_length=60,
         required=False,
         default="",
