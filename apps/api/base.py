@@ -68,7 +68,7 @@ class ApiRequest(Request):
     auth: ApiToken
 
 
-class StrictViewMixin:
+class StrictViewMixin(APIView):
     """What every API view does beyond DRF's defaults:
 
     - refusals carry their details: a scope refusal says which scopes were needed and

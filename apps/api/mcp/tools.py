@@ -147,7 +147,7 @@ server = ApiServer(
     ),
 )
 
-READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 class MaintenanceRefusal(DomainError):
@@ -198,6 +198,7 @@ def _run(
 ) -> CallToolResult:
     """Authorize, do the work, and answer the API's JSON or its error envelope."""
     request = ctx.request_context.request
+    assert request is not None  # served over HTTP only: every call comes with its request
     token = token_from_state(request.state)
     close_old_connections()
     try:
@@ -377,7 +378,7 @@ def validate_draft(
     return _run(ctx, work, scopes=("read",))
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=True))
 def create_publication(
     ctx: Context,
     text: Text = None,
@@ -451,7 +452,7 @@ def get_publication(
     return _run(ctx, work, scopes=("read",))
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=True))
 def retry_publication(ctx: Context, publication_id: PublicationId) -> CallToolResult:
     """Send the failed destinations of a publication again now (at most 6 manual retries
     each). Published destinations are never sent again; an ambiguous one must be resolved
@@ -504,7 +505,7 @@ def list_publications(
     return _run(ctx, work, scopes=("read",))
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=True))
 def reschedule_publication(
     ctx: Context,
     publication_id: PublicationId,
@@ -535,7 +536,7 @@ def reschedule_publication(
     return _run(ctx, work, scopes=("write",), writes=True)
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=True, openWorldHint=True))
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True))
 def cancel_publication(ctx: Context, publication_id: PublicationId) -> CallToolResult:
     """Cancel every destination that has not gone out. Published ones stay on their
     platforms; ones in flight finish; an ambiguous one waits to be resolved."""
@@ -581,7 +582,7 @@ def list_queue_slots(ctx: Context, account_id: AccountId = None) -> CallToolResu
     return _run(ctx, lambda token: _slots_shown(token, account_id), scopes=("read",))
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=False))
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
 def set_queue_slots(
     ctx: Context,
     slots: Annotated[
@@ -624,7 +625,7 @@ def set_queue_slots(
     return _run(ctx, work, scopes=("write",), writes=True)
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=True))
 def queue_publication(
     ctx: Context,
     publication_id: PublicationId,
@@ -646,7 +647,7 @@ def queue_publication(
     return _run(ctx, work, scopes=("write", "publish"), writes=True)
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=True))
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=True))
 def resolve_rendition(
     ctx: Context,
     rendition_id: Annotated[

@@ -57,7 +57,7 @@ class ShownModelSerializer(serializers.ModelSerializer):
     given and never read the serializer's context or state."""
 
     @property
-    def fields(self) -> BindingDict:  # type: ignore[override]
+    def fields(self) -> BindingDict:
         cls = type(self)
         shared = cls.__dict__.get("_shared_fields")
         if shared is None:
@@ -65,7 +65,7 @@ class ShownModelSerializer(serializers.ModelSerializer):
                 shared = cls.__dict__.get("_shared_fields")
                 if shared is None:
                     # Bound to an instance of the class made for it, never to a caller's.
-                    shared = serializers.ModelSerializer.fields.func(cls())  # type: ignore[attr-defined]
+                    shared = serializers.ModelSerializer.fields.func(cls())
                     cls._shared_fields = shared
         return shared
 

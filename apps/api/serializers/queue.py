@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import time
+import datetime as dt
 from typing import Any
 
 from django.core.validators import RegexValidator
@@ -24,18 +24,18 @@ class SlotSerializer(StrictSerializer):
         ],
     )
 
-    def to_internal_value(self, data: Any) -> tuple[int, time]:
+    def to_internal_value(self, data: Any) -> tuple[int, dt.time]:
         value = super().to_internal_value(data)
         text = value["time"]
         try:
             if len(text) != 5 or text[2] != ":":
                 raise ValueError
-            at = time.fromisoformat(text)
+            at = dt.time.fromisoformat(text)
         except ValueError:
             raise serializers.ValidationError({"time": ["A time like 09:30 (HH:MM)."]}) from None
         return WEEKDAYS.index(value["weekday"]), at
 
-    def to_representation(self, instance: tuple[int, time]) -> dict:
+    def to_representation(self, instance: tuple[int, dt.time]) -> dict:
         weekday, at = instance
         return {"weekday": WEEKDAYS[weekday], "time": f"{at:%H:%M}"}
 
