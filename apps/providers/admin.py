@@ -11,7 +11,7 @@ class MastodonAppAdmin(admin.ModelAdmin):
 
     list_display = ["instance_url", "client_id", "redirect_uri", "updated_at"]
     search_fields = ["instance_url"]
-    fields = ["instance_url", "client_id", "redirect_uri", "scopes", "created_at", "updated_at"]
+    fields = ("instance_url", "client_id", "redirect_uri", "scopes", "created_at", "updated_at")
     readonly_fields = fields
 
     def has_add_permission(self, request) -> bool:
@@ -37,7 +37,7 @@ class PlatformValidationAdmin(admin.ModelAdmin):
     list_filter = ["platform", "passed"]
     search_fields = ["platform", "account_handle", "operator"]
     date_hierarchy = "finished_at"
-    fields = [
+    fields = (
         "platform",
         "api_version",
         "passed",
@@ -49,7 +49,7 @@ class PlatformValidationAdmin(admin.ModelAdmin):
         "started_at",
         "finished_at",
         "created_at",
-    ]
+    )
     readonly_fields = fields
 
     def has_add_permission(self, request) -> bool:

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol, runtime_checkable
+from typing import IO, Protocol, runtime_checkable
 
 from apps.accounts.models import SocialAccount
 
@@ -27,7 +27,7 @@ class MediaPayload:
     mime_type: str
     size_bytes: int
     alt_text: str
-    open: callable  # () -> binary file object
+    open: Callable[[], IO[bytes]]  # a binary file object, to close once read
     width: int | None = None
     height: int | None = None
     public_url: str | None = None  # signed URL for platforms that fetch media

@@ -84,7 +84,12 @@ def token_request(
     """
     try:
         with httpcall.client(timeout=settings.PROVIDER_TIMEOUT_S) as client:
-            response = client.post(url, data=data, auth=auth, headers=headers)
+            response = client.post(
+                url,
+                data=data,
+                auth=httpx.USE_CLIENT_DEFAULT if auth is None else auth,
+                headers=headers,
+            )
     except httpx.HTTPError as exc:
         raise classify_transport(exc, is_create=False) from exc
     if response.status_code == 200:

@@ -90,7 +90,11 @@ def link_card(url: str, upload_blob: Callable[[bytes, str], dict]) -> dict | Non
     description = parser.meta.get("og:description") or parser.meta.get("description", "")
     if not title:
         return None
-    external = {"uri": url, "title": title[:300], "description": description[:1000]}
+    external: dict[str, object] = {
+        "uri": url,
+        "title": title[:300],
+        "description": description[:1000],
+    }
     image = parser.meta.get("og:image")
     if image:
         thumb = _fetch(urljoin(final_url, image), THUMB_MAX_BYTES)

@@ -558,16 +558,16 @@ def _author(ctx: PublishContext) -> str:
 def _credentials(token: dict, previous: dict | None = None) -> dict:
     credentials = dict(previous or {})
     credentials["access_token"] = token["access_token"]
-    credentials["expires_at"] = oauth.expires_at(token.get("expires_in")).isoformat()
+    expiry = oauth.expires_at(token.get("expires_in"))
+    credentials["expires_at"] = expiry.isoformat() if expiry else None
     if token.get("scope"):
         credentials["scope"] = token["scope"]  # what was granted, e.g. for organization posts
     if token.get("refresh_token"):
         credentials["refresh_token"] = token["refresh_token"]
-        if token.get("refresh_token_expires_in"):
-            # The refresh token's life counts from the first authorization, not this refresh.
-            credentials["refresh_token_expires_at"] = oauth.expires_at(
-                token["refresh_token_expires_in"]
-            ).isoformat()
+        # The refresh token's life counts from the first authorization, not this refresh.
+        refresh_expiry = oauth.expires_at(token.get("refresh_token_expires_in") or None)
+        if refresh_expiry is not None:
+            credentials["refresh_token_expires_at"] = refresh_expiry.isoformat()
     return credentials
 
 

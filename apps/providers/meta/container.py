@@ -111,9 +111,10 @@ class ContainerAdapter(Adapter):
                         "The carousel's saved state was lost; retry the post.",
                         code="checkpoint_missing",
                     )
-                container_id = self._create_carousel_when_ready(client, ctx, entry)
-                if container_id is None:
+                carousel_id = self._create_carousel_when_ready(client, ctx, entry)
+                if carousel_id is None:
                     return pending
+                container_id = carousel_id
             status, detail = self._status(client, container_id)
             if status == FINISHED:
                 return self._publish(client, ctx, container_id)

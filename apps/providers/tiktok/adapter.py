@@ -105,9 +105,9 @@ def _bytes_missing(status: dict, size: int) -> bool:
 
 def _stalled(checkpoint: dict) -> bool:
     init_at = checkpoint.get("init_at")
-    return bool(init_at) and timezone.now() - datetime.fromisoformat(init_at) > (
-        UPLOAD_STALLED_AFTER
-    )
+    if not init_at:
+        return False
+    return timezone.now() - datetime.fromisoformat(init_at) > UPLOAD_STALLED_AFTER
 
 
 class TikTokAdapter(Adapter):
@@ -233,6 +233,7 @@ class TikTokAdapter(Adapter):
         post_info: dict,
     ) -> PublishedSegment:
         pull = ctx.settings.get("video_source") == "PULL_FROM_URL" and video.public_url
+        source_info: dict[str, object]
         if pull:
             source_info = {"source": "PULL_FROM_URL", "video_url": video.public_url}
         else:

@@ -73,11 +73,11 @@ class YouTubeAdapter(Adapter):
         with self._client(ctx) as client:
             session, offset = ctx.checkpoint.get("upload_session_uri"), 0
             if session:
-                state, value = media.probe(client, session, video.size_bytes)
-                if state == "done":
-                    return media.published(ctx, value)
-                if state == "resume":
-                    offset = value
+                found = media.probe(client, session, video.size_bytes)
+                if found.video is not None:
+                    return media.published(ctx, found.video)
+                if found.offset is not None:
+                    offset = found.offset
                 elif ctx.checkpoint.get("upload_final_sent"):
                     raise ProviderError(
                         ErrorKind.OUTCOME_UNKNOWN,
@@ -115,10 +115,10 @@ class YouTubeAdapter(Adapter):
             session = ctx.checkpoint.get("upload_session_uri")
             if session:
                 size = ctx.checkpoint.get("upload_size") or 0
-                state, value = media.probe(client, session, size)
-                if state == "done":
-                    return media.published(ctx, value)
-                if state == "resume" or not ctx.checkpoint.get("upload_final_sent"):
+                found = media.probe(client, session, size)
+                if found.video is not None:
+                    return media.published(ctx, found.video)
+                if found.offset is not None or not ctx.checkpoint.get("upload_final_sent"):
                     return None
             return self._find_upload(client, ctx, not_before)
 

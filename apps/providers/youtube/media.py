@@ -4,6 +4,7 @@ and send the video in chunks from wherever the session says to resume."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import httpx
 from django.utils import timezone
@@ -117,18 +118,27 @@ def open_session(
     return session
 
 
-def probe(client: httpx.Client, session: str, size: int) -> tuple[str, object]:
-    """("done", video) | ("resume", offset) | ("gone", None)."""
+@dataclass(frozen=True)
+class SessionState:
+    """What an upload session says: the ``video`` once the upload is done, else the
+    ``offset`` to resume from while it lives; neither once it is gone."""
+
+    video: dict | None = None
+    offset: int | None = None
+
+
+def probe(client: httpx.Client, session: str, size: int) -> SessionState:
+    """Ask the session how far the upload got."""
     try:
         response = client.put(session, content=b"", headers={"Content-Range": f"bytes */{size}"})
     except httpx.HTTPError as exc:
         raise classify_transport(exc, is_create=False) from exc
     if response.status_code in (200, 201):
-        return "done", response.json()
+        return SessionState(video=response.json())
     if response.status_code == 308:
-        return "resume", resume_offset(response)
+        return SessionState(offset=resume_offset(response))
     if response.status_code in SESSION_GONE:
-        return "gone", None
+        return SessionState()
     raise classify(response, is_create=False)
 
 

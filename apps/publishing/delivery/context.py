@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from datetime import datetime
+from typing import IO
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -14,6 +16,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import SocialAccount
 from apps.common.media_urls import signed_media_url
 from apps.providers.base import Adapter, MediaPayload, PublishContext
+from apps.publications.models import MediaAsset
 from apps.publishing.locks import account_refresh_lock
 from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
 
@@ -131,13 +134,20 @@ def media_payloads(segment: RenditionSegment) -> list[MediaPayload]:
                 mime_type=asset.mime_type,
                 size_bytes=asset.size_bytes,
                 alt_text=link.alt_text,
-                open=lambda asset=asset: asset.file.storage.open(asset.file.name, "rb"),
+                open=_opener(asset),
                 width=asset.width,
                 height=asset.height,
                 public_url=_public_url(asset),
             )
         )
     return payloads
+
+
+def _opener(asset: MediaAsset) -> Callable[[], IO[bytes]]:
+    """Opens a new read handle on the asset's stored file at each call."""
+    storage, name = asset.file.storage, asset.file.name
+    assert name  # a stored asset's file has its name
+    return lambda: storage.open(name, "rb")
 
 
 def _public_url(asset) -> str:

@@ -6,6 +6,7 @@ validation. Exit status 0 only when every offered step passed."""
 
 from __future__ import annotations
 
+import functools
 import getpass
 import io
 import mimetypes
@@ -176,7 +177,7 @@ def _media(paths: list[str], public_url: str | None) -> list[MediaPayload]:
                 mime_type=mime,
                 size_bytes=len(data),
                 alt_text="Test image of a platform check",
-                open=lambda data=data: io.BytesIO(data),
+                open=functools.partial(io.BytesIO, data),
                 width=width,
                 height=height,
                 public_url=public_url if position == 1 else None,
