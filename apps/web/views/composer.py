@@ -121,7 +121,7 @@ def _upload(request: WorkspaceRequest, draft: Draft) -> dict[int, list[str]]:
                     workspace=request.workspace,
                     file=upload,
                     created_by=request.user,
-                    original_name=upload.name,
+                    original_name=upload.name or "",
                 )
             except (ValidationFailed, QuotaExceeded, InsufficientStorage) as exc:
                 # A full disk keeps nothing of the file (and everything typed).

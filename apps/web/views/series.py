@@ -142,9 +142,9 @@ def _series(request: WorkspaceRequest):
     return Series.objects.for_workspace(request.workspace).order_by("-id")
 
 
-def _described(series: Series) -> Series:
-    series.description = describe_rule(series.rrule, series.dtstart, series.timezone, series.count)
-    return series
+def _description(series: Series) -> str:
+    """The series' schedule as people read it."""
+    return describe_rule(series.rrule, series.dtstart, series.timezone, series.count)
 
 
 def _render_list(
@@ -157,7 +157,7 @@ def _render_list(
     context = {
         "workspace": request.workspace,
         "section": "series",
-        "series_list": [_described(series) for series in _series(request)],
+        "series_list": [(series, _description(series)) for series in _series(request)],
         "form": form or SeriesForm(workspace=request.workspace),
         "preview": preview,
         "examples": RULE_EXAMPLES,
@@ -240,7 +240,8 @@ def series_detail(request: WorkspaceRequest, pk: int) -> HttpResponse:
     context = {
         "workspace": request.workspace,
         "section": "series",
-        "series": _described(series),
+        "series": series,
+        "description": _description(series),
         "upcoming": upcoming,
         "occurrences": series.occurrences.current()
         .select_related("publication")
