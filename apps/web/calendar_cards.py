@@ -20,7 +20,7 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Exists, OuterRef
 
-from apps.accounts.models import Workspace
+from apps.accounts.models import SocialAccount, Workspace
 from apps.publications.models import MediaAsset, Publication, PublicationSegment, SegmentMedia
 from apps.renditions.models import Rendition
 from apps.series.models import SeriesOccurrence
@@ -175,19 +175,20 @@ def cards_between(
     ):
         images.setdefault(segment_id, (media_id, alt_text or media_alt_text))
     renditions: dict[int, list[tuple[str, bool, str, str]]] = defaultdict(list)
-    # Sorted here, not in SQL: an ORDER BY id may be planned as a walk of the whole
-    # primary key filtered by publication, where the lookup reads the shown rows only.
-    for _, publication_id, *rendition in sorted(
+    # By publication only, sorted here and the handles read apart: with an ORDER BY id,
+    # or a join to the accounts, the planner may read every rendition of the workspace's
+    # few accounts (or walk the primary key) and filter, where the lookup by publication
+    # reads the shown rows only.
+    rows_of = sorted(
         Rendition.objects.filter(publication_id__in=pks).values_list(
-            "pk",
-            "publication_id",
-            "status",
-            "ambiguous",
-            "social_account__platform",
-            "social_account__handle",
+            "pk", "publication_id", "status", "ambiguous", "platform", "social_account_id"
         )
-    ):
-        renditions[publication_id].append(tuple(rendition))  # type: ignore[arg-type]
+    )
+    handles = dict(
+        SocialAccount.objects.filter(pk__in={row[5] for row in rows_of}).values_list("pk", "handle")
+    )
+    for _, publication_id, status, ambiguous, platform, account_id in rows_of:
+        renditions[publication_id].append((status, ambiguous, platform, handles[account_id]))
     cards = []
     for pk, status, revision, scheduled_at, in_series in rows:
         assert scheduled_at is not None  # rows are filtered on a range of it
