@@ -11,6 +11,7 @@ fresh counters and problems.
 from __future__ import annotations
 
 import zoneinfo
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib import messages
@@ -131,85 +132,136 @@ def _upload(request: WorkspaceRequest, draft: Draft) -> dict[int, list[str]]:
     return errors
 
 
-def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> HttpResponse:
-    workspace = request.workspace
-    zone = request.user.display_timezone
-    accounts = _accounts(workspace)
-    errors: list[Message] = []
-    upload_errors: dict[int, list[str]] = {}
-    notice = ""
-    status = 200
-    if request.method == "POST":
-        try:
-            with disk_full_refused():  # the request's files are written to disk here
-                posted = request.POST
-        except InsufficientStorage as exc:
-            # Nothing of the form could be read: answered without a page, so the browser
-            # keeps the form as it is (and says why, see static/js/app.js).
-            return HttpResponse(
-                exc.message, status=exc.http_status, headers={"X-Refusal": exc.message}
-            )
-        draft = Draft.from_post(posted, workspace=workspace, accounts=accounts, zone=zone)
-        upload_errors = _upload(request, draft)
-        op = _op(request)
-        _apply_op(draft, op)
-        if op in SUBMIT_OPS and not upload_errors:
-            if op not in (SAVE_DRAFT, SUBMIT_REVIEW):
-                require(request, Action.PUBLISH)
-            try:
-                saved = draft_submit(
-                    draft=draft,
-                    op=op,
-                    workspace=workspace,
-                    user=request.user,
-                    publication=publication,
-                )
-            except Conflict as exc:
-                status = 409
-                if exc.code == "REVISION_CONFLICT":
-                    # Keep everything the person wrote; the next save applies it on top of
-                    # the current revision, which they have now been told about.
-                    draft.revision = exc.details.get("current_revision", draft.revision)
-                    notice = (
-                        "Someone else changed this post while you were editing it. Your "
-                        "version is still in the form below: review it, then save again to "
-                        "replace theirs."
-                    )
-                else:
-                    errors = _errors(draft, exc)
-            except DomainError as exc:
-                status = 400 if isinstance(exc, ValidationFailed | NotFound) else exc.http_status
-                errors = _errors(draft, exc)
-            else:
-                messages.success(request, SUCCESS[op])
-                return redirect_to(request, _detail_url(workspace, saved))
-        elif upload_errors:
-            status = 400
-    elif publication is not None:
-        draft = Draft.from_publication(publication, zone=zone)
-    elif (source := _copy_source(request)) is not None:
-        draft = Draft.copy_of(source, zone=zone)
-        notice = (
-            "A copy of an earlier post, with each destination's own text. Nothing is saved "
-            "until you save or schedule it."
-        )
-    else:
-        draft = Draft.empty(zone=zone, at=request.GET.get("at"))
-        _attach_from_library(request, draft)
+@dataclass
+class _Form:
+    """The draft to show (again), with what to say about it and the status to answer with."""
 
+    draft: Draft
+    errors: list[Message] = field(default_factory=list)
+    upload_errors: dict[int, list[str]] = field(default_factory=dict)
+    notice: str = ""
+    status: int = 200
+
+
+def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> HttpResponse:
+    accounts = _accounts(request.workspace)
+    if request.method == "POST":
+        form = _posted_form(request, publication=publication, accounts=accounts)
+        if isinstance(form, HttpResponse):
+            return form
+    else:
+        form = _initial_form(request, publication=publication)
+    return _render_form(request, form, publication=publication, accounts=accounts)
+
+
+def _posted_form(
+    request: WorkspaceRequest, *, publication: Publication | None, accounts: list[SocialAccount]
+) -> HttpResponse | _Form:
+    """A posted form: its files stored, its op applied, and submitted when the op says so;
+    a response when there is nothing to show again (saved, or the form could not be read)."""
+    try:
+        with disk_full_refused():  # the request's files are written to disk here
+            posted = request.POST
+    except InsufficientStorage as exc:
+        # Nothing of the form could be read: answered without a page, so the browser
+        # keeps the form as it is (and says why, see static/js/app.js).
+        return HttpResponse(exc.message, status=exc.http_status, headers={"X-Refusal": exc.message})
+    draft = Draft.from_post(
+        posted,
+        workspace=request.workspace,
+        accounts=accounts,
+        zone=request.user.display_timezone,
+    )
+    form = _Form(draft=draft, upload_errors=_upload(request, draft))
+    op = _op(request)
+    _apply_op(draft, op)
+    if op in SUBMIT_OPS and not form.upload_errors:
+        return _submit(request, form, op=op, publication=publication)
+    if form.upload_errors:
+        form.status = 400
+    return form
+
+
+def _submit(
+    request: WorkspaceRequest, form: _Form, *, op: str, publication: Publication | None
+) -> HttpResponse | _Form:
+    """Save, schedule or publish the draft: to the post's page when it went through, else
+    the form again with why not (a revision conflict keeps what the person wrote)."""
+    draft = form.draft
+    if op not in (SAVE_DRAFT, SUBMIT_REVIEW):
+        require(request, Action.PUBLISH)
+    try:
+        saved = draft_submit(
+            draft=draft,
+            op=op,
+            workspace=request.workspace,
+            user=request.user,
+            publication=publication,
+        )
+    except Conflict as exc:
+        form.status = 409
+        if exc.code == "REVISION_CONFLICT":
+            # Keep everything the person wrote; the next save applies it on top of
+            # the current revision, which they have now been told about.
+            draft.revision = exc.details.get("current_revision", draft.revision)
+            form.notice = (
+                "Someone else changed this post while you were editing it. Your "
+                "version is still in the form below: review it, then save again to "
+                "replace theirs."
+            )
+        else:
+            form.errors = _errors(draft, exc)
+    except DomainError as exc:
+        form.status = 400 if isinstance(exc, ValidationFailed | NotFound) else exc.http_status
+        form.errors = _errors(draft, exc)
+    else:
+        messages.success(request, SUCCESS[op])
+        return redirect_to(request, _detail_url(request.workspace, saved))
+    return form
+
+
+def _initial_form(request: WorkspaceRequest, *, publication: Publication | None) -> _Form:
+    """The form as first opened: the post being edited, a copy of an earlier one, or a new
+    post (at a chosen time, with a library file attached)."""
+    zone = request.user.display_timezone
+    if publication is not None:
+        return _Form(draft=Draft.from_publication(publication, zone=zone))
+    if (source := _copy_source(request)) is not None:
+        return _Form(
+            draft=Draft.copy_of(source, zone=zone),
+            notice=(
+                "A copy of an earlier post, with each destination's own text. Nothing is saved "
+                "until you save or schedule it."
+            ),
+        )
+    draft = Draft.empty(zone=zone, at=request.GET.get("at"))
+    _attach_from_library(request, draft)
+    return _Form(draft=draft)
+
+
+def _render_form(
+    request: WorkspaceRequest,
+    form: _Form,
+    *,
+    publication: Publication | None,
+    accounts: list[SocialAccount],
+) -> HttpResponse:
+    """The whole page, or for htmx the form or only the fragment an op changed."""
+    workspace = request.workspace
+    draft = form.draft
     context = composer_context(
         workspace=workspace,
         draft=draft,
         check=check_draft(draft),
         accounts=accounts,
-        errors=errors,
-        upload_errors=upload_errors,
+        errors=form.errors,
+        upload_errors=form.upload_errors,
     )
     context.update(
         workspace=workspace,
         section="compose",
         publication=publication,
-        notice=notice,
+        notice=form.notice,
         form_url=_form_url(workspace, publication),
         check_url=reverse("composer-check", kwargs={"workspace_slug": workspace.slug}),
     )
@@ -222,7 +274,7 @@ def _composer(request: WorkspaceRequest, *, publication: Publication | None) -> 
         elif _op(request) == ATTACH and (part := _part(request, draft)) is not None:
             template = "web/composer/_upload_refresh.html"
             context["upload_part"] = part
-    return render(request, template, context, status=status)
+    return render(request, template, context, status=form.status)
 
 
 def _part(request: WorkspaceRequest, draft: Draft) -> int | None:
