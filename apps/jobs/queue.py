@@ -18,7 +18,7 @@ import json
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from django.core.exceptions import ImproperlyConfigured
@@ -339,6 +339,95 @@ def fleet_allow(*, capacity: int, workers: int, due_orgs: int) -> int:
     return max(1, -(-usable // max(due_orgs, 1)))
 
 
+@dataclass
+class _HeadKeys:
+    """Queue heads as the statements take them: parallel arrays of their keys."""
+
+    orgs: list[int] = field(default_factory=list)
+    seats: list[str] = field(default_factory=list)
+    lanes: list[str] = field(default_factory=list)
+
+    def add(self, org_id: int, seat: str, lane: str) -> None:
+        self.orgs.append(org_id)
+        self.seats.append(seat)
+        self.lanes.append(lane)
+
+    def params(self) -> dict[str, list]:
+        return {"orgs": self.orgs, "seats": self.seats, "lanes": self.lanes}
+
+
+@dataclass
+class _DueHeads:
+    """What the claim's first statement found (see _DUE_ORGS_SQL)."""
+
+    held: _HeadKeys = field(default_factory=_HeadKeys)  # locked for this claim
+    raisable: _HeadKeys = field(default_factory=_HeadKeys)  # held, and theirs to raise
+    parked: _HeadKeys = field(default_factory=_HeadKeys)  # inactive, theirs to park
+    inactive: set[int] = field(default_factory=set)
+    due_orgs: int = 0
+    workers: int = 0
+    system_due: bool = False
+    pending_in: float | None = None
+    waiting_in: float | None = None
+
+
+def _read_due_heads(
+    cursor, *, types: Sequence[str] | None, max_orgs: int, stale_s: float
+) -> _DueHeads:
+    """Run the claim's first statement and sort its rows (see _DUE_ORGS_SQL)."""
+    type_filter = "AND j.type = ANY(%(types)s::text[])" if types else ""
+    execute_prepared(
+        cursor,
+        _DUE_ORGS_SQL.format(type_filter=type_filter),
+        {
+            "ns": CLAIM_LOCK_NAMESPACE,
+            "heads_ns": HEADS_LOCK_NAMESPACE,
+            "stripes": HEADS_LOCK_STRIPES,
+            "max_orgs": max_orgs,
+            "stale_s": float(stale_s),
+            "types": list(types or ()),
+        },
+    )
+    due = _DueHeads()
+    for org_id, seat, lane, raisable, active, *totals in cursor.fetchall():
+        if org_id is None:
+            due.due_orgs, due.workers, due.system_due, due.pending_in, due.waiting_in = totals
+        elif not active:
+            due.inactive.add(org_id)
+            if raisable:
+                due.parked.add(org_id, seat, lane)
+        else:
+            due.held.add(org_id, seat, lane)
+            if raisable:
+                due.raisable.add(org_id, seat, lane)
+    due.due_orgs -= len(due.inactive)  # parked now, or at a later claim
+    return due
+
+
+def _raise_heads(cursor, due: _DueHeads, rows: list, *, limit: int) -> None:
+    """Move the raisable heads to their earliest pending job left, and to the back of
+    the turns those that had theirs (see _HEADS_SQL)."""
+    if not due.raisable.orgs:
+        return
+    # A batch that was not filled gave every organization all it could run.
+    served = {row[1] for row in rows} if len(rows) >= limit else set(due.held.orgs)
+    turns = [org_id in served for org_id in due.raisable.orgs]
+    execute_prepared(cursor, _HEADS_SQL, {**due.raisable.params(), "turns": turns})
+
+
+def _claimed_jobs(rows: list, *, worker: str) -> list[Job]:
+    # UPDATE ... RETURNING keeps no order: hand them out earliest run_at first.
+    rows.sort(key=lambda row: (row[-1], row[0]))
+    jobs = jobs_from_rows(CLAIM_COLUMNS, [row[:-1] for row in rows])
+    for job, row in zip(jobs, rows, strict=True):
+        job.__dict__.update(
+            status=Job.Status.PROCESSING,
+            locked_by=worker,
+            run_at=datetime.fromtimestamp(float(row[-1]), tz=UTC),
+        )
+    return jobs
+
+
 def claim(
     *,
     worker: str,
@@ -355,8 +444,6 @@ def claim(
     and whether another worker held some due organization's claim lock, in which case an
     early retry may find more.
     """
-    type_filter = "AND j.type = ANY(%(types)s::text[])" if types else ""
-    due_sql = _DUE_ORGS_SQL.format(type_filter=type_filter)
     # More organizations than jobs wanted: some may have no free seat, or (for a worker
     # of some types) nothing of its types due.
     max_orgs = MAX_CLAIM_ORGS if types else min(max(4 * limit, 16), MAX_CLAIM_ORGS)
@@ -365,93 +452,45 @@ def claim(
         # minute, if it runs at all), and a planner that believes the table tiny would
         # rather read an organization's whole history through its foreign-key index, or
         # every pending job through job_pending_run_at, and sort. The plans these
-        # statements need read job_pending_org_lane_run_at in order and sort only the claimed
-        # rows, so forbidding avoidable sorts keeps them right whatever the statistics
-        # say; being index-driven, they are also planned once (generic plans). JIT is off:
-        # wild row estimates would otherwise make PostgreSQL compile these small
-        # statements (hundreds of ms each). Sequential scans, hash and merge joins are off
-        # too: the queue heads are read by their due index, and their organizations looked
-        # up one by one, however few rows the statistics last counted (a hash of every
-        # organization would cost what the heads saved). These settings last for this
-        # transaction.
+        # statements need read job_pending_org_lane_run_at in order and sort only the
+        # claimed rows, so forbidding avoidable sorts keeps them right whatever the
+        # statistics say; being index-driven, they are also planned once (generic plans).
+        # JIT is off: wild row estimates would otherwise make PostgreSQL compile these
+        # small statements (hundreds of ms each). Sequential scans, hash and merge joins
+        # are off too: the queue heads are read by their due index, and their
+        # organizations looked up one by one, however few rows the statistics last
+        # counted (a hash of every organization would cost what the heads saved). These
+        # settings last for this transaction.
         execute_prepared(cursor, _SESSION_SQL, {})
-        execute_prepared(
-            cursor,
-            due_sql,
-            {
-                "ns": CLAIM_LOCK_NAMESPACE,
-                "heads_ns": HEADS_LOCK_NAMESPACE,
-                "stripes": HEADS_LOCK_STRIPES,
-                "max_orgs": max_orgs,
-                "stale_s": float(stale_s),
-                "types": list(types or ()),
-            },
-        )
-        orgs, seats, lanes, raisable_orgs, raisable_seats, raisable_lanes = [], [], [], [], [], []
-        parked: dict[str, list] = {"orgs": [], "seats": [], "lanes": []}
-        inactive: set[int] = set()
-        due_orgs = workers = 0
-        system_due = False
-        pending_in = waiting_in = None
-        for (
-            org_id,
-            seat,
-            lane,
-            raisable,
-            active,
-            n_due,
-            n_workers,
-            sys_due,
-            pending,
-            waiting,
-        ) in cursor.fetchall():
-            if org_id is None:
-                due_orgs, workers, system_due = n_due, n_workers, sys_due
-                pending_in, waiting_in = pending, waiting
-                continue
-            if not active:
-                inactive.add(org_id)
-                if raisable:
-                    parked["orgs"].append(org_id)
-                    parked["seats"].append(seat)
-                    parked["lanes"].append(lane)
-                continue
-            orgs.append(org_id)
-            seats.append(seat)
-            lanes.append(lane)
-            if raisable:
-                raisable_orgs.append(org_id)
-                raisable_seats.append(seat)
-                raisable_lanes.append(lane)
-        held = len(set(orgs))
-        due_orgs -= len(inactive)  # parked now, or at a later claim
+        due = _read_due_heads(cursor, types=types, max_orgs=max_orgs, stale_s=stale_s)
+        held = due.held
+        n_held = len(set(held.orgs))
         # Due organizations this claim could not lock are being claimed by other workers
         # (or wait for the next claim): an early retry may find more.
-        contended = held < max_orgs and due_orgs > held
+        contended = n_held < max_orgs and due.due_orgs > n_held
         found = ClaimResult(
             jobs=[],
             contended=contended,
-            found_due=bool(orgs or contended or system_due),
-            pending_in=None if pending_in is None else max(pending_in, 0.0),
-            waiting_in=None if waiting_in is None else max(waiting_in, 0.0),
+            found_due=bool(held.orgs or contended or due.system_due),
+            pending_in=None if due.pending_in is None else max(due.pending_in, 0.0),
+            waiting_in=None if due.waiting_in is None else max(due.waiting_in, 0.0),
         )
-        if parked["orgs"]:
-            execute_prepared(cursor, _PARK_SQL, parked)
-        if not orgs and not system_due:
+        if due.parked.orgs:
+            execute_prepared(cursor, _PARK_SQL, due.parked.params())
+        if not held.orgs and not due.system_due:
             # Nothing due, or other workers are claiming every due organization: most
             # wake-ups end here, so they skip the claim statement.
             return found
-        allow = fleet_allow(capacity=capacity or limit, workers=workers, due_orgs=due_orgs)
-        due_lanes = Counter(zip(orgs, seats, strict=True))
+        allow = fleet_allow(capacity=capacity or limit, workers=due.workers, due_orgs=due.due_orgs)
+        # Each seat's budget is shared by its lanes due now (see _CLAIM_SQL).
+        keys = list(zip(held.orgs, held.seats, strict=True))
+        due_lanes = Counter(keys)
         execute_prepared(
             cursor,
             claim_sql(typed=bool(types)),
             {
-                "orgs": orgs,
-                "seats": seats,
-                "lanes": lanes,
-                # Each seat's budget is shared by its lanes due now (see _CLAIM_SQL).
-                "lane_counts": [due_lanes[key] for key in zip(orgs, seats, strict=True)],
+                **held.params(),
+                "lane_counts": [due_lanes[key] for key in keys],
                 "limit": limit,
                 "allow": allow,
                 "stale_s": float(stale_s),
@@ -460,35 +499,13 @@ def claim(
             },
         )
         rows = cursor.fetchall()
-        if raisable_orgs:
-            # A batch that was not filled gave every organization all it could run.
-            served = {row[1] for row in rows} if len(rows) >= limit else set(orgs)
-            turns = [org_id in served for org_id in raisable_orgs]
-            execute_prepared(
-                cursor,
-                _HEADS_SQL,
-                {
-                    "orgs": raisable_orgs,
-                    "seats": raisable_seats,
-                    "lanes": raisable_lanes,
-                    "turns": turns,
-                },
-            )
+        _raise_heads(cursor, due, rows, limit=limit)
         if len(rows) >= limit:
             # A full batch may have left due work behind: wake the other workers for it
             # (those that found this worker holding an organization's claim lock wait for
             # this rather than retrying on a timer).
             notify()
-    # UPDATE ... RETURNING keeps no order: hand them out earliest run_at first.
-    rows.sort(key=lambda row: (row[-1], row[0]))
-    jobs = jobs_from_rows(CLAIM_COLUMNS, [row[:-1] for row in rows])
-    for job, row in zip(jobs, rows, strict=True):
-        job.__dict__.update(
-            status=Job.Status.PROCESSING,
-            locked_by=worker,
-            run_at=datetime.fromtimestamp(float(row[-1]), tz=UTC),
-        )
-    found.jobs = jobs
+    found.jobs = _claimed_jobs(rows, worker=worker)
     return found
 
 
