@@ -195,60 +195,100 @@ def queue_slots(request: WorkspaceRequest) -> HttpResponse:
     if request.method == "POST":
         if not permits(request, workspace, Action.PUBLISH):
             return HttpResponse("Your role cannot change posting slots.", status=403)
-        op = request.POST.get("op", "")
-        try:
-            if op == "add":
-                add_form = SlotAddForm(request.POST)
-                if add_form.is_valid():
-                    at: time = add_form.cleaned_data["time"]
-                    new = {(day, at.replace(second=0)) for day in add_form.cleaned_data["weekdays"]}
-                    queue_slots_replace(
-                        workspace=workspace, account=account, slots=slots | new, timezone=zone
-                    )
-                    messages.success(request, "Added the slot.")
-                    return redirect_to(request, _slots_url(workspace, account))
-                status = 400
-            elif op.startswith("remove:"):
-                day, _, hhmm = op.removeprefix("remove:").partition("-")
-                gone = (int(day), time.fromisoformat(hhmm)) if day.isdigit() else None
-                queue_slots_replace(
-                    workspace=workspace, account=account, slots=slots - {gone}, timezone=zone
-                )
-                messages.success(request, "Removed the slot.")
-                return redirect_to(request, _slots_url(workspace, account))
-            elif op == "zone":
-                zone_form = SlotZoneForm(request.POST, workspace=workspace)
-                if zone_form.is_valid():
-                    queue_slots_replace(
-                        workspace=workspace,
-                        account=account,
-                        slots=slots,
-                        timezone=zone_form.cleaned_data["timezone"],
-                    )
-                    messages.success(request, "Saved the time zone.")
-                    return redirect_to(request, _slots_url(workspace, account))
-                status = 400
-            elif op == "own" and account is not None:
-                # Start from the default slots, so the account's own set can then differ.
-                default = weekly_slots(account)
-                queue_slots_replace(
-                    workspace=workspace, account=account, slots=set(default.times), timezone=""
-                )
-                messages.success(request, f"@{account.handle} now has slots of its own.")
-                return redirect_to(request, _slots_url(workspace, account))
-            elif op == "reset" and account is not None:
-                queue_slots_reset(account=account)
-                messages.success(request, f"@{account.handle} follows the workspace's slots again.")
-                return redirect_to(request, _slots_url(workspace, account))
-        except (DomainError, ValueError) as exc:
-            messages.error(request, getattr(exc, "message", "That slot could not be read."))
-            return redirect_to(request, _slots_url(workspace, account))
+        edited = _slot_edit(request, account=account, slots=slots, zone=zone)
+        if isinstance(edited, HttpResponse):
+            return edited
+        if isinstance(edited, SlotAddForm):
+            add_form, status = edited, 400
+        elif isinstance(edited, SlotZoneForm):
+            zone_form, status = edited, 400
+    context = _slots_context(
+        request,
+        account=account,
+        slots=slots,
+        zone=zone,
+        is_set=is_set,
+        add_form=add_form,
+        zone_form=zone_form,
+    )
+    return render(request, "web/queue/slots.html", context, status=status)
 
+
+def _slot_edit(
+    request: WorkspaceRequest,
+    *,
+    account: SocialAccount | None,
+    slots: set,
+    zone: str,
+) -> HttpResponse | SlotAddForm | SlotZoneForm | None:
+    """Apply the posted op to the target's slots: a redirect once saved (or refused), the
+    form to show again with its errors, or None for an op that does not apply."""
+    workspace = request.workspace
+    op = request.POST.get("op", "")
+    try:
+        if op == "add":
+            add_form = SlotAddForm(request.POST)
+            if not add_form.is_valid():
+                return add_form
+            at: time = add_form.cleaned_data["time"]
+            new = {(day, at.replace(second=0)) for day in add_form.cleaned_data["weekdays"]}
+            queue_slots_replace(
+                workspace=workspace, account=account, slots=slots | new, timezone=zone
+            )
+            messages.success(request, "Added the slot.")
+        elif op.startswith("remove:"):
+            day, _, hhmm = op.removeprefix("remove:").partition("-")
+            gone = (int(day), time.fromisoformat(hhmm)) if day.isdigit() else None
+            queue_slots_replace(
+                workspace=workspace, account=account, slots=slots - {gone}, timezone=zone
+            )
+            messages.success(request, "Removed the slot.")
+        elif op == "zone":
+            zone_form = SlotZoneForm(request.POST, workspace=workspace)
+            if not zone_form.is_valid():
+                return zone_form
+            queue_slots_replace(
+                workspace=workspace,
+                account=account,
+                slots=slots,
+                timezone=zone_form.cleaned_data["timezone"],
+            )
+            messages.success(request, "Saved the time zone.")
+        elif op == "own" and account is not None:
+            # Start from the default slots, so the account's own set can then differ.
+            default = weekly_slots(account)
+            queue_slots_replace(
+                workspace=workspace, account=account, slots=set(default.times), timezone=""
+            )
+            messages.success(request, f"@{account.handle} now has slots of its own.")
+        elif op == "reset" and account is not None:
+            queue_slots_reset(account=account)
+            messages.success(request, f"@{account.handle} follows the workspace's slots again.")
+        else:
+            return None
+    except (DomainError, ValueError) as exc:
+        messages.error(request, getattr(exc, "message", "That slot could not be read."))
+    return redirect_to(request, _slots_url(workspace, account))
+
+
+def _slots_context(
+    request: WorkspaceRequest,
+    *,
+    account: SocialAccount | None,
+    slots: set,
+    zone: str,
+    is_set: bool,
+    add_form: SlotAddForm,
+    zone_form: SlotZoneForm,
+) -> dict:
+    """The slots page's data: the target's times by weekday, its zone, and the accounts to
+    switch to."""
+    workspace = request.workspace
     by_day = [
         (index, name, sorted(at for day, at in slots if day == index))
         for index, name in WEEKDAY_CHOICES
     ]
-    context = {
+    return {
         "workspace": workspace,
         "section": "queue",
         "target": account,
@@ -263,4 +303,3 @@ def queue_slots(request: WorkspaceRequest) -> HttpResponse:
         .order_by("platform", "handle"),
         "can_publish": permits(request, workspace, Action.PUBLISH),
     }
-    return render(request, "web/queue/slots.html", context, status=status)
