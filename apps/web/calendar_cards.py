@@ -174,21 +174,7 @@ def cards_between(
         .values_list("segment_id", "media_id", "alt_text", "media__alt_text")
     ):
         images.setdefault(segment_id, (media_id, alt_text or media_alt_text))
-    renditions: dict[int, list[tuple[str, bool, str, str]]] = defaultdict(list)
-    # By publication only, sorted here and the handles read apart: with an ORDER BY id,
-    # or a join to the accounts, the planner may read every rendition of the workspace's
-    # few accounts (or walk the primary key) and filter, where the lookup by publication
-    # reads the shown rows only.
-    rows_of = sorted(
-        Rendition.objects.filter(publication_id__in=pks).values_list(
-            "pk", "publication_id", "status", "ambiguous", "platform", "social_account_id"
-        )
-    )
-    handles = dict(
-        SocialAccount.objects.filter(pk__in={row[5] for row in rows_of}).values_list("pk", "handle")
-    )
-    for _, publication_id, status, ambiguous, platform, account_id in rows_of:
-        renditions[publication_id].append((status, ambiguous, platform, handles[account_id]))
+    renditions = _renditions_of(pks)
     cards = []
     for pk, status, revision, scheduled_at, in_series in rows:
         assert scheduled_at is not None  # rows are filtered on a range of it
@@ -216,3 +202,24 @@ def cards_between(
             )
         )
     return cards
+
+
+def _renditions_of(pks: list[int]) -> dict[int, list[tuple[str, bool, str, str]]]:
+    """Each publication's renditions as (status, ambiguous, platform, handle), in order.
+
+    By publication only, sorted here and the handles read apart: with an ORDER BY id,
+    or a join to the accounts, the planner may read every rendition of the workspace's
+    few accounts (or walk the primary key) and filter, where the lookup by publication
+    reads the shown rows only."""
+    renditions: dict[int, list[tuple[str, bool, str, str]]] = defaultdict(list)
+    rows_of = sorted(
+        Rendition.objects.filter(publication_id__in=pks).values_list(
+            "pk", "publication_id", "status", "ambiguous", "platform", "social_account_id"
+        )
+    )
+    handles = dict(
+        SocialAccount.objects.filter(pk__in={row[5] for row in rows_of}).values_list("pk", "handle")
+    )
+    for _, publication_id, status, ambiguous, platform, account_id in rows_of:
+        renditions[publication_id].append((status, ambiguous, platform, handles[account_id]))
+    return renditions
