@@ -210,6 +210,7 @@ def _duration_range(caps: PlatformCapabilities) -> tuple[float, float] | None:
 
 
 def _media_problems(caps: PlatformCapabilities, path: str, media: list[MediaInfo]) -> list[Problem]:
+    """Each attachment's own problems in order, then those of the post's media as a whole."""
     problems: list[Problem] = []
     buckets: dict[str, int] = {}
     for j, item in enumerate(media):
@@ -225,54 +226,89 @@ def _media_problems(caps: PlatformCapabilities, path: str, media: list[MediaInfo
             continue
         bucket = caps.media_bucket(item.kind)
         buckets[bucket] = buckets.get(bucket, 0) + 1
-        mime_types = caps.image_mime_types
-        known = item.mime_type
-        if item.kind == IMAGE and mime_types and known and known not in mime_types:
-            allowed = ", ".join(sorted(mime_types))
-            problems.append(
-                Problem(
-                    item_path,
-                    "MEDIA_FORMAT_UNSUPPORTED",
-                    f"{caps.platform} takes images as {allowed}, not {known}.",
-                )
+        problems.extend(_item_problems(caps, item_path, item))
+    problems.extend(_media_count_problems(caps, path, buckets))
+    return problems
+
+
+def _item_problems(caps: PlatformCapabilities, item_path: str, item: MediaInfo) -> list[Problem]:
+    """One attachment of a kind the platform takes: its format, size, duration and alt text."""
+    checks = (
+        _format_problem(caps, item_path, item),
+        _size_problem(caps, item_path, item),
+        _duration_problem(caps, item_path, item),
+        _alt_text_problem(caps, item_path, item),
+    )
+    return [problem for problem in checks if problem is not None]
+
+
+def _format_problem(caps: PlatformCapabilities, item_path: str, item: MediaInfo) -> Problem | None:
+    """An image in a format the platform does not list; unknown formats pass."""
+    mime_types = caps.image_mime_types
+    known = item.mime_type
+    if item.kind == IMAGE and mime_types and known and known not in mime_types:
+        allowed = ", ".join(sorted(mime_types))
+        return Problem(
+            item_path,
+            "MEDIA_FORMAT_UNSUPPORTED",
+            f"{caps.platform} takes images as {allowed}, not {known}.",
+        )
+    return None
+
+
+def _size_problem(caps: PlatformCapabilities, item_path: str, item: MediaInfo) -> Problem | None:
+    """A file over the platform's size limit for its kind; an unknown size passes."""
+    size_limit = _size_limit(caps, item)
+    if size_limit is not None and item.size_bytes is not None and item.size_bytes > size_limit:
+        return Problem(
+            item_path,
+            "MEDIA_TOO_LARGE",
+            f"{item.size_bytes} bytes; {caps.platform} takes up to {size_limit}.",
+            limit=size_limit,
+            actual=item.size_bytes,
+        )
+    return None
+
+
+def _duration_problem(
+    caps: PlatformCapabilities, item_path: str, item: MediaInfo
+) -> Problem | None:
+    """A video shorter or longer than the platform takes; an unknown duration passes."""
+    duration = _duration_range(caps)
+    if item.kind == VIDEO and duration and item.duration_s is not None:
+        low, high = duration
+        if not low <= item.duration_s <= high:
+            return Problem(
+                item_path,
+                "MEDIA_DURATION_OUT_OF_RANGE",
+                f"The video lasts {item.duration_s:g} s; {caps.platform} takes {low:g}-{high:g} s.",
+                limit=high if item.duration_s > high else low,
+                actual=item.duration_s,
             )
-        size_limit = _size_limit(caps, item)
-        if size_limit is not None and item.size_bytes is not None and item.size_bytes > size_limit:
-            problems.append(
-                Problem(
-                    item_path,
-                    "MEDIA_TOO_LARGE",
-                    f"{item.size_bytes} bytes; {caps.platform} takes up to {size_limit}.",
-                    limit=size_limit,
-                    actual=item.size_bytes,
-                )
-            )
-        duration = _duration_range(caps)
-        if item.kind == VIDEO and duration and item.duration_s is not None:
-            low, high = duration
-            if not low <= item.duration_s <= high:
-                problems.append(
-                    Problem(
-                        item_path,
-                        "MEDIA_DURATION_OUT_OF_RANGE",
-                        f"The video lasts {item.duration_s:g} s; {caps.platform} takes "
-                        f"{low:g}-{high:g} s.",
-                        limit=high if item.duration_s > high else low,
-                        actual=item.duration_s,
-                    )
-                )
-        alt_limit = caps.alt_text_limit
-        if caps.supports_alt_text and alt_limit is not None and len(item.alt_text) > alt_limit:
-            problems.append(
-                Problem(
-                    f"{item_path}.alt_text",
-                    "ALT_TEXT_TOO_LONG",
-                    f"Alt text is {len(item.alt_text)} characters; {caps.platform} allows "
-                    f"{alt_limit}.",
-                    limit=alt_limit,
-                    actual=len(item.alt_text),
-                )
-            )
+    return None
+
+
+def _alt_text_problem(
+    caps: PlatformCapabilities, item_path: str, item: MediaInfo
+) -> Problem | None:
+    """Alt text over the platform's limit, where the platform takes alt text at all."""
+    alt_limit = caps.alt_text_limit
+    if caps.supports_alt_text and alt_limit is not None and len(item.alt_text) > alt_limit:
+        return Problem(
+            f"{item_path}.alt_text",
+            "ALT_TEXT_TOO_LONG",
+            f"Alt text is {len(item.alt_text)} characters; {caps.platform} allows {alt_limit}.",
+            limit=alt_limit,
+            actual=len(item.alt_text),
+        )
+    return None
+
+
+def _media_count_problems(
+    caps: PlatformCapabilities, path: str, buckets: dict[str, int]
+) -> list[Problem]:
+    """The post's media as a whole: too many of one kind, or kinds the platform will not mix."""
+    problems: list[Problem] = []
     for bucket, count in buckets.items():
         cap = caps.max_media_for(bucket)
         if cap is not None and count > cap:
