@@ -27,7 +27,7 @@ from apps.common.errors import DomainError
 from apps.publications.models import Publication
 from apps.publishing.services import publication_cancel, publication_update
 from apps.publishing.services.checks import reference_key_exists
-from apps.publishing.services.create_pipeline import OutcomeStatus, create_publications
+from apps.publishing.services.create_pipeline import Outcome, OutcomeStatus, create_publications
 from apps.series import recurrence
 from apps.series.constants import MAX_OCCURRENCES_PER_RUN, ORGANIZATION_RUN_SECONDS
 from apps.series.models import Series, SeriesOccurrence
@@ -185,6 +185,10 @@ def _has_more(series: Series, after: datetime) -> bool:
     return bool(expansion.occurrences) or not expansion.complete
 
 
+# An occurrence on its way to a publication: (its row, whether it is late, whether a retry).
+_Pending = tuple[SeriesOccurrence, bool, bool]
+
+
 def _materialize(
     series: Series,
     occurrences: list[tuple[recurrence.Occurrence, SeriesOccurrence | None]],
@@ -200,12 +204,37 @@ def _materialize(
     (made by an earlier run whose occurrence row was lost) unless it was cancelled.
     A failure is counted once, when the occurrence first fails (not when a retry of it
     fails again)."""
+    pending, items = _pending_items(series, occurrences, now=now, window=window, result=result)
+    if not pending:
+        return
+    outcomes = create_publications(
+        workspace=series.workspace,
+        author=series.created_by,
+        items=items,
+        existing_keys_answer=True,
+        all_or_nothing=False,
+    )
+    for (row, late, retry), outcome in zip(pending, outcomes, strict=True):
+        _record_outcome(row, outcome, late=late, retry=retry, result=result)
+
+
+def _pending_items(
+    series: Series,
+    occurrences: list[tuple[recurrence.Occurrence, SeriesOccurrence | None]],
+    *,
+    now: datetime,
+    window: timedelta,
+    result: MaterializeResult,
+) -> tuple[list[_Pending], list[dict]]:
+    """The occurrences still to make, each with its pipeline item: those another run
+    already recorded are left out, and those missed by more than the window are saved
+    as skipped here."""
     known = set(
         series.occurrences.current()
         .filter(local_start__in=[o.local_iso for o, row in occurrences if row is None])
         .values_list("local_start", flat=True)
     )
-    pending: list[tuple[SeriesOccurrence, bool, bool]] = []  # (row, late, a retry)
+    pending: list[_Pending] = []
     items = []
     for occurrence, row in occurrences:
         retry = row is not None
@@ -239,41 +268,44 @@ def _materialize(
                 "reference_key": reference_key(series, occurrence),
             }
         )
-    if not pending:
-        return
-    outcomes = create_publications(
-        workspace=series.workspace,
-        author=series.created_by,
-        items=items,
-        existing_keys_answer=True,
-        all_or_nothing=False,
-    )
-    for (row, late, retry), outcome in zip(pending, outcomes, strict=True):
-        publication = outcome.publication
-        if outcome.status == OutcomeStatus.CREATED and publication is not None:
-            row.publication, row.status, row.is_late, row.error = (
-                publication,
-                Occ.MATERIALIZED,
-                late,
-                None,
-            )
-            result.created.append(publication.pk)
-            result.late += late
-        elif outcome.status == OutcomeStatus.EXISTS and publication is not None:
-            if publication.status != Publication.Status.CANCELLED:
-                row.publication, row.status, row.error = publication, Occ.MATERIALIZED, None
-            else:
-                key = outcome.reference_key or ""
-                row.status, row.error = (
-                    Occ.FAILED,
-                    _error(reference_key_exists(key, publication.pk)),
-                )
-                result.failed += not retry
+    return pending, items
+
+
+def _record_outcome(
+    row: SeriesOccurrence,
+    outcome: Outcome,
+    *,
+    late: bool,
+    retry: bool,
+    result: MaterializeResult,
+) -> None:
+    """Save what the pipeline did with one occurrence on its row: materialized (a new
+    publication, or the live one already holding its key) or failed, and count it."""
+    publication = outcome.publication
+    if outcome.status == OutcomeStatus.CREATED and publication is not None:
+        row.publication, row.status, row.is_late, row.error = (
+            publication,
+            Occ.MATERIALIZED,
+            late,
+            None,
+        )
+        result.created.append(publication.pk)
+        result.late += late
+    elif outcome.status == OutcomeStatus.EXISTS and publication is not None:
+        if publication.status != Publication.Status.CANCELLED:
+            row.publication, row.status, row.error = publication, Occ.MATERIALIZED, None
         else:
-            assert outcome.error is not None, "an outcome neither created nor found is an error"
-            row.status, row.error = Occ.FAILED, _error(outcome.error)
+            key = outcome.reference_key or ""
+            row.status, row.error = (
+                Occ.FAILED,
+                _error(reference_key_exists(key, publication.pk)),
+            )
             result.failed += not retry
-        row.save()
+    else:
+        assert outcome.error is not None, "an outcome neither created nor found is an error"
+        row.status, row.error = Occ.FAILED, _error(outcome.error)
+        result.failed += not retry
+    row.save()
 
 
 def _error(exc: DomainError) -> dict:
