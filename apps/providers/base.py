@@ -159,6 +159,13 @@ class Adapter(ABC):
     def is_retry_safe(self, account: SocialAccount) -> bool:
         return self.retry_safe_after_unknown
 
+    def resend_settles(self, ctx: PublishContext) -> bool:
+        """Whether a resend under this rendition's handle can still settle its unknown
+        outcome. False once the handle is known dead after the work may have completed
+        (a YouTube session gone after its final byte was sent): every resend would be
+        unknown again, and only a lookup can tell."""
+        return True
+
     def duplicate_refusal_covers(self, segment: SegmentPayload) -> bool:
         """Whether a resend of `segment` would be refused as a duplicate naming the post
         (`duplicate_refusal_names_post`); a platform may exempt some content."""

@@ -162,6 +162,27 @@ def test_a_session_gone_after_an_earlier_final_byte_is_never_replaced(serve, wor
     assert len(fake.published()) == 1 and len(fake.sessions) == 1
 
 
+def test_after_a_session_gone_past_its_final_byte_only_a_lookup_settles_it(serve, workspace_a):
+    """Every resend into the dead session would be unknown again (reconciliation resent
+    once a second for days): the adapter says so, and reconciliation looks it up."""
+    fake = serve()
+    account = _account(fake, workspace_a)
+    adapter = get_adapter("youtube")
+    fake.faults.rates["timeout_after_accept"] = 1.0
+    ctx = _ctx(account)
+    with pytest.raises(ProviderError):
+        adapter.publish_segment(ctx, _segment(), reply_to=None)
+    fake.faults.rates.clear()
+    assert adapter.resend_settles(_ctx(account, ctx.checkpoint))  # the session may resume
+    fake.expire_sessions()
+
+    resent = _ctx(account, ctx.checkpoint)
+    with pytest.raises(ProviderError):
+        adapter.publish_segment(resent, _segment(), reply_to=None)
+
+    assert not adapter.resend_settles(_ctx(account, resent.checkpoint))
+
+
 def test_two_sessions_ending_in_a_row_leave_it_to_the_next_attempt(serve, workspace_a):
     fake = serve(FaultPlan(rates={"session_expires": 1.0}, processing_s=0.3))
     ctx = _ctx(_account(fake, workspace_a))

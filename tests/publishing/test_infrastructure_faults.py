@@ -368,6 +368,26 @@ def test_inside_the_keys_window_the_resend_under_the_same_key_is_chosen(
     assert listing.call_count == 0
 
 
+def test_a_handle_the_adapter_knows_dead_is_looked_up_not_resent(
+    worker, mastodon_account, respx_mock, monkeypatch
+):
+    """Inside the key's window a resend is chosen, unless the adapter says a resend can no
+    longer settle it (a YouTube session gone after its final byte): then it looks up."""
+    from apps.providers.mastodon.adapter import MastodonAdapter
+
+    monkeypatch.setattr(MastodonAdapter, "resend_settles", lambda self, ctx: False)
+    rendition = _ambiguous_on(mastodon_account, sent_minutes_ago=30)
+    create = respx_mock.post(STATUSES).respond(200, json={"id": "10"})
+    listing = respx_mock.get(url__startswith=LISTING).respond(200, json=[_old_status()])
+
+    _reconcile_with_a_slow_clock(worker, minutes_slow=0)
+
+    assert listing.call_count >= 1
+    assert create.call_count == 0
+    rendition.refresh_from_db()
+    assert rendition.ambiguous
+
+
 def test_a_retry_at_instant_is_measured_on_the_database_clock(db):
     due = db_now() + timedelta(seconds=60)
     with time_machine.travel(timezone.now() - timedelta(minutes=12), tick=True):

@@ -79,6 +79,9 @@ class YouTubeAdapter(Adapter):
                 if found.offset is not None:
                     offset = found.offset
                 elif ctx.checkpoint.get("upload_final_sent"):
+                    # A resend cannot settle this any more: reconciliation looks it up.
+                    ctx.checkpoint["upload_session_gone"] = True
+                    ctx.persist_checkpoint()
                     raise ProviderError(
                         ErrorKind.OUTCOME_UNKNOWN,
                         "The upload session expired after the whole video was sent; the "
@@ -105,6 +108,9 @@ class YouTubeAdapter(Adapter):
                     "the next attempt starts a new one.",
                     code="session_gone_again",
                 ) from None
+
+    def resend_settles(self, ctx: PublishContext) -> bool:
+        return not ctx.checkpoint.get("upload_session_gone")
 
     def lookup_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime

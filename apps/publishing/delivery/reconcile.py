@@ -117,6 +117,7 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         not accepted
         and not exact_lookup
         and adapter.is_retry_safe(account)
+        and adapter.resend_settles(ctx)
         and _within_window(adapter, sent)
     ):
         # A best-effort lookup could miss the post; a resend under the key cannot.
