@@ -66,8 +66,11 @@ def test_metrics_and_the_dashboard_read_no_table_whole(client, admin_client, cro
     assert len(scraped) >= 7
     assert_bounded(scraped, max_rows=5)
     # The dashboard's failures and outcomes read the destinations failed and the jobs
-    # finished lately. (Its counts by status, one statement of unions, read each status's
-    # partial index whole: every pending job, no more.)
+    # finished lately, and its counts by status what /metrics counts (the due jobs, not
+    # the posts ahead), each oldest run_at one index probe.
+    page = admin_client.get(reverse("ops-dashboard")).content.decode()
+    assert "<td>pending (due within 1 hour, counted to 10,000)</td><td>5</td>" in page
     shown = reads(lambda: admin_client.get(reverse("ops-dashboard")), BIG_TABLES)
     assert {s.table for s in shown} == {"jobs_job", "renditions_rendition"}
+    assert sum(1 for s in shown if s.sql.lstrip().startswith("SELECT 'pending'")) >= 1
     assert_bounded(shown, max_rows=5)
