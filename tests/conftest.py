@@ -21,6 +21,16 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_maintenance_cache():
+    """The maintenance switch is cached per process: no test sees another's reading."""
+    from apps.ops.services import maintenance_cache_clear
+
+    maintenance_cache_clear()
+    yield
+    maintenance_cache_clear()
+
+
+@pytest.fixture(autouse=True)
 def _sandbox_enabled(settings):
     """The tests drive the sandbox platform, which production leaves off by default."""
     settings.SANDBOX_ENABLED = True

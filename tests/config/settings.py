@@ -23,3 +23,9 @@ os.environ.setdefault("DB_STATEMENT_TIMEOUT_S", "0")
 os.environ.setdefault("DB_IDLE_IN_TRANSACTION_TIMEOUT_S", "0")
 
 from config.settings import *  # noqa: E402, F403
+
+# The maintenance switch is read once per cache window, and every page now reads it for its
+# banner: a window that ran out between two requests of a test (a slow runner) would add a
+# query to the second and break the query-count pins. Tests read it once (tests/conftest.py
+# clears it before each test); the tests of the window itself set their own.
+MAINTENANCE_CACHE_S = 3600.0
