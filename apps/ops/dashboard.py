@@ -7,28 +7,19 @@ from django.template.response import TemplateResponse
 
 from apps.jobs.models import WorkerProcess
 from apps.jobs.selectors import workers_polling
-from apps.ops.metrics import PENDING_WINDOW, UNFINISHED_COUNTED
+from apps.ops.metrics import (
+    PENDING_WINDOW,
+    UNFINISHED_COUNTED,
+    UNFINISHED_STATUSES,
+    unfinished_counts,
+)
 
-# One row per unfinished status, each read from that status's partial index (a single
-# `status IN (...)` would scan the table, finished history and all). Counted as /metrics
-# counts them: pending jobs when due within PENDING_WINDOW (not every post scheduled
-# months ahead), pending and waiting up to UNFINISHED_COUNTED; the oldest run_at of each
-# is one index probe.
-_COUNTED = {
-    "pending": f"""(SELECT count(*) FROM (
-                    SELECT 1 FROM jobs_job
-                     WHERE status = 'pending' AND run_at <= now() + interval '{PENDING_WINDOW}'
-                     ORDER BY run_at LIMIT {UNFINISHED_COUNTED}) AS counted)""",  # noqa: S608
-    "processing": "(SELECT count(*) FROM jobs_job WHERE status = 'processing')",
-    "waiting": f"""(SELECT count(*) FROM (
-                    SELECT 1 FROM jobs_job WHERE status = 'waiting'
-                     ORDER BY run_at LIMIT {UNFINISHED_COUNTED}) AS counted)""",  # noqa: S608
-}
-_QUEUE_SQL = " UNION ALL ".join(
-    f"""SELECT '{status}', {count},
-               oldest, extract(epoch FROM now() - oldest)
+# The oldest run_at of each unfinished status, one probe of that status's partial index
+# (the counts are /metrics': unfinished_counts).
+_OLDEST_SQL = " UNION ALL ".join(
+    f"""SELECT '{status}', oldest, extract(epoch FROM now() - oldest)
           FROM (SELECT min(run_at) AS oldest FROM jobs_job WHERE status = '{status}') o"""  # noqa: S608
-    for status, count in _COUNTED.items()
+    for status in UNFINISHED_STATUSES
 )  # only constants are spliced in
 # What each row's count covers, as the page says it.
 _COUNT_LABELS = {
@@ -62,15 +53,16 @@ def _rows(sql: str) -> list[tuple]:
 
 @admin.site.admin_view
 def dashboard(request: HttpRequest) -> HttpResponse:
+    counts = unfinished_counts()
     queue = [
         {
             "status": _COUNT_LABELS.get(status, status),
-            "count": count,
+            "count": counts[status],
             "oldest_run_at": oldest,
             "age_s": age,
         }
-        for status, count, oldest, age in _rows(_QUEUE_SQL)
-        if count
+        for status, oldest, age in _rows(_OLDEST_SQL)
+        if counts[status]
     ]
     context = {
         **admin.site.each_context(request),

@@ -71,13 +71,22 @@ _LATENCY_SQL = f"""
 """  # noqa: S608 - constants
 
 
+UNFINISHED_STATUSES = ("pending", "processing", "waiting")
+
+
+def unfinished_counts() -> dict[str, int]:
+    """Unfinished jobs by status, counted as _UNFINISHED_SQL bounds them (the scrape and
+    the operators' dashboard show the same figures)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_UNFINISHED_SQL)
+        return dict(zip(UNFINISHED_STATUSES, cursor.fetchone(), strict=True))
+
+
 class QueueCollector:
     """Collects the queue and delivery figures on each scrape."""
 
     def collect(self):
-        with connection.cursor() as cursor:
-            cursor.execute(_UNFINISHED_SQL)
-            unfinished = cursor.fetchone()
+        unfinished = unfinished_counts()
         due, lag = due_work()
         jobs = GaugeMetricFamily(
             "socialpost_queue_jobs",
@@ -86,7 +95,7 @@ class QueueCollector:
             "every processing one.",
             labels=["status"],
         )
-        for status, count in zip(("pending", "processing", "waiting"), unfinished, strict=True):
+        for status, count in unfinished.items():
             jobs.add_metric([status], count)
         yield jobs
         yield GaugeMetricFamily(
