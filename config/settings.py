@@ -76,6 +76,8 @@ INSTALLED_APPS = [
     "apps.audit",
     "apps.series",
     "apps.planning",
+    "apps.analytics",
+    "apps.inbox",
     "apps.api",
     "apps.web",
     "apps.ops",
