@@ -61,6 +61,11 @@ ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
 PUBLICATION_REVIEW_CHANGED = "publication.review_changed"
 # A workspace's approval rule was switched on or off. Payload: workspace, required, actor.
 APPROVAL_RULE_CHANGED = "approval.rule_changed"
+# A client link (apps.approvals.portal) was made or revoked by a member. Payload: link,
+# actor. Someone opened one (its page of posts). Payload: link.
+PORTAL_LINK_CREATED = "portal.link_created"
+PORTAL_LINK_REVOKED = "portal.link_revoked"
+PORTAL_VIEWED = "portal.viewed"
 # A media file's default alt text changed while posts past draft use it without alt text
 # of their own, so what they show changed with it. Payload: asset, previous (the old alt
 # text), publications (their ids), actor.
@@ -112,6 +117,12 @@ RENDITION_RESOLVED = "rendition.resolved"
 TWO_FACTOR_ENABLED = "user.two_factor_enabled"
 TWO_FACTOR_DISABLED = "user.two_factor_disabled"
 
+# The inbox (apps/inbox): a comment by someone else was read under one of our posts, or a
+# reply sent from the inbox was posted. Payload: comment (its ``event_data()`` is what a
+# receiver is told) / reply (likewise).
+COMMENT_RECEIVED = "comment.received"
+COMMENT_REPLIED = "comment.replied"
+
 PAYLOADS: dict[str, frozenset[str]] = {
     RENDITION_PUBLISHED: frozenset({"rendition"}),
     RENDITION_FAILED: frozenset({"rendition"}),
@@ -119,6 +130,9 @@ PAYLOADS: dict[str, frozenset[str]] = {
     ACCOUNT_NEEDS_RECONNECT: frozenset({"account"}),
     PUBLICATION_REVIEW_CHANGED: frozenset({"publication", "review", "actor", "note"}),
     APPROVAL_RULE_CHANGED: frozenset({"workspace", "required", "actor"}),
+    PORTAL_LINK_CREATED: frozenset({"link", "actor"}),
+    PORTAL_LINK_REVOKED: frozenset({"link", "actor"}),
+    PORTAL_VIEWED: frozenset({"link"}),
     MEDIA_ALT_TEXT_CHANGED: frozenset({"asset", "previous", "publications", "actor"}),
     MEMBER_INVITED: frozenset({"invitation", "actor", "resent"}),
     MEMBER_INVITE_ACCEPTED: frozenset({"invitation", "user"}),
@@ -140,6 +154,8 @@ PAYLOADS: dict[str, frozenset[str]] = {
     RENDITION_RESOLVED: frozenset({"rendition", "outcome"}),
     TWO_FACTOR_ENABLED: frozenset({"user"}),
     TWO_FACTOR_DISABLED: frozenset({"user"}),
+    COMMENT_RECEIVED: frozenset({"comment"}),
+    COMMENT_REPLIED: frozenset({"reply"}),
 }
 
 Handler = Callable[..., Any]

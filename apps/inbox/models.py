@@ -95,6 +95,24 @@ class Comment(models.Model):
     def __str__(self) -> str:
         return f"{self.platform} comment {self.platform_id} by @{self.author_handle}"
 
+    def event_data(self) -> dict:
+        """What a webhook receiver is told about the comment."""
+        return {
+            "comment": {
+                "id": self.pk,
+                "platform": self.platform,
+                "platform_id": self.platform_id,
+                "rendition": self.rendition_id,
+                "account": self.social_account_id,
+                "parent": self.parent_id,
+                "author": {"name": self.author_name, "handle": self.author_handle},
+                "text": self.text,
+                "commented_at": self.commented_at.isoformat(),
+                "url": self.url,
+                "is_ours": self.is_ours,
+            }
+        }
+
 
 class Reply(models.Model):
     """A reply a member sends to a comment from the inbox.
@@ -143,6 +161,19 @@ class Reply(models.Model):
 
     def __str__(self) -> str:
         return f"Reply {self.pk} to comment {self.comment_id} ({self.status})"
+
+    def event_data(self) -> dict:
+        """What a webhook receiver is told about the reply, with the comment it answers."""
+        data = self.comment.event_data()
+        data["reply"] = {
+            "id": self.pk,
+            "text": self.text,
+            "status": self.status,
+            "provider_reply_id": self.provider_reply_id,
+            "provider_url": self.provider_url,
+            "sent_at": self.sent_at.isoformat() if self.sent_at else None,
+        }
+        return data
 
     @property
     def idempotency_key(self) -> str:

@@ -28,6 +28,8 @@ class WebhooksConfig(AppConfig):
                 webhook_events.emit_publication_review_change,
                 None,
             ),
+            (events.COMMENT_RECEIVED, webhook_events.emit_comment_received, None),
+            (events.COMMENT_REPLIED, webhook_events.emit_comment_replied, None),
         ]
         for name, handler, many in subscriptions:
             events.subscribe(name, handler, in_transaction=True, many=many)

@@ -13,6 +13,8 @@ ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
 PUBLICATION_REVIEW_REQUESTED = "publication.review_requested"
 PUBLICATION_APPROVED = "publication.approved"
 PUBLICATION_CHANGES_REQUESTED = "publication.changes_requested"
+COMMENT_RECEIVED = "comment.received"
+COMMENT_REPLIED = "comment.replied"
 # The webhook event of each review state a publication enters.
 REVIEW_EVENTS = {
     "in_review": PUBLICATION_REVIEW_REQUESTED,
@@ -30,6 +32,8 @@ EVENT_TYPES = (
     PUBLICATION_REVIEW_REQUESTED,
     PUBLICATION_APPROVED,
     PUBLICATION_CHANGES_REQUESTED,
+    COMMENT_RECEIVED,
+    COMMENT_REPLIED,
 )
 
 # Sent only when an admin asks for it (the endpoint page's "Send test event"), to that one

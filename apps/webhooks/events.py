@@ -161,6 +161,23 @@ def emit_account_needs_reconnect(account: SocialAccount) -> None:
     )
 
 
+def emit_comment_received(comment: Any) -> None:
+    """A comment by someone else under one of our posts (the inbox's ``Comment``: its
+    ``event_data()`` says what; the inbox app is above this one, so it is not imported)."""
+    emit_lazy(
+        workspace_id=comment.workspace_id,
+        event=constants.COMMENT_RECEIVED,
+        build=comment.event_data,
+    )
+
+
+def emit_comment_replied(reply: Any) -> None:
+    """A reply sent from the inbox is posted (the inbox's ``Reply``, as above)."""
+    emit_lazy(
+        workspace_id=reply.workspace_id, event=constants.COMMENT_REPLIED, build=reply.event_data
+    )
+
+
 def emit_publication_review_change(publication: Publication, *, review: str, actor, note: str):
     """``publication.review_requested``, ``publication.approved`` or
     ``publication.changes_requested``: the publication, who acted and what they wrote."""
