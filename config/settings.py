@@ -340,6 +340,13 @@ if (
 WEB_RATE_LIMIT = env.str("WEB_RATE_LIMIT", default="600/min")
 if WEB_RATE_LIMIT and not re.fullmatch(r"\d+/(s|sec|m|min|h|hour)", WEB_RATE_LIMIT):
     raise ImproperlyConfigured("WEB_RATE_LIMIT looks like 600/min (or N/s, N/hour).")
+# Client links (the approval portal, used without an account): requests per IP address,
+# every method, "N/s|min|hour" (empty: no limit). Counted in the database.
+CLIENT_PORTAL_RATE_LIMIT = env.str("CLIENT_PORTAL_RATE_LIMIT", default="60/min")
+if CLIENT_PORTAL_RATE_LIMIT and not re.fullmatch(
+    r"\d+/(s|sec|m|min|h|hour)", CLIENT_PORTAL_RATE_LIMIT
+):
+    raise ImproperlyConfigured("CLIENT_PORTAL_RATE_LIMIT looks like 60/min (or N/s, N/hour).")
 # Proxies in front of the web processes that append to X-Forwarded-For (0: none; the
 # client address is then REMOTE_ADDR). Per-IP limits count the address this many hops back.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
@@ -403,6 +410,30 @@ if (
         "SANDBOX_ACCOUNTS_PER_WORKSPACE must not be negative, SANDBOX_MAX_DELAY_S must be in "
         "[0, 60], and the SANDBOX_MEDIA_* limits at least 1."
     )
+
+# Analytics (docs/analytics.md): the platforms whose post metrics and follower counts are
+# read, and daily read budgets per platform in the platform's units (YouTube quota units,
+# X reads), shared by every tenant. X (billed reads) and YouTube (quota) are off by default.
+ANALYTICS_PLATFORMS = env.list(
+    "ANALYTICS_PLATFORMS",
+    default=[
+        "sandbox", "mastodon", "bluesky", "linkedin", "threads", "instagram",
+        "facebook", "tiktok", "pinterest", "reddit",
+    ],
+)  # fmt: skip
+try:
+    ANALYTICS_DAILY_READ_BUDGET = {
+        name: int(units)
+        for name, units in env.dict(
+            "ANALYTICS_DAILY_READ_BUDGET", default={"youtube": "2000", "x": "100"}
+        ).items()
+    }
+except ValueError:
+    raise ImproperlyConfigured(
+        "ANALYTICS_DAILY_READ_BUDGET looks like youtube=2000,x=100 (whole units)."
+    ) from None
+if any(units < 0 for units in ANALYTICS_DAILY_READ_BUDGET.values()):
+    raise ImproperlyConfigured("ANALYTICS_DAILY_READ_BUDGET units must not be negative.")
 
 # Outgoing webhooks: one delivery attempt's timeout, plain http:// URLs (https only by
 # default), private/loopback targets (self-hosted intranets; metadata addresses stay
