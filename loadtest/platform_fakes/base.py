@@ -67,7 +67,8 @@ class FakeResponse:
         return self.body, "application/octet-stream"
 
 
-def json_response(body: dict | list, status: int = 200, **headers: str) -> FakeResponse:
+# `status` is positional-only so that `**headers` (a fake's rate-limit headers) can never fill it.
+def json_response(body: dict | list, status: int = 200, /, **headers: str) -> FakeResponse:
     return FakeResponse(status=status, body=body, headers=dict(headers))
 
 

@@ -19,8 +19,10 @@ def form_fields(request: FakeRequest) -> dict[str, bytes]:
     fields: dict[str, bytes] = {}
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
-        if name:
-            fields[name] = part.get_payload(decode=True) or b""
+        # An RFC 2231 name comes as a tuple; no caller sends one, so it is not a field here.
+        if isinstance(name, str) and name:
+            payload = part.get_payload(decode=True)
+            fields[name] = payload if isinstance(payload, bytes) else b""
     return fields
 
 

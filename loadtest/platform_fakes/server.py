@@ -12,6 +12,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from loadtest.platform_fakes.base import FakeRequest, PlatformFake
 
+_HOST = "127.0.0.1"
+
 
 class FakeServer:
     """Serves `fakes` on 127.0.0.1 at a free port; `base_url` is what
@@ -20,14 +22,13 @@ class FakeServer:
     def __init__(self, fakes: list[PlatformFake], *, port: int = 0) -> None:
         self.fakes = {host: fake for fake in fakes for host in fake.hosts}
         self.by_platform = {fake.platform: fake for fake in fakes}
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
+        self._httpd = ThreadingHTTPServer((_HOST, port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{_HOST}:{self._httpd.server_port}"
 
     def start(self) -> FakeServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
