@@ -23,10 +23,14 @@ from apps.analytics.cadence import STOP_AFTER
 from apps.analytics.models import FollowersSchedule, MetricsSchedule
 from apps.common.db_clock import db_now
 from apps.jobs.errors import INTERRUPTIONS, RetryableError, Snooze
-from apps.providers.base import PublishedSegment, get_adapter
+from apps.providers.base import PublishContext, PublishedSegment, get_adapter
 from apps.providers.errors import ErrorKind, ProviderError
 from apps.providers.metrics import PERMISSION, MetricsReader, PostMetrics, get_reader
-from apps.publishing.delivery.context import fresh_credentials, publish_context
+from apps.publishing.delivery.context import (
+    fresh_credentials,
+    publish_context,
+    store_refreshed_credentials,
+)
 from apps.publishing.locks import RefreshInProgress
 
 logger = logging.getLogger(__name__)
@@ -110,6 +114,19 @@ def _credentials(account: SocialAccount, cache: dict[int, dict | ProviderError])
     return found
 
 
+def account_context(account: SocialAccount, credentials: dict) -> PublishContext:
+    """A context for an account-level read (no rendition): refreshed credentials are
+    stored at once, as the pipeline stores them."""
+    return PublishContext(
+        account=account,
+        credentials=credentials,
+        settings={},
+        rendition_id=0,
+        idempotency_base=f"account-{account.pk}",
+        credentials_saver=lambda fresh: store_refreshed_credentials(account, fresh),
+    )
+
+
 def _back_off(exc: ProviderError) -> RetryableError:
     return RetryableError(exc.kind, exc.message, retry_at=exc.retry_at, details=exc.as_dict())
 
@@ -176,7 +193,7 @@ def _read_followers(
 ) -> int:
     account = schedule.social_account
     try:
-        read = reader.read_followers(account, _credentials(account, cache))
+        read = reader.read_followers(account_context(account, _credentials(account, cache)))
     except INTERRUPTIONS:
         raise
     except ProviderError as exc:

@@ -21,7 +21,6 @@ from typing import Protocol, runtime_checkable
 import httpx
 
 import apps.providers
-from apps.accounts.models import SocialAccount
 from apps.providers import httpcall
 from apps.providers.base import PublishContext, PublishedSegment
 from apps.providers.errors import ProviderError
@@ -89,14 +88,15 @@ class Followers:
 @runtime_checkable
 class MetricsReader(Protocol):
     """A platform's read side. `read_post_metrics` reads the post `post` names (its root
-    segment); `read_followers` the account's follower count."""
+    segment); `read_followers` the follower count of `ctx.account` (a context with no
+    rendition: credentials a reader refreshes reach `ctx.persist_credentials`)."""
 
     platform: str
     offers: Offers
 
     def read_post_metrics(self, ctx: PublishContext, post: PublishedSegment) -> PostMetrics: ...
 
-    def read_followers(self, account: SocialAccount, credentials: dict) -> Followers: ...
+    def read_followers(self, ctx: PublishContext) -> Followers: ...
 
 
 _READERS: dict[str, MetricsReader] = {}

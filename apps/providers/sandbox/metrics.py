@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from apps.accounts.models import SocialAccount
 from apps.providers import httpcall
 from apps.providers.base import PublishContext, PublishedSegment
 from apps.providers.errors import classify_status
@@ -52,8 +51,8 @@ class SandboxMetrics:
             gaps=self.offers.missing(),
         )
 
-    def read_followers(self, account: SocialAccount, credentials: dict) -> Followers:
-        with _client(credentials) as http:
+    def read_followers(self, ctx: PublishContext) -> Followers:
+        with _client(ctx.credentials) as http:
             body = get_json(http, "/me", classify=_classify)
         return Followers(count=count(body.get("followers_count")))
 
