@@ -18,6 +18,7 @@ account's daily cap. Drafts may be saved with problems (the composer shows them 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -34,7 +35,11 @@ from apps.publications.scheduling import resolve_schedule as _resolve_schedule
 from apps.publishing import quotas
 from apps.publishing.delivery import enqueue
 from apps.publishing.services import content as _content
-from apps.publishing.services.approval import approval_watch, check_approval_kept
+from apps.publishing.services.approval import (
+    approval_watch,
+    check_approval_kept,
+    client_approval_check,
+)
 from apps.publishing.services.checks import (
     FieldErrors,
     check_content_size,
@@ -188,6 +193,24 @@ def _bump(publication: Publication) -> None:
     save_publication(publication)
 
 
+@dataclass
+class _Edit:
+    """An edit's parsed changes: None where a change was not asked for."""
+
+    target: str | None = None
+    segments: list[SegmentInput] | None = None
+    destinations: list[DestinationInput] | None = None
+    destination_times: Any = None
+    reference_key: str | None = None
+    first_comment: str = ""
+    scheduled_at: datetime | None = None
+    zone: str | None = None
+    fields: frozenset[str] = frozenset()
+
+    def asks(self, *names: str) -> bool:
+        return bool(self.fields.intersection(names))
+
+
 @transaction.atomic
 def publication_update(
     *,
@@ -224,25 +247,65 @@ def publication_update(
     publication = _lock_for_edit(publication, expected_revision)
     watch = approval_watch(publication, actor)
     now = django_timezone.now()
+    edit = _parse_edit(publication, changes, actor=actor, now=now)
+    renditions = _renditions(publication)
+    before = {r.pk: (r.status, r.effective_scheduled_at) for r in renditions}
+    accounts, media = _check_edit(publication, renditions, edit)
+    quotas.lock_organization(publication.workspace)
+    _apply_fields(publication, edit)
+
+    sources = list(publication.segments.order_by("position"))
+    if edit.segments is not None:
+        sources = apply_segments(publication, renditions, edit.segments, media)
+    created: set[int] = set()
+    if edit.destinations is not None:
+        with_paths, created = apply_destinations(
+            publication,
+            renditions,
+            edit.destinations,
+            accounts=accounts,
+            media=media,
+            times=edit.destination_times,
+            sources=sources,
+        )
+    else:
+        with_paths = [(r, f"destinations.{i}") for i, r in enumerate(renditions)]
+    _schedule_edited(publication, with_paths, edit, created=created, before=before, now=now)
+    _bump(publication)
+    publication = publication_refresh_status(publication)
+    check_approval_kept(publication, watch)
+    return client_approval_check(publication, actor)
+
+
+def _parse_edit(
+    publication: Publication, changes: dict[str, Any], *, actor: User | None, now: datetime
+) -> _Edit:
+    """The changes read and checked on their own; every field's error raised at once. A
+    draft scheduled by someone whose posts need approval is refused before anything else."""
     errors = FieldErrors()
-    target = parse_status(changes["status"], errors) if "status" in changes else None
-    if target == P.SCHEDULED and publication.status == P.DRAFT:
+    edit = _Edit(fields=frozenset(changes))
+    if "status" in changes:
+        edit.target = parse_status(changes["status"], errors)
+    if edit.target == P.SCHEDULED and publication.status == P.DRAFT:
         check_may_schedule(publication.workspace, actor)
-    seg_inputs: list[SegmentInput] | None = None
     if "segments" in changes:
-        seg_inputs = inputs.parse_segments(
+        edit.segments = inputs.parse_segments(
             changes["segments"], path="segments", errors=errors.details
         )
-    dest_inputs: list[DestinationInput] | None = None
     if "destinations" in changes:
-        dest_inputs = inputs.parse_destinations(changes["destinations"], errors=errors.details)
+        edit.destinations = inputs.parse_destinations(
+            changes["destinations"], errors=errors.details
+        )
     if "reference_key" in changes:
-        key = inputs.parse_reference_key(changes["reference_key"], errors=errors.details)
+        edit.reference_key = inputs.parse_reference_key(
+            changes["reference_key"], errors=errors.details
+        )
     if "first_comment" in changes:
-        comment = inputs.parse_first_comment(changes["first_comment"], errors=errors.details)
-    schedule_given = bool({"scheduled_at", "local_time", "timezone"} & set(changes))
-    if schedule_given:
-        new_time, zone = resolve_time(
+        edit.first_comment = inputs.parse_first_comment(
+            changes["first_comment"], errors=errors.details
+        )
+    if edit.asks("scheduled_at", "local_time", "timezone"):
+        edit.scheduled_at, edit.zone = resolve_time(
             scheduled_at=changes.get("scheduled_at"),
             local_time=changes.get("local_time"),
             timezone=changes.get("timezone"),
@@ -250,66 +313,71 @@ def publication_update(
             now=now,
             errors=errors,
         )
-    dest_times = destination_times(
-        dest_inputs or [], default_zone=publication.timezone, now=now, errors=errors
+    edit.destination_times = destination_times(
+        edit.destinations or [], default_zone=publication.timezone, now=now, errors=errors
     )
     errors.raise_if_any()
+    return edit
 
-    renditions = _renditions(publication)
-    check_content_size(_texts_after_edit(publication, renditions, seg_inputs, dest_inputs))
+
+def _check_edit(
+    publication: Publication, renditions: list[Rendition], edit: _Edit
+) -> tuple[dict, dict]:
+    """The checks that need the stored publication: content size, a return to draft after
+    something went out, the accounts and media named, the first comment's destinations.
+    Returns the accounts and media the edit names."""
+    check_content_size(_texts_after_edit(publication, renditions, edit.segments, edit.destinations))
     started = [r for r in renditions if r.status not in Rendition.NOT_STARTED | {R.CANCELLED}]
-    if target == P.DRAFT and started:
+    if edit.target == P.DRAFT and started:
         raise Conflict(
             "Some destinations already went out or are in flight; the publication can no "
             "longer go back to draft. Cancel what is left instead.",
             code="PUBLICATION_STARTED",
             details={"renditions": [r.pk for r in started]},
         )
-    before = {r.pk: (r.status, r.effective_scheduled_at) for r in renditions}
     accounts, media = _content.resolve_references(
-        workspace=publication.workspace, segments=seg_inputs or [], destinations=dest_inputs or []
+        workspace=publication.workspace,
+        segments=edit.segments or [],
+        destinations=edit.destinations or [],
     )
-    if "first_comment" in changes or dest_inputs is not None:
+    if edit.asks("first_comment") or edit.destinations is not None:
         # New destinations are checked against the comment the publication keeps.
         check_first_comment(
-            comment if "first_comment" in changes else publication.first_comment,
+            edit.first_comment if edit.asks("first_comment") else publication.first_comment,
             accounts.values()
-            if dest_inputs is not None
+            if edit.destinations is not None
             else [r.social_account for r in renditions],
         )
-    quotas.lock_organization(publication.workspace)
+    return accounts, media
 
-    if "first_comment" in changes:
-        publication.first_comment = comment
-    if "reference_key" in changes:
-        check_reference_key(publication.workspace, key, exclude_pk=publication.pk)
-        publication.reference_key = key
-    if schedule_given:
-        if "scheduled_at" in changes or "local_time" in changes:
-            publication.scheduled_at = new_time
-        assert zone is not None, "resolve_time leaves the zone out only with an error, raised above"
-        publication.timezone = zone
 
-    sources = list(publication.segments.order_by("position"))
-    if seg_inputs is not None:
-        sources = apply_segments(publication, renditions, seg_inputs, media)
+def _apply_fields(publication: Publication, edit: _Edit) -> None:
+    """The publication's own fields: first comment, reference key, time and zone."""
+    if edit.asks("first_comment"):
+        publication.first_comment = edit.first_comment
+    if edit.asks("reference_key"):
+        check_reference_key(publication.workspace, edit.reference_key, exclude_pk=publication.pk)
+        publication.reference_key = edit.reference_key
+    if edit.asks("scheduled_at", "local_time", "timezone"):
+        if edit.asks("scheduled_at", "local_time"):
+            publication.scheduled_at = edit.scheduled_at
+        assert edit.zone is not None, "resolve_time leaves the zone out only with an error"
+        publication.timezone = edit.zone
 
-    created: set[int] = set()
-    if dest_inputs is not None:
-        with_paths, created = apply_destinations(
-            publication,
-            renditions,
-            dest_inputs,
-            accounts=accounts,
-            media=media,
-            times=dest_times,
-            sources=sources,
-        )
-    else:
-        with_paths = [(r, f"destinations.{i}") for i, r in enumerate(renditions)]
 
-    newly = apply_intent(publication, with_paths, target=target, created=created, now=now)
-    if target == P.SCHEDULED and not with_paths:
+def _schedule_edited(
+    publication: Publication,
+    with_paths: list[tuple[Rendition, str]],
+    edit: _Edit,
+    *,
+    created: set[int],
+    before: dict[int, tuple[str, datetime | None]],
+    now: datetime,
+) -> None:
+    """Apply the asked status, then (re)schedule what is due: renditions scheduled now and
+    those whose time moved."""
+    newly = apply_intent(publication, with_paths, target=edit.target, created=created, now=now)
+    if edit.target == P.SCHEDULED and not with_paths:
         raise ValidationFailed(
             "Choose at least one destination to schedule.",
             details={"destinations": ["Choose at least one destination to schedule."]},
@@ -326,10 +394,6 @@ def publication_update(
             details={"scheduled_at": ["Required while destinations are scheduled."]},
         )
     schedule_renditions(due, now=now, newly=newly, moved=moved)
-    _bump(publication)
-    publication = publication_refresh_status(publication)
-    check_approval_kept(publication, watch)
-    return publication
 
 
 @transaction.atomic
@@ -380,7 +444,7 @@ def publication_reschedule(
     _bump(publication)
     publication = publication_refresh_status(publication)
     check_approval_kept(publication, watch)
-    return publication
+    return client_approval_check(publication, actor)
 
 
 @transaction.atomic
