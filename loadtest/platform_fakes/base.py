@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import overload
 from urllib.parse import parse_qs
 
 from loadtest.platform_fakes.faults import FaultPlan
@@ -36,6 +37,12 @@ class FakeRequest:
             return {}
         parsed = parse_qs(self.body.decode("utf-8", "replace"), keep_blank_values=True)
         return {k: v[-1] for k, v in parsed.items()}
+
+    @overload
+    def arg(self, name: str, default: str) -> str: ...
+
+    @overload
+    def arg(self, name: str, default: None = None) -> str | None: ...
 
     def arg(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)

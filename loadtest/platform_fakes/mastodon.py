@@ -57,11 +57,14 @@ def multipart(request: FakeRequest) -> dict[str, tuple[bytes, str]]:
     """A multipart/form-data body as {field: (bytes, content type)}."""
     head = f"Content-Type: {request.headers.get('content-type', '')}\r\n\r\n".encode()
     message = BytesParser(policy=HTTP).parsebytes(head + request.body)
-    fields = {}
+    fields: dict[str, tuple[bytes, str]] = {}
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
-        if name:
-            fields[name] = (part.get_payload(decode=True) or b"", part.get_content_type())
+        # An RFC 2231 name comes as a tuple; no client sends one, so it is not a field here.
+        if isinstance(name, str) and name:
+            payload = part.get_payload(decode=True)
+            data = payload if isinstance(payload, bytes) else b""
+            fields[name] = (data, part.get_content_type())
     return fields
 
 
@@ -258,8 +261,9 @@ class MastodonFake(PlatformFake):
         # Images are processed in the request; video (and slow images) in the background.
         background = kind == "video" or self.faults.strikes("slow_processing")
         delay = self.faults.processing_s * (3 if kind == "video" else 1)
+        media_id = str(next(self._ids))
         media = {
-            "id": str(next(self._ids)),
+            "id": media_id,
             "account": account_id,
             "type": kind,
             "size": len(data),
@@ -270,7 +274,7 @@ class MastodonFake(PlatformFake):
             "status_id": None,
         }
         with self.lock:
-            self.media[media["id"]] = media
+            self.media[media_id] = media
         return json_response(self._media_json(media), 202 if background else 200)
 
     @route("GET", r"/api/v1/media/(?P<media_id>\d+)")
