@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from apps.approvals.models import ApprovalRule, Review, ReviewComment
+from apps.approvals.models import ApprovalRule, PortalLink, Review, ReviewComment
 
 
 @admin.register(ApprovalRule)
@@ -23,3 +23,15 @@ class ReviewCommentAdmin(admin.ModelAdmin):
     list_display = ["publication", "kind", "author", "created_at"]
     list_filter = ["kind"]
     raw_id_fields = ["publication", "workspace", "author"]
+
+
+@admin.register(PortalLink)
+class PortalLinkAdmin(admin.ModelAdmin):
+    list_display = ["label", "workspace", "created_by", "expires_at", "revoked_at", "last_used_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["label"]
+    list_select_related = ["workspace", "created_by"]
+    raw_id_fields = ["workspace", "created_by", "revoked_by", "publications"]
+    # The secret's hash is of no use to an operator, and a link is revoked, never edited.
+    exclude = ["secret_hash"]
+    readonly_fields = ["expires_at", "last_used_at", "revoked_at", "revoked_by"]

@@ -1,11 +1,17 @@
 """Approval of posts: a workspace's rule that editors' posts need an admin's approval, each
-publication's review (its state) and the comments on it.
+publication's review (its state) and the comments on it, and the links through which
+a client without an account reviews posts (``PortalLink``).
 
 The publication stays a draft while it is in review; approving it schedules it through the
 publishing services, so a review never bypasses the scheduling rules."""
 
+from __future__ import annotations
+
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Now
 
 from apps.common.querysets import WorkspaceQuerySet
 
@@ -60,6 +66,14 @@ class Review(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     decided_at = models.DateTimeField(null=True, blank=True)
+    decided_via = models.ForeignKey(
+        "approvals.PortalLink",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The client link the decision came through (decided_by is then empty).",
+    )
     approved_revision = models.PositiveIntegerField(
         null=True, blank=True, help_text="The publication's revision this approval covers."
     )
@@ -103,6 +117,14 @@ class ReviewComment(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    portal_link = models.ForeignKey(
+        "approvals.PortalLink",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Written by a client through this link (author is then empty).",
+    )
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.COMMENT)
     body = models.TextField(blank=True, max_length=MAX_COMMENT_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -114,3 +136,71 @@ class ReviewComment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} on publication {self.publication_id}"
+
+
+class PortalLinkQuerySet(WorkspaceQuerySet["PortalLink"]):
+    def usable(self) -> PortalLinkQuerySet:
+        """Links that still open: neither revoked nor expired (on the database clock)."""
+        return self.filter(revoked_at__isnull=True, expires_at__gt=Now())
+
+
+class PortalLink(models.Model):
+    """A link that lets someone without an account (an agency's client) review posts of
+    one workspace: see each post as it will go out and approve it or ask for changes.
+
+    The link carries its id and a secret, signed with the site's key
+    (``apps.approvals.portal``); only the secret's SHA-256 is stored, so the link is shown
+    once. It opens until ``expires_at`` unless revoked first, and only while the member
+    who made it may still approve posts: its decisions are made with that person's
+    powers, and recorded as the client's (``Review.decided_via``). It shows posts of its
+    workspace that are in review (or were reviewed), only those it names when it names
+    some, and only those planned within its period when it has one."""
+
+    workspace = models.ForeignKey(
+        "accounts.Workspace", on_delete=models.CASCADE, related_name="portal_links"
+    )
+    label = models.CharField(max_length=100, help_text="Who the link is for.")
+    secret_hash = models.CharField(max_length=64, unique=True)
+    publications = models.ManyToManyField(
+        "publications.Publication",
+        blank=True,
+        related_name="+",
+        help_text="The posts it shows; none: every post in review.",
+    )
+    period_start = models.DateTimeField(null=True, blank=True)
+    period_end = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PortalLinkQuerySet.as_manager()
+
+    class Meta:
+        # The workspace's list of links, newest first.
+        indexes = [models.Index(fields=["workspace", "-created_at"], name="portal_link_recent")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(period_start__isnull=True)
+                | models.Q(period_end__isnull=True)
+                | models.Q(period_end__gt=models.F("period_start")),
+                name="portal_link_period_ordered",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Client link {self.label} ({self.workspace})"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at <= now

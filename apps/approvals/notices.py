@@ -23,7 +23,11 @@ def _link(review: Review) -> str:
 
 
 def review_changed(review: Review, *, actor: User | None, note: str) -> None:
-    who = (actor.name or actor.email) if actor else "An integration"
+    link = review.decided_via if review.state != Review.State.IN_REVIEW else None
+    if link is not None:
+        who = f"{link.label} (through a client link)"
+    else:
+        who = (actor.name or actor.email) if actor else "An integration"
     actor_email = actor.email if actor else None
     said = f"\n\n{who} wrote:\n{note}" if note else ""
     workspace = review.workspace

@@ -19,12 +19,13 @@ class Actor:
     ip: str | None = None  # the client, resolved through the trusted proxies
     user_agent: str = ""
     peer_ip: str | None = None  # the connection's peer (the proxy, behind one)
+    name: str = ""  # someone without an account: a client through a link
 
     @property
     def label(self) -> str:
         if self.token is not None:
             return f"API token {self.token.name} ({self.token.prefix}…)"
-        return self.user.email if self.user is not None else ""
+        return self.user.email if self.user is not None else self.name
 
 
 def current_actor() -> Actor:

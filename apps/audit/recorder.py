@@ -8,6 +8,7 @@ payload; `actions.py` lists what each action means.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
@@ -255,14 +256,28 @@ _REVIEW_ACTIONS = {
 }
 
 
+def _client(link: Any) -> Actor:
+    """A client acting through a link: nobody signed in, named by the link."""
+    now = current_actor()
+    return replace(now, user=None, token=None, name=f"Client link: {link.label}"[:255])
+
+
+def _link_metadata(link: Any) -> dict[str, Any]:
+    return {"link": link.pk, "client": link.label}
+
+
 def review_changed(*, publication: Any, review: str, actor: User | None, note: str) -> None:
     """A step of a post's review. An approval records the revision and content hash it
-    approved (``apps.approvals.models.Review``)."""
+    approved (``apps.approvals.models.Review``); a decision a client made through a link
+    is the client's, with the link named."""
     metadata: dict[str, Any] = {"note": note[:500]} if note else {}
+    record = getattr(publication, "review", None)  # the reverse one-to-one: one read
     if review == "approved":
-        record = getattr(publication, "review", None)  # the reverse one-to-one: one read
         metadata["revision"] = getattr(record, "approved_revision", None)
         metadata["content_hash"] = getattr(record, "approved_hash", "")
+    link = getattr(record, "decided_via", None) if review != "in_review" else None
+    if link is not None:
+        metadata.update(_link_metadata(link))
     audit_record(
         action=_REVIEW_ACTIONS[review],
         workspace=publication.workspace,
@@ -270,7 +285,32 @@ def review_changed(*, publication: Any, review: str, actor: User | None, note: s
         target_id=publication.pk,
         target_label=f"Publication {publication.pk}",
         metadata=metadata,
+        actor=_client(link) if link is not None else None,
     )
+
+
+def _portal_link(action: str, link: Any, actor: Actor | None = None) -> None:
+    audit_record(
+        action=action,
+        workspace=link.workspace,
+        target_type=Target.WORKSPACE,
+        target_id=link.workspace_id,
+        target_label=link.workspace.name,
+        metadata={**_link_metadata(link), "expires_at": link.expires_at.isoformat()},
+        actor=actor,
+    )
+
+
+def portal_link_created(*, link: Any, actor: User | None) -> None:
+    _portal_link(actions.PORTAL_LINK_CREATED, link)
+
+
+def portal_link_revoked(*, link: Any, actor: User | None) -> None:
+    _portal_link(actions.PORTAL_LINK_REVOKED, link)
+
+
+def portal_viewed(*, link: Any) -> None:
+    _portal_link(actions.PORTAL_VIEWED, link, _client(link))
 
 
 def _personal(action: str, user: User) -> None:
@@ -357,6 +397,9 @@ def connect() -> None:
         events.APPROVAL_RULE_CHANGED: approval_rule_changed,
         events.MEDIA_ALT_TEXT_CHANGED: media_alt_text_changed,
         events.PUBLICATION_REVIEW_CHANGED: review_changed,
+        events.PORTAL_LINK_CREATED: portal_link_created,
+        events.PORTAL_LINK_REVOKED: portal_link_revoked,
+        events.PORTAL_VIEWED: portal_viewed,
         events.TWO_FACTOR_ENABLED: two_factor_enabled,
         events.TWO_FACTOR_DISABLED: two_factor_disabled,
     }

@@ -14,6 +14,8 @@ from apps.web.views import (
     invitations,
     organizations,
     people,
+    portal,
+    portal_links,
     publications,
     reviews,
     team,
@@ -186,6 +188,13 @@ workspace_patterns = [
     path("posts/<int:pk>/review/approve/", reviews.review_approve_view, name="review-approve"),
     path("posts/<int:pk>/review/changes/", reviews.review_changes_view, name="review-changes"),
     path("posts/<int:pk>/review/comment/", reviews.review_comment_view, name="review-comment"),
+    path("reviews/links/", portal_links.portal_link_list, name="portal-links"),
+    path("reviews/links/new/", portal_links.portal_link_create_view, name="portal-link-create"),
+    path(
+        "reviews/links/<int:pk>/revoke/",
+        portal_links.portal_link_revoke_view,
+        name="portal-link-revoke",
+    ),
     path("team/", team.workspace_team, name="workspace-team"),
     path("team/invite/", team.workspace_invite, name="workspace-invite"),
     path("team/<int:user_id>/role/", team.workspace_member_role, name="workspace-member-role"),
@@ -239,4 +248,7 @@ urlpatterns = [
     path("o/", include(organization_patterns)),
     path("w/<slug:workspace_slug>/", include(workspace_patterns)),
     path("connect/<str:platform>/callback/", connect.connect_callback, name="connect-callback"),
+    # A client's review through a link, without an account.
+    path("portal/<str:token>/", portal.portal_page, name="portal"),
+    path("portal/<str:token>/posts/<int:pk>/", portal.portal_decide, name="portal-decide"),
 ]

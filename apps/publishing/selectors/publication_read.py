@@ -32,7 +32,7 @@ from django.db.models.query import ModelIterable
 from django.db.models.sql import Query
 
 from apps.accounts.models import SocialAccount, User
-from apps.approvals.models import Review, ReviewComment
+from apps.approvals.models import PortalLink, Review, ReviewComment
 from apps.common.json_rows import JsonQuery, Nested, Shape, json_object, load
 from apps.jobs.models import Job
 from apps.publications.models import MediaAsset, Publication, PublicationSegment, SegmentMedia
@@ -109,13 +109,18 @@ def _shape(*, for_page: bool) -> Shape:
     )
     if not for_page:
         return Shape(Publication, nested=nested)
-    people = {"requested_by": Shape(User, _USER), "decided_by": Shape(User, _USER)}
+    client = Shape(PortalLink, ("id", "label"))  # a client's decision, through a link
+    people = {
+        "requested_by": Shape(User, _USER),
+        "decided_by": Shape(User, _USER),
+        "decided_via": client,
+    }
     nested += (
         Nested("review", "publication", Shape(Review, joined=people), one=True),
         Nested(
             "review_comments",
             "publication",
-            Shape(ReviewComment, joined={"author": Shape(User, _USER)}),
+            Shape(ReviewComment, joined={"author": Shape(User, _USER), "portal_link": client}),
             ("created_at", "pk"),
         ),
     )

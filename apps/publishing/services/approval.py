@@ -12,6 +12,11 @@ The rule is enforced where publications are edited (``publication_update`` and
 inside its transaction: every client (API, web composer, calendar, queue, MCP) goes
 through those services, and an edit that changes nothing (a form sent back as it was, a
 status-only change) passes. The same digest is what a review records when it approves.
+
+A client's approval, given through a link (``apps.approvals.portal``), binds everyone:
+the client is not there to see a later change. Once anything it covers changes, by
+whoever (an admin too), the post goes back to review and off the schedule, and the
+client sees it again through the link (``client_approval_check``).
 """
 
 from __future__ import annotations
@@ -20,9 +25,15 @@ import hashlib
 import json
 from typing import Any
 
+from django.utils import timezone
+
 from apps.accounts.models import User
+from apps.approvals.models import Review, ReviewComment
+from apps.approvals.records import review_record
 from apps.approvals.rule import ApprovalRequired, needs_approval
 from apps.publications.models import Publication, PublicationSegment, SegmentMedia
+from apps.publishing.services.edits import unschedule
+from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
 
 P = Publication.Status
@@ -134,3 +145,39 @@ def check_approval_kept(publication: Publication, before: Parts | None) -> None:
         # A tuple (a JSON list on the wire): it names parts, not form fields with messages.
         details={"publication_id": publication.pk, "changed": tuple(changed)},
     )
+
+
+def client_approval_check(publication: Publication, actor: User | None) -> Publication:
+    """After an edit of the (locked) publication, inside its transaction: when a client
+    approved it through a link and the edit changed what they approved, take it off the
+    schedule and put it back in review (the link shows it again). Returns the
+    publication, its status refreshed."""
+    review = (
+        Review.objects.select_for_update()
+        .select_related("decided_via")
+        .filter(publication_id=publication.pk, state=Review.State.APPROVED)
+        .exclude(decided_via=None)
+        .first()
+    )
+    if review is None or approval_hash(approval_parts(publication)) == review.approved_hash:
+        return publication
+    link = review.decided_via
+    assert link is not None  # filtered above
+    scheduled = Rendition.objects.select_for_update().filter(
+        publication_id=publication.pk, status=Rendition.Status.SCHEDULED
+    )
+    for rendition in scheduled:
+        unschedule(rendition, remove=False)
+    review.state = Review.State.IN_REVIEW
+    review.requested_by = actor
+    review.requested_at = timezone.now()
+    review.decided_by = review.decided_via = review.decided_at = None
+    review.approved_revision = None
+    review.approved_hash = ""
+    review.save()
+    note = (
+        f"Changed after {link.label} approved it through a client link: back in review, "
+        "and off the schedule until it is approved again."
+    )
+    review_record(publication, review, actor, ReviewComment.Kind.SUBMITTED, note)
+    return publication_refresh_status(publication)

@@ -16,10 +16,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.approvals import notices
-from apps.approvals.models import MAX_COMMENT_LENGTH, Review, ReviewComment
+from apps.approvals.models import MAX_COMMENT_LENGTH, PortalLink, Review, ReviewComment
+from apps.approvals.records import review_record
 from apps.approvals.rule import is_approver
-from apps.common import events
 from apps.common.errors import Conflict, PermissionDenied, ValidationFailed
 from apps.publications.models import Publication
 from apps.publishing.services.approval import approval_hash, approval_parts
@@ -48,23 +47,14 @@ def _review(publication: Publication) -> Review | None:
 
 
 def _record(
-    publication: Publication, review: Review, actor: User | None, kind: str, note: str
+    publication: Publication,
+    review: Review,
+    actor: User | None,
+    kind: str,
+    note: str,
+    via: PortalLink | None = None,
 ) -> None:
-    ReviewComment.objects.create(
-        publication=publication,
-        workspace_id=publication.workspace_id,
-        author=actor,
-        kind=kind,
-        body=note,
-    )
-    events.emit(
-        events.PUBLICATION_REVIEW_CHANGED,
-        publication=publication,
-        review=review.state,
-        actor=actor,
-        note=note,
-    )
-    transaction.on_commit(lambda: notices.review_changed(review, actor=actor, note=note))
+    review_record(publication, review, actor, kind, note, via=via)
 
 
 def _require_approver(publication: Publication, actor: User | None) -> None:
@@ -104,6 +94,7 @@ def review_submit(
     review.requested_by = actor
     review.requested_at = now
     review.decided_by = None
+    review.decided_via = None
     review.decided_at = None
     review.approved_revision = None
     review.approved_hash = ""
@@ -133,12 +124,15 @@ def review_approve(
     scheduled_at: str | datetime | None = None,
     local_time: str | datetime | None = None,
     timezone_name: str | None = None,
+    via: PortalLink | None = None,
 ) -> Review:
     """Approve a post in review and schedule it: at its own time, or at the time given
     (the approver may move a time that has passed). Refused as the scheduling would be.
     The review records the revision and content hash it approved; from then on, the
     author may not change what was approved while the post is scheduled
-    (``apps.publishing.services.approval``)."""
+    (``apps.publishing.services.approval``). ``via``: a client's decision through that
+    link (``actor`` is then the link's maker, whose powers it uses); any later change of
+    what the client approved sends the post back to review."""
     text = _note(note)
     _require_approver(publication, actor)
     publication = _lock_for_edit(publication, expected_revision)
@@ -154,30 +148,38 @@ def review_approve(
         publication=publication, expected_revision=publication.revision, actor=actor, **changes
     )
     review.state = S.APPROVED
-    review.decided_by = actor
+    review.decided_by = None if via is not None else actor
+    review.decided_via = via
     review.decided_at = timezone.now()
     # What stands approved: the post as scheduled by this approval (see Review).
     review.approved_revision = publication.revision
     review.approved_hash = approval_hash(approval_parts(publication))
     review.save()
-    _record(publication, review, actor, ReviewComment.Kind.APPROVED, text)
+    _record(publication, review, actor, ReviewComment.Kind.APPROVED, text, via)
     return review
 
 
 @transaction.atomic
 def review_request_changes(
-    *, publication: Publication, expected_revision: int, actor: User | None, note: str
+    *,
+    publication: Publication,
+    expected_revision: int,
+    actor: User | None,
+    note: str,
+    via: PortalLink | None = None,
 ) -> Review:
-    """Send a post in review back to its author, saying what should change."""
+    """Send a post in review back to its author, saying what should change (``via``: as
+    in ``review_approve``)."""
     text = _note(note, required=True)
     _require_approver(publication, actor)
     publication = _lock_for_edit(publication, expected_revision)
     review = _in_review(publication)
     review.state = S.CHANGES_REQUESTED
-    review.decided_by = actor
+    review.decided_by = None if via is not None else actor
+    review.decided_via = via
     review.decided_at = timezone.now()
     review.save()
-    _record(publication, review, actor, ReviewComment.Kind.CHANGES_REQUESTED, text)
+    _record(publication, review, actor, ReviewComment.Kind.CHANGES_REQUESTED, text, via)
     return review
 
 

@@ -147,10 +147,15 @@ def review_panel_context(request, publication: Publication) -> dict:
     # The post's page read them with the publication; otherwise they are loaded here.
     prefetch_related_objects(
         [publication],
-        Prefetch("review", Review.objects.select_related("requested_by", "decided_by")),
+        Prefetch(
+            "review",
+            Review.objects.select_related("requested_by", "decided_by", "decided_via"),
+        ),
         Prefetch(
             "review_comments",
-            ReviewComment.objects.select_related("author").order_by("created_at", "pk"),
+            ReviewComment.objects.select_related("author", "portal_link").order_by(
+                "created_at", "pk"
+            ),
         ),
     )
     review = getattr(publication, "review", None)

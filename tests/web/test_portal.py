@@ -1,0 +1,162 @@
+"""The client portal over HTTP: the page a link opens (each post per destination, nothing
+else of the workspace), the client's decisions, refusals of bad links, the rate limit; and
+the members' page that makes, lists and revokes links."""
+
+import re
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from apps.approvals.models import PortalLink, Review
+from apps.approvals.portal import portal_link_create
+from apps.audit.models import AuditEvent
+from apps.publications.models import Publication
+from apps.publishing.services.publications import publication_create
+from apps.publishing.services.reviews import review_submit
+from apps.sandbox.services import sandbox_account_create
+
+pytestmark = pytest.mark.django_db
+
+
+def in_review(workspace, author, account, text):
+    draft = publication_create(
+        workspace=workspace,
+        author=author,
+        segments=[{"text": text}, {"text": f"{text}, part two"}],
+        destinations=[{"account": account.pk}],
+        scheduled_at=timezone.now() + timedelta(days=2),
+        first_comment="Shop the look at example.com",
+    )
+    review_submit(publication=draft, expected_revision=draft.revision, actor=author)
+    draft.refresh_from_db()
+    return draft
+
+
+@pytest.fixture
+def post(workspace_a, bob, news):
+    return in_review(workspace_a, bob, news, "Autumn collection")
+
+
+@pytest.fixture
+def link(workspace_a, alice):
+    link, token = portal_link_create(
+        workspace=workspace_a,
+        actor=alice,
+        label="Acme marketing",
+        expires_at=timezone.now() + timedelta(days=7),
+    )
+    return link, f"/portal/{token}/"
+
+
+def test_the_page_shows_each_post_as_it_will_go_out_and_nothing_else(
+    client, link, post, workspace_b, charlie
+):
+    b_account = sandbox_account_create(workspace=workspace_b, handle="b-news")
+    in_review(workspace_b, charlie, b_account, "Workspace B secret plan")
+
+    response = client.get(link[1])
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    for shown in ("Autumn collection", "Autumn collection, part two", "@news"):
+        assert shown in page
+    assert "Shop the look at example.com" in page  # the first comment
+    assert "Waiting for you" in page
+    assert "Workspace B secret plan" not in page
+    assert "bob@example.com" not in page and "/w/ws-a/" not in page
+    assert response["Cache-Control"] == "no-store, private"
+    assert response["Referrer-Policy"] == "no-referrer"
+    assert AuditEvent.objects.filter(
+        action="portal.viewed", actor_label="Client link: Acme marketing"
+    )
+
+
+def test_bad_links_are_refused(client, link, alice):
+    token = link[1].split("/")[2]
+    assert client.get(f"/portal/{token[:-2]}xx/").status_code == 404
+    PortalLink.objects.filter(pk=link[0].pk).update(expires_at=timezone.now())
+    assert client.get(link[1]).status_code == 410
+
+
+def test_a_client_approves_and_the_post_is_scheduled(client, link, post):
+    response = client.post(
+        f"{link[1]}posts/{post.pk}/",
+        {"decision": "approve", "note": "Perfect", "revision": post.revision},
+    )
+
+    assert response.status_code == 302
+    post.refresh_from_db()
+    assert post.status == Publication.Status.SCHEDULED
+    review = Review.objects.get(publication=post)
+    assert (review.state, review.decided_via_id) == ("approved", link[0].pk)
+    page = client.get(link[1]).content.decode()
+    assert "Approved: thank you" in page
+
+
+def test_a_client_asks_for_changes_and_a_stale_revision_is_refused(client, link, post):
+    url = f"{link[1]}posts/{post.pk}/"
+    stale = client.post(url, {"decision": "approve", "revision": post.revision - 1}, follow=True)
+    assert "changed while you were looking at it" in stale.content.decode()
+    assert Review.objects.get(publication=post).state == "in_review"
+
+    client.post(url, {"decision": "changes", "note": "Brighter photo", "revision": post.revision})
+
+    assert Review.objects.get(publication=post).state == "changes_requested"
+
+
+def test_a_post_of_another_workspace_cannot_be_decided(client, link, workspace_b, charlie):
+    b_account = sandbox_account_create(workspace=workspace_b, handle="b-news")
+    foreign = in_review(workspace_b, charlie, b_account, "B's")
+
+    response = client.post(
+        f"{link[1]}posts/{foreign.pk}/", {"decision": "approve", "revision": foreign.revision}
+    )
+
+    assert response.status_code == 404
+    assert Review.objects.get(publication=foreign).state == "in_review"
+
+
+def test_the_portal_is_rate_limited_per_address(client, link, settings):
+    settings.CLIENT_PORTAL_RATE_LIMIT = "2/min"
+
+    answers = [client.get(link[1]).status_code for _ in range(3)]
+    guessed = client.get("/portal/guess/")
+
+    assert answers == [200, 200, 429]
+    assert guessed.status_code == 429  # counted before the token is read
+    assert "Retry-After" in guessed
+
+
+def test_an_admin_makes_sees_and_revokes_a_link(as_alice, post):
+    response = as_alice.post(
+        "/w/ws-a/reviews/links/new/",
+        {"label": "Acme", "days": "5", "publications": [str(post.pk)]},
+    )
+
+    assert response.status_code == 201
+    url = re.search(r'id="portal-url">([^<]+)<', response.content.decode()).group(1)
+    link = PortalLink.objects.get()
+    assert list(link.publications.all()) == [post]
+    assert Client().get(urlsplit(url).path).status_code == 200
+    listed = as_alice.get("/w/ws-a/reviews/links/").content.decode()
+    assert "Acme" in listed and url not in listed  # the address is shown once
+
+    as_alice.post(f"/w/ws-a/reviews/links/{link.pk}/revoke/")
+
+    link.refresh_from_db()
+    assert link.revoked_at is not None
+
+
+def test_a_viewer_or_editor_cannot_make_or_revoke_links(as_vera, as_bob, as_charlie, link):
+    for person in (as_vera, as_bob):
+        assert (
+            person.post("/w/ws-a/reviews/links/new/", {"label": "x", "days": "3"}).status_code
+            == 403
+        )
+        assert person.post(f"/w/ws-a/reviews/links/{link[0].pk}/revoke/").status_code == 403
+    assert as_charlie.get("/w/ws-a/reviews/links/").status_code == 404
+    assert PortalLink.objects.count() == 1
+    assert PortalLink.objects.get().revoked_at is None
