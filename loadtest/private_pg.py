@@ -292,7 +292,9 @@ def wait_until_accepting(dsn: str, timeout: float = 60) -> None:
 
 def _major_version(url: str) -> int:
     with psycopg.connect(url, connect_timeout=10) as conn:
-        return int(conn.execute("SHOW server_version_num").fetchone()[0]) // 10000
+        row = conn.execute("SHOW server_version_num").fetchone()
+        assert row is not None  # SHOW always answers one row
+        return int(row[0]) // 10000
 
 
 def copy_database(source_url: str, server: PrivatePostgres) -> None:

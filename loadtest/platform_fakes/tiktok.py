@@ -363,7 +363,9 @@ class TikTokFake(PlatformFake):
         videos = []
         for upload in sorted(uploads, key=lambda u: -(u["completed_at"] or 0)):
             post = self.posts.get(upload["publish_id"])
-            status = self._status(upload) if post else {}
+            if post is None:
+                continue
+            status = self._status(upload)
             if not status.get("publicaly_available_post_id") or post.visible_at > now:
                 continue
             video = {
