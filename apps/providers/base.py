@@ -151,6 +151,11 @@ class Adapter(ABC):
     # container's publish, Bluesky's record once its video blob exists). A poll that stopped
     # mid-call may have made it, so the next one is looked up first (unless retry-safe).
     poll_makes_post: bool = False
+    # Why the platform's API cannot delete a post the account made, where it cannot
+    # (Instagram media, TikTok videos); "" where the adapter deletes (SupportsDelete) or has
+    # not been taught to yet. The live validation tells the operator, and the catalog's
+    # `delete` entry is held to it by a test.
+    delete_unsupported: str = ""
 
     def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
         """Return fresh credentials when the token is near expiry, else None."""

@@ -93,6 +93,11 @@ class PlatformCapabilities:
     # A first comment under the post (or a self-reply where comments are replies).
     first_comment_limit: int | None  # None: not offered
     first_comment_mode: str | None  # comment, reply
+    # Whether the adapter deletes a post the account made; else `delete_why` says whose
+    # limit it is: "platform" (its API deletes nothing of the kind) or "not_built".
+    delete_supported: bool
+    delete_why: str | None
+    delete_detail: str
     raw: MappingProxyType = field(repr=False)
     # The live validation that makes the platform supported ({passed_at, api_version,
     # steps_passed}); set by apps.providers.live.readiness, None in the file's catalog.
@@ -175,6 +180,11 @@ class PlatformCapabilities:
                 "limit": self.first_comment_limit,
                 "mode": self.first_comment_mode,
             },
+            "delete": {
+                "supported": self.delete_supported,
+                "why_not": self.delete_why,
+                "detail": self.delete_detail,
+            },
         }
 
 
@@ -201,6 +211,7 @@ def _parse(platform: str, data: dict) -> PlatformCapabilities:
     text = data["text_limit"]
     media = data.get("max_media") or {}
     rules = data.get("text_rules") or {}
+    delete = data["delete"]
     readiness = Readiness(data.get("readiness", Readiness.EXPERIMENTAL))
     builtin = bool(data.get("builtin", False))
     if readiness is Readiness.SUPPORTED and not data.get("validated_what"):
@@ -260,6 +271,9 @@ def _parse(platform: str, data: dict) -> PlatformCapabilities:
         publish_caps=tuple(_freeze(c) for c in data.get("publish_caps") or ()),
         first_comment_limit=_int_or_none((data.get("first_comment") or {}).get("max_chars")),
         first_comment_mode=(data.get("first_comment") or {}).get("mode"),
+        delete_supported=bool(delete["supported"]),
+        delete_why=None if delete["supported"] else delete["why"],
+        delete_detail=" ".join(filter(None, (delete.get("endpoint"), delete.get("detail")))),
         raw=_freeze(data),
     )
 

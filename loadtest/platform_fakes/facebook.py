@@ -277,6 +277,20 @@ class FacebookFake(MetaGraphFake):
             return self.ok(body, account=account)
         return self.ok({"id": obj, "permalink_url": self._permalink(post)}, account=account)
 
+    @route("DELETE", VERSION + r"/(?P<obj>\d+(?:_\d+)?)")
+    def delete_object(self, request: FakeRequest, obj: str) -> FakeResponse:
+        """pages-api/posts: the Page's own post (or video) goes, answered `{"success":
+        true}`; one that is gone or another Page's is the unknown-object error (100/33)."""
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        with self.lock:
+            post = self.posts.get(obj)
+            if post is None or post.account != account:
+                return self.error(100, "Unsupported delete request.", subcode=33)
+            self.remove(obj)
+        return self.ok({"success": True}, account=account)
+
     @route("GET", VERSION + r"/(?P<page>\d+)/published_posts")
     def published_posts(self, request: FakeRequest, page: str) -> FakeResponse:
         account = self._writer(request, page)

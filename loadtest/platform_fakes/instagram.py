@@ -129,6 +129,19 @@ class InstagramFake(MetaGraphFake):
             return self.ok({"id": obj, "user_id": obj, "username": handle}, account=account)
         return self.error(100, "Unsupported get request.", subcode=33)
 
+    @route("DELETE", VERSION + r"/(?P<obj>\d+)")
+    def delete_object(self, request: FakeRequest, obj: str) -> FakeResponse:
+        """The IG Media reference documents no delete: Graph refuses the operation as it
+        refuses any a node does not take (100/33), and the media stays."""
+        if self.caller(request) is None:
+            return self.unauthorized()
+        return self.error(
+            100,
+            f"Unsupported delete request. Object with ID '{obj}' does not exist, cannot be "
+            "loaded due to missing permissions, or does not support this operation.",
+            subcode=33,
+        )
+
     @route("GET", VERSION + r"/me")
     def me(self, request: FakeRequest) -> FakeResponse:
         account = self.caller(request)

@@ -303,6 +303,19 @@ class RedditFake(PlatformFake):
         path = f"/r/{post.extra['subreddit']}/comments/{post.id.removeprefix('t3_')}/{slug}/"
         return f"https://www.reddit.com{path}" if absolute else path
 
+    @route("POST", r"/api/del")
+    def delete(self, request: FakeRequest) -> FakeResponse:
+        """Deletes the user's own post: 200 with an empty object, also when the post is
+        no longer there; another user's post is 403."""
+        user_id, _ = self._user(request)
+        fullname = request.form().get("id", "")
+        with self.lock:
+            post = self.posts.get(fullname)
+            if post is not None and post.account != user_id:
+                return json_response({"message": "Forbidden", "error": 403}, 403)
+            self.remove(fullname)
+        return json_response({})
+
     # --- reading -----------------------------------------------------------------------
 
     @route("GET", r"/user/(?P<name>[^/]+)/submitted")

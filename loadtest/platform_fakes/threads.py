@@ -102,6 +102,21 @@ class ThreadsFake(MetaGraphFake):
             account, container_id, text=params.get("text", ""), reply_to=reply_to
         )
 
+    @route("DELETE", VERSION + r"/(?P<obj>\d+)")
+    def delete_post(self, request: FakeRequest, obj: str) -> FakeResponse:
+        """threads/posts/delete-posts: the user's own post or reply goes, answered
+        `{"success": true, "deleted_id"}`; anything else (gone, another user's, a container)
+        is Graph's unknown-object error (100/33)."""
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        with self.lock:
+            post = self.posts.get(obj)
+            if post is None or post.account != account:
+                return self.error(100, "Unsupported delete request.", subcode=33)
+            self.remove(obj)
+        return self.ok({"success": True, "deleted_id": obj}, account=account)
+
     # --- reads -------------------------------------------------------------------------
 
     @route("GET", VERSION + r"/(?P<obj>\d+)")

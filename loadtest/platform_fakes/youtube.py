@@ -313,6 +313,22 @@ class YouTubeFake(PlatformFake):
         items = [self._resource(p, parts) for p in posts if p.account == channel]
         return json_response({"kind": "youtube#videoListResponse", "items": items})
 
+    @route("DELETE", r"/youtube/v3/videos")
+    def videos_delete(self, request: FakeRequest) -> FakeResponse:
+        """videos.delete: 204 without a body for the channel's own video; one that is not
+        there, or another channel's, is 404 videoNotFound (as Google answers either)."""
+        channel = self._channel(request)
+        if channel is None:
+            return self._unauthorised()
+        video_id = request.arg("id") or ""
+        with self.lock:
+            post = self.posts.get(video_id)
+            if post is None or post.account != channel:
+                return _error(404, "videoNotFound", "The video that you are trying to delete "
+                              "cannot be found.")  # fmt: skip
+            self.remove(video_id)
+        return FakeResponse(204, None)
+
     @route("GET", r"/youtube/v3/channels")
     def channels_list(self, request: FakeRequest) -> FakeResponse:
         channel = self._channel(request)

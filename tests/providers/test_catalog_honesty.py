@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from apps.providers.base import Implements, SupportsFirstComment, get_adapter
+from apps.providers.base import Implements, SupportsDelete, SupportsFirstComment, get_adapter
 from apps.providers.catalog import (
     GIF,
     IMAGE,
@@ -77,6 +77,21 @@ def test_a_first_comment_is_offered_exactly_where_the_adapter_posts_one(platform
     if posts_comments:
         assert isinstance(adapter.comment_lookup_is_strong, bool)
         assert caps.first_comment_mode in ("comment", "reply")
+
+
+@pytest.mark.parametrize("platform", platforms())
+def test_delete_is_offered_exactly_where_the_adapter_deletes_and_a_refusal_says_whose(platform):
+    caps, adapter = get_capabilities(platform), get_adapter(platform)
+    deletes = isinstance(adapter, SupportsDelete)
+    assert caps.delete_supported == deletes, (
+        f"{platform}: the catalog says delete {caps.delete_supported}, the adapter "
+        f"{'deletes' if deletes else 'does not delete'}"
+    )
+    # The platform's own limit is said by the adapter too (the kit tells the operator);
+    # one the adapter merely lacks is not blamed on the platform.
+    assert (caps.delete_why == "platform") == bool(adapter.delete_unsupported)
+    assert not (deletes and adapter.delete_unsupported)
+    assert caps.delete_detail
 
 
 def _settings_read(tree: ast.AST) -> set[str]:

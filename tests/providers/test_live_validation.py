@@ -4,6 +4,7 @@ account that is not connected, and the record the catalog reads."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import time
 
@@ -20,6 +21,7 @@ from apps.providers.live.models import PlatformValidation
 from apps.providers.live.services import platform_validation_run
 from loadtest.platform_fakes import FaultPlan
 from loadtest.platform_fakes.bluesky import BlueskyFake
+from loadtest.platform_fakes.instagram import InstagramFake
 from loadtest.platform_fakes.linkedin import MEMBER_SCOPES, LinkedInFake
 from loadtest.platform_fakes.mastodon import MastodonFake
 from loadtest.platform_fakes.pinterest import PinterestFake
@@ -171,9 +173,7 @@ def test_bluesky_resends_under_the_record_key_and_deletes_its_records(workspace_
     assert fake.published() == [] and len(fake.deleted) == 2  # the post and its reply
 
 
-def test_an_asynchronous_post_is_waited_for_and_what_cannot_be_deleted_is_listed(
-    workspace_a, clock, settings
-):
+def test_an_asynchronous_post_is_waited_for_then_deleted(workspace_a, clock, settings):
     fake = ThreadsFake(FaultPlan(rates={}, processing_s=30.0, hang_s=1.0))
     fake.clock = clock
     server = _serve(fake, settings)
@@ -190,14 +190,47 @@ def test_an_asynchronous_post_is_waited_for_and_what_cannot_be_deleted_is_listed
         "lookup": "passed",
         "idempotency": "not_offered",
         "first_comment": "not_offered",
-        "delete": "not_offered",
+        "delete": "passed",
     }
-    [post] = fake.published()  # the container was polled until Threads published it
+    [post] = fake.deleted.values()  # polled until Threads published it, then deleted
     assert validation.steps[0]["detail"].startswith(post.id)
-    assert validation.leftovers == [
-        {"what": "post", "id": post.id, "url": validation.leftovers[0]["url"]}
-    ]
+    assert validation.leftovers == [] and fake.published() == []
     assert validation.passed
+    assert "Left on the platform" not in out.getvalue()
+
+
+def test_what_the_platform_cannot_delete_is_listed_with_its_reason(
+    workspace_a, clock, settings, tmp_path
+):
+    from PIL import Image
+
+    picture = tmp_path / "check.jpg"
+    Image.new("RGB", (60, 40), (20, 120, 30)).save(picture)
+    fake = InstagramFake(FaultPlan(rates={}, processing_s=30.0, hang_s=1.0))
+    fake.clock = clock
+    server = _serve(fake, settings)
+    try:
+        account = _account(workspace_a, "instagram", fake)
+        out = io.StringIO()
+        # A step this test is not about may fail on the fake (the first comment).
+        with contextlib.suppress(CommandError):
+            call_command(
+                "validate_platform",
+                "instagram",
+                account=account.pk,
+                media=[str(picture)],
+                media_url="https://media.example.com/check.jpg",
+                stdout=out,
+            )
+    finally:
+        server.stop()
+
+    validation = PlatformValidation.objects.get()
+    delete = validation.steps[-1]
+    assert (delete["status"], _statuses(validation)["publish"]) == ("not_offered", "passed")
+    assert delete["detail"].startswith("Instagram's API cannot delete a post")
+    [post] = fake.published()
+    assert [item["id"] for item in validation.leftovers] == [post.id]
     assert out.getvalue().splitlines()[-1].startswith("Left on the platform, delete it by hand")
 
 
@@ -368,7 +401,20 @@ class _NeverDeletes:
     """Stands in for SupportsDelete: no adapter is an instance."""
 
 
-@pytest.mark.parametrize("platform", ["mastodon", "x", "linkedin", "bluesky", "pinterest"])
+@pytest.mark.parametrize(
+    "platform",
+    [
+        "mastodon",
+        "x",
+        "linkedin",
+        "bluesky",
+        "pinterest",
+        "threads",
+        "facebook",
+        "youtube",
+        "reddit",
+    ],
+)
 def test_these_adapters_delete(platform):
     assert isinstance(get_adapter(platform), SupportsDelete)
 

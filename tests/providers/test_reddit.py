@@ -353,7 +353,7 @@ def test_connect_asks_for_a_permanent_grant(fake):
     query = parse_qs(urlsplit(url).query)
     assert url.startswith("https://www.reddit.com/api/v1/authorize?")
     assert query["duration"] == ["permanent"]
-    assert query["scope"] == ["identity submit read history flair"]
+    assert query["scope"] == ["identity submit read history flair edit"]
     request = token.calls.last.request
     assert (
         request.headers["Authorization"]

@@ -529,7 +529,7 @@ def test_connect_exchanges_the_code_then_a_long_lived_token(fake):
     assert _query(httpx.Request("GET", url)) == {
         "client_id": "threads-app",
         "redirect_uri": "https://app/cb",
-        "scope": "threads_basic,threads_content_publish,threads_manage_replies",
+        "scope": "threads_basic,threads_content_publish,threads_manage_replies,threads_delete",
         "response_type": "code",
         "state": "S",
     }

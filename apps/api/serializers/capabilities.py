@@ -37,6 +37,11 @@ class PlatformCapabilitiesSerializer(serializers.Serializer):
     retry_safe_publish = serializers.BooleanField()
     async_publish = serializers.BooleanField()
     daily_cap = serializers.IntegerField(allow_null=True)
+    delete = serializers.DictField(
+        help_text="Whether a post made here can be deleted through the API (supported), else "
+        "why_not: platform (its API deletes nothing of the kind) or not_built; detail names "
+        "the endpoint or says what to do instead."
+    )
 
 
 class CapabilitiesSerializer(serializers.Serializer):

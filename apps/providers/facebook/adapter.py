@@ -30,7 +30,13 @@ from apps.providers.errors import ErrorKind, ProviderError
 from apps.providers.facebook import connect, media
 from apps.providers.facebook.media import page_url
 from apps.providers.matching import normalize_text
-from apps.providers.meta.graph import FACEBOOK_GRAPH, graph_call, graph_client, parse_graph_time
+from apps.providers.meta.graph import (
+    FACEBOOK_GRAPH,
+    graph_call,
+    graph_client,
+    graph_delete,
+    parse_graph_time,
+)
 
 # Video processing: first check after 5 s, then every 10 s growing to a minute, 30 min budget.
 POLL_SCHEDULE = PollSchedule(
@@ -197,6 +203,14 @@ class FacebookPagesAdapter(Adapter):
                     return None
                 params = {**params, "after": after}
         return None
+
+    # Deletion (the live validation's clean-up) ---------------------------------------
+
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None:
+        """DELETE /{page-post-id} (or /{video-id}) with the Page token; its comments go
+        with it. A post already gone counts as deleted."""
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            graph_delete(client, f"{FACEBOOK_GRAPH}/{post.provider_post_id}")
 
     # Steps -----------------------------------------------------------------------------
 

@@ -60,6 +60,12 @@ class InstagramAdapter(ContainerAdapter):
     poll_schedule = POLL_SCHEDULE
     # Comments are found by listing the media's comments, which may lag behind a new one.
     comment_lookup_is_strong = False
+    # The IG Media reference documents reading and updating a media object, no deleting
+    # (only a comment can be deleted, and a comment goes with its media anyway).
+    delete_unsupported = (
+        "Instagram's API cannot delete a post (the Graph API deletes comments, not media); "
+        "delete it in the Instagram app"
+    )
 
     # First comment ---------------------------------------------------------------------
 

@@ -354,10 +354,11 @@ def _delete(run: _Run) -> StepResult:
     if not run.made:
         return StepResult("delete", Status.SKIPPED, "nothing was made")
     if not isinstance(run.adapter, SupportsDelete):
+        why = run.adapter.delete_unsupported or "the adapter cannot delete here"
         return StepResult(
             "delete",
             Status.NOT_OFFERED,
-            "the adapter cannot delete here: delete by hand "
+            f"{why}: delete by hand "
             + ", ".join(m.provider_url or m.provider_post_id for _, m in run.made),
         )
     deleted, failures = [], []

@@ -28,6 +28,8 @@ FEED_LIMIT_CODE = 341
 AUTH_CODE = 190
 PERMISSION_CODES = frozenset({10, *range(200, 300)})
 INVALID_PARAMETER_CODE = 100
+# With code 100: the object does not exist, cannot be loaded, or takes no such operation.
+UNKNOWN_OBJECT_SUBCODE = 33
 POLICY_BLOCK_CODE = 368
 DUPLICATE_CODE = 506
 LINK_ERROR_CODE = 1609005

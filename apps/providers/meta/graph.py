@@ -13,7 +13,12 @@ from django.conf import settings
 from apps.providers import httpcall
 from apps.providers.base import MediaPayload
 from apps.providers.errors import Action, ErrorKind, ProviderError, classify_transport
-from apps.providers.meta.errors import body_of, classify
+from apps.providers.meta.errors import (
+    INVALID_PARAMETER_CODE,
+    UNKNOWN_OBJECT_SUBCODE,
+    body_of,
+    classify,
+)
 
 GRAPH_VERSION = "v23.0"
 FACEBOOK_GRAPH = f"https://graph.facebook.com/{GRAPH_VERSION}"
@@ -63,6 +68,17 @@ def graph_call(
     if response.status_code >= 400 or "error" in body_of(response):
         raise classify(response, is_create=is_create)
     return body_of(response)
+
+
+def graph_delete(client: httpx.Client, url: str) -> None:
+    """DELETE a Graph object the account made. An object that is no longer there (code 100,
+    subcode 33: "does not exist, cannot be loaded ...") counts as deleted, as a second
+    delete of one post finds it gone."""
+    try:
+        graph_call(client, "DELETE", url, is_create=False)
+    except ProviderError as err:
+        if err.code != f"{INVALID_PARAMETER_CODE}/{UNKNOWN_OBJECT_SUBCODE}":
+            raise
 
 
 def graph_client(access_token: str | None = None) -> httpx.Client:

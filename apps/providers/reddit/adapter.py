@@ -118,6 +118,28 @@ class RedditAdapter(Adapter):
             since=int(not_before.timestamp()),
         )
 
+    # Deletion (the live validation's clean-up) ---------------------------------------
+
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None:
+        """POST /api/del with the post's fullname (the `edit` scope). Reddit answers 200
+        with an empty object whether or not the post was still there."""
+        if not post.provider_post_id.startswith("t3_"):
+            raise ProviderError(
+                ErrorKind.UNKNOWN,
+                "Reddit has not named this media post yet, so it cannot be deleted here; "
+                "delete it on Reddit.",
+                code="post_unidentified",
+                retryable=False,
+            )
+        with api.client(ctx.credentials) as client:
+            api.call(
+                client,
+                "POST",
+                f"{API}/api/del",
+                data={"id": post.provider_post_id},
+                is_create=False,
+            )
+
     # Steps -----------------------------------------------------------------------------
 
     @staticmethod

@@ -14,7 +14,8 @@ from apps.providers.errors import ErrorKind, ProviderError
 
 AUTHORIZE = "https://www.reddit.com/api/v1/authorize"
 TOKEN = "https://www.reddit.com/api/v1/access_token"
-SCOPES = ["identity", "submit", "read", "history", "flair"]
+# `edit` deletes a post (the live validation removes its test post).
+SCOPES = ["identity", "submit", "read", "history", "flair", "edit"]
 REFRESH_MARGIN = timedelta(minutes=5)
 
 

@@ -14,11 +14,12 @@ from apps.providers.base import (
     MediaPayload,
     PollSchedule,
     PublishContext,
+    PublishedSegment,
     SegmentPayload,
     register_adapter,
 )
 from apps.providers.meta.container import ContainerAdapter
-from apps.providers.meta.graph import public_media_url
+from apps.providers.meta.graph import graph_client, graph_delete, public_media_url
 from apps.providers.threads import connect
 from apps.providers.threads.connect import THREADS_GRAPH
 
@@ -90,6 +91,15 @@ class ThreadsAdapter(ContainerAdapter):
         if media.alt_text:
             params["alt_text"] = media.alt_text
         return params
+
+    # Deletion (the live validation's clean-up) ---------------------------------------
+
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None:
+        """DELETE /{threads-media-id}: a post or a reply the user made (needs the
+        threads_delete permission; Threads allows 100 deletes a day). A post already gone
+        counts as deleted."""
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            graph_delete(client, f"{self.graph_base}/{post.provider_post_id}")
 
     # Quota -----------------------------------------------------------------------------
 

@@ -16,7 +16,12 @@ LOGIN = LongLivedLogin(
     refresh_url="https://graph.threads.net/refresh_access_token",
     exchange_grant="th_exchange_token",
     refresh_grant="th_refresh_token",
-    scopes=("threads_basic", "threads_content_publish", "threads_manage_replies"),
+    scopes=(
+        "threads_basic",
+        "threads_content_publish",
+        "threads_manage_replies",
+        "threads_delete",  # the live validation deletes its test posts
+    ),
     app_id_setting="THREADS_APP_ID",
     app_secret_setting="THREADS_APP_SECRET",
 )

@@ -131,6 +131,10 @@ class TikTokAdapter(Adapter):
     )
     poll_schedule = POLL_SCHEDULE
     retry_safe_after_unknown = False
+    # The Content Posting API posts and reports status; nothing in TikTok's API deletes.
+    delete_unsupported = (
+        "TikTok's Content Posting API has no delete; delete the video in the TikTok app"
+    )
 
     def publish_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None

@@ -145,6 +145,19 @@ class YouTubeAdapter(Adapter):
         with self._client(ctx) as client:
             return comments.find(client, ctx, post.provider_post_id, text)
 
+    # Deletion (the live validation's clean-up) ---------------------------------------
+
+    def delete_post(self, ctx: PublishContext, post: PublishedSegment) -> None:
+        """videos.delete (204; 50 quota units, the youtube.force-ssl scope); a video
+        already gone (404 videoNotFound) counts as deleted. Its comments go with it."""
+        with self._client(ctx) as client:
+            try:
+                response = client.delete(f"{API}/videos", params={"id": post.provider_post_id})
+            except httpx.HTTPError as exc:
+                raise classify_transport(exc, is_create=False) from exc
+        if response.status_code not in (200, 204, 404):
+            raise classify(response, is_create=False)
+
     # Steps -----------------------------------------------------------------------------
 
     @staticmethod
