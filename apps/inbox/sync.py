@@ -209,7 +209,9 @@ def _our_ids(rendition: Rendition) -> set[str]:
 
 def _new_comment(rendition: Rendition, item: RemoteComment, ours: set[str]) -> Comment:
     account = rendition.social_account
-    by_account = bool(item.author_id) and item.author_id == account.remote_id
+    # Some platforms keep the account's own id beside a composite remote id (Mastodon).
+    own_ids = {account.remote_id, str(account.settings.get("account_id") or "")} - {""}
+    by_account = item.author_id in own_ids
     by_handle = item.author_handle.lstrip("@").casefold() == account.handle.lstrip("@").casefold()
     parent = item.parent_id if item.parent_id != rendition.provider_post_id else None
     is_ours = item.platform_id in ours or by_account or by_handle
