@@ -35,6 +35,7 @@ import re
 import time
 import uuid
 
+from loadtest.platform_fakes import engagement
 from loadtest.platform_fakes.base import (
     FakeRequest,
     FakeResponse,
@@ -532,6 +533,46 @@ class BlueskyFake(PlatformFake):
             if post is None:
                 return xrpc_error("RecordNotFound", f"Could not locate record: {uri}")
             return json_response(self._record(post))
+
+    # --- the AppView's reads, proxied by the PDS (metrics grow with the post's age) --------
+
+    @route("GET", r"/xrpc/app\.bsky\.feed\.getPosts")
+    def get_posts(self, request: FakeRequest) -> FakeResponse:
+        authed = self._authed(request)
+        if isinstance(authed, FakeResponse):
+            return authed
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        views = []
+        with self.lock:
+            for uri in request.query.get("uris", []):
+                post = self.posts.get(uri)
+                if post is not None:  # a deleted post is left out, as the AppView does
+                    grown = engagement.grown(post, self.clock())
+                    views.append(
+                        {
+                            "uri": uri,
+                            "cid": post.extra.get("cid"),
+                            "likeCount": grown["likes"],
+                            "replyCount": grown["replies"],
+                            "repostCount": grown["reposts"],
+                            "quoteCount": grown["quotes"],
+                        }
+                    )
+        return json_response({"posts": views})
+
+    @route("GET", r"/xrpc/app\.bsky\.actor\.getProfile")
+    def get_profile(self, request: FakeRequest) -> FakeResponse:
+        authed = self._authed(request)
+        if isinstance(authed, FakeResponse):
+            return authed
+        actor = request.arg("actor", "")
+        did = actor if actor in self.accounts else self.handles.get(actor, actor)
+        if did not in self.accounts:
+            return xrpc_error("InvalidRequest", "Profile not found")
+        with self.lock:
+            made = sum(1 for p in self.posts.values() if p.account == did)
+        return json_response({"did": did, "followersCount": engagement.followers(did, made)})
 
 
 def _media_links(record: dict) -> list[str]:

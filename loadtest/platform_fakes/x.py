@@ -37,6 +37,7 @@ import uuid
 from datetime import UTC, datetime
 
 from apps.providers.text_counting import count_x_weighted, find_urls
+from loadtest.platform_fakes import engagement
 from loadtest.platform_fakes.base import (
     FakeRequest,
     FakeResponse,
@@ -276,6 +277,16 @@ class XFake(PlatformFake):
             data["created_at"] = iso(post.created_at)
         if "author_id" in fields:
             data["author_id"] = post.account
+        if "public_metrics" in fields:
+            grown = engagement.grown(post, self.clock())
+            data["public_metrics"] = {
+                "retweet_count": grown["reposts"],
+                "reply_count": grown["replies"],
+                "like_count": grown["likes"],
+                "quote_count": grown["quotes"],
+                "bookmark_count": grown["likes"] // 5,
+                "impression_count": grown["views"],
+            }
         return data
 
     def _processing(self, media: dict) -> dict | None:
@@ -398,6 +409,9 @@ class XFake(PlatformFake):
             return refused
         account = self.accounts[user]
         body = {"data": {"id": user, "name": account["name"], "username": account["handle"]}}
+        if "public_metrics" in (request.arg("user.fields") or ""):
+            made = sum(1 for p in self.posts.values() if p.account == user)
+            body["data"]["public_metrics"] = {"followers_count": engagement.followers(user, made)}
         return json_response(body, **headers)
 
     @route("GET", r"/2/users/(?P<user_id>\d+)/tweets")
