@@ -29,3 +29,6 @@ from config.settings import *  # noqa: E402, F403
 # query to the second and break the query-count pins. Tests read it once (tests/conftest.py
 # clears it before each test); the tests of the window itself set their own.
 MAINTENANCE_CACHE_S = 3600.0
+
+# Tests that commit are cleaned up by DELETE, not TRUNCATE (tests/config/flush_by_delete).
+DATABASES["default"]["ENGINE"] = "tests.config.flush_by_delete"  # noqa: F405
