@@ -68,7 +68,7 @@ def test_the_page_shows_each_post_as_it_will_go_out_and_nothing_else(
     assert "Workspace B secret plan" not in page
     assert "bob@example.com" not in page and "/w/ws-a/" not in page
     assert response["Cache-Control"] == "no-store, private"
-    assert response["Referrer-Policy"] == "no-referrer"
+    assert response["Referrer-Policy"] == "same-origin"
     assert AuditEvent.objects.filter(
         action="portal.viewed", actor_label="Client link: Acme marketing"
     )

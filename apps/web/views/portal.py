@@ -4,8 +4,9 @@ or asks for changes with a note (``apps.approvals.portal``).
 
 Every request is counted per IP address (CLIENT_PORTAL_RATE_LIMIT) before the token is
 even read, so links cannot be guessed at speed. The page shows nothing else of the
-workspace: no navigation, no member's name. It is never cached and sends no Referer, so
-the link does not leak into media requests or logs of other sites.
+workspace: no navigation, no member's name. It is never cached and sends a Referer only
+to this site (its own forms need one for the CSRF check; a policy of none sends
+``Origin: null``), so the link does not leak into other sites' logs.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ STALE = "This post changed while you were looking at it: see it again below, the
 
 def _private(response: HttpResponse) -> HttpResponse:
     response["Cache-Control"] = "no-store, private"
-    response["Referrer-Policy"] = "no-referrer"
+    response["Referrer-Policy"] = "same-origin"
     response["X-Robots-Tag"] = "noindex, nofollow"
     return response
 
