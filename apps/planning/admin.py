@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from apps.planning.models import QueueSchedule, QueueSlot
+from apps.planning.models import EvergreenPost, EvergreenShare, QueueSchedule, QueueSlot
 
 
 class QueueSlotInline(admin.TabularInline):
@@ -26,3 +26,33 @@ class QueueScheduleAdmin(admin.ModelAdmin):
             slot.save()
         for slot in formset.deleted_objects:
             slot.delete()
+
+
+class EvergreenShareInline(admin.TabularInline):
+    model = EvergreenShare
+    extra = 0
+    fields = ["number", "slot_at", "status", "publication", "text", "left_out", "reason"]
+    readonly_fields = ["number", "slot_at", "status", "publication", "text", "left_out", "reason"]
+    raw_id_fields = ["publication"]
+    can_delete = False
+
+
+@admin.register(EvergreenPost)
+class EvergreenPostAdmin(admin.ModelAdmin):
+    """Posts the queue shares again, with their turns."""
+
+    list_display = [
+        "id",
+        "workspace",
+        "source",
+        "status",
+        "every_days",
+        "shares_made",
+        "next_check_at",
+    ]
+    list_filter = ["status"]
+    list_select_related = ["workspace", "source"]
+    search_fields = ["workspace__slug"]
+    raw_id_fields = ["workspace", "source", "created_by"]
+    readonly_fields = ["shares_made", "note", "paused_at", "ended_at", "created_at"]
+    inlines = [EvergreenShareInline]
