@@ -9,7 +9,7 @@ from apps.jobs.models import Job
 from apps.jobs.registry import Backoff, StalePolicy, job_type
 from apps.providers.errors import RETRYABLE_KINDS
 
-from . import replies, sync
+from . import replies, services, sync
 
 
 @job_type(
@@ -45,3 +45,15 @@ def sync_due(job: Job) -> None:
 )
 def send_reply(job: Job) -> None:
     replies.send_reply(job)
+
+
+@job_type(
+    services.MODERATE_JOB,
+    max_attempts=5,
+    backoff=Backoff(base_s=30, cap_s=1800),
+    retry_kinds=frozenset(str(kind) for kind in RETRYABLE_KINDS),
+    stale_policy=StalePolicy.REQUEUE,  # hiding or deleting twice does what once did
+    seat=None,
+)
+def moderate(job: Job) -> None:
+    services.moderate(job)
