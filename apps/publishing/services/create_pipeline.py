@@ -171,20 +171,16 @@ def create_publications(
         outcomes[item_index].status = OutcomeStatus.ERROR
         outcomes[item_index].error = exc
 
-    parsed: list[_Item] = []
-    for index, raw in enumerate(items):
-        key = raw_keys[index]
-        if existing_keys_answer and key is not None and key in existing:
-            # Before anything else, so running an import again after its times have passed
-            # still answers "exists".
-            outcomes[index].status = OutcomeStatus.EXISTS
-            outcomes[index].publication = existing[key]
-            continue
-        try:
-            parsed.append(_parse(raw, index=index, workspace=workspace, author=author, now=now))
-        except DomainError as exc:
-            refuse(index, exc)
-
+    parsed = _parse_all(
+        items,
+        raw_keys,
+        existing if existing_keys_answer else {},
+        outcomes,
+        refuse,
+        workspace=workspace,
+        author=author,
+        now=now,
+    )
     candidates, media, repeats = _checked(
         parsed,
         workspace=workspace,
@@ -193,30 +189,15 @@ def create_publications(
         refuse=refuse,
         now=now,
     )
-    accepted = candidates
-    if organization is not None:
-        usage = _Usage(organization, now, candidates)
-        accepted = []
-        for item in candidates:
-            try:
-                usage.check(item)
-            except DomainError as exc:
-                refuse(item.index, exc)
-                continue
-            usage.take(item)
-            accepted.append(item)
-
+    accepted = (
+        _within_quotas(candidates, organization, refuse, now=now)
+        if organization is not None
+        else candidates
+    )
     written = _write(accepted, workspace=workspace, media=media, keep_rows=keep_rows)
     for item in accepted:
         outcomes[item.index].publication = item.publication
-    for repeat, first in repeats:
-        # A key repeated within the batch: the first item with it answers for both.
-        outcomes[repeat].status = outcomes[first.index].status
-        outcomes[repeat].publication = outcomes[first.index].publication
-        outcomes[repeat].error = outcomes[first.index].error
-        if outcomes[repeat].status == OutcomeStatus.CREATED:
-            outcomes[repeat].status = OutcomeStatus.EXISTS
-
+    _answer_repeats(outcomes, repeats)
     if organization is None and accepted:
 
         def check_quotas() -> None:
@@ -231,6 +212,66 @@ def create_publications(
         # Now, or as late as the caller's transaction allows.
         deferred_checks.run_last(check_quotas)
     return outcomes
+
+
+def _parse_all(
+    items: Sequence[Any],
+    raw_keys: list[str | None],
+    existing: dict[str, Publication],
+    outcomes: list[Outcome],
+    refuse: Callable[[int, DomainError], None],
+    *,
+    workspace: Workspace,
+    author: User | None,
+    now: datetime,
+) -> list[_Item]:
+    """Each item parsed; one whose key already names a publication (``existing``) is
+    answered ``exists`` before anything else, so running an import again after its times
+    have passed still answers so."""
+    parsed: list[_Item] = []
+    for index, raw in enumerate(items):
+        key = raw_keys[index]
+        if key is not None and key in existing:
+            outcomes[index].status = OutcomeStatus.EXISTS
+            outcomes[index].publication = existing[key]
+            continue
+        try:
+            parsed.append(_parse(raw, index=index, workspace=workspace, author=author, now=now))
+        except DomainError as exc:
+            refuse(index, exc)
+    return parsed
+
+
+def _within_quotas(
+    candidates: list[_Item],
+    organization: Organization,
+    refuse: Callable[[int, DomainError], None],
+    *,
+    now: datetime,
+) -> list[_Item]:
+    """The candidates the organization's monthly quota and the accounts' daily caps still
+    admit, in order; each one refused is answered so."""
+    usage = _Usage(organization, now, candidates)
+    accepted = []
+    for item in candidates:
+        try:
+            usage.check(item)
+        except DomainError as exc:
+            refuse(item.index, exc)
+            continue
+        usage.take(item)
+        accepted.append(item)
+    return accepted
+
+
+def _answer_repeats(outcomes: list[Outcome], repeats: list[tuple[int, _Item]]) -> None:
+    """A key repeated within the batch: the first item with it answers for both."""
+    for repeat, first in repeats:
+        outcomes[repeat].status = outcomes[first.index].status
+        outcomes[repeat].publication = outcomes[first.index].publication
+        outcomes[repeat].error = outcomes[first.index].error
+        if outcomes[repeat].status == OutcomeStatus.CREATED:
+            outcomes[repeat].status = OutcomeStatus.EXISTS
 
 
 def _raw_key(raw: Any) -> str | None:
