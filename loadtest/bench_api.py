@@ -264,14 +264,14 @@ class ApiBench:
         workspace = account_services.workspace_create(
             organization=org, name=self.tag, slug=f"{self.tag}-ws"
         )
-        accounts = [
+        created = [
             sandbox_account_create(workspace=workspace, handle=f"{self.tag}-{i}")
             for i in range(accounts)
         ]
         token = account_services.api_token_create(
             workspace=workspace, name="bench", scopes=["read", "write", "publish"]
         )
-        return token.clear, [account.pk for account in accounts]
+        return token.clear, [account.pk for account in created]
 
     def _stop_web(self) -> None:
         if self._web is not None:

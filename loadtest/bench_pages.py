@@ -34,7 +34,7 @@ from django.test import Client
 from django.test.utils import override_settings
 
 from apps.accounts import services as account_services
-from apps.accounts.models import Organization, SocialAccount, Workspace
+from apps.accounts.models import Organization, SocialAccount, User, Workspace
 from apps.jobs.models import Job
 from apps.publications.models import Publication, PublicationSegment
 from apps.publishing.delivery.enqueue import PUBLISH_JOB, publish_dedupe_key
@@ -60,7 +60,7 @@ class PagesBenchConfig:
 
 @dataclass
 class Tenant:
-    owner: object
+    owner: User
     workspace: Workspace
     accounts: list[SocialAccount]
     token: str
@@ -287,12 +287,13 @@ class PagesBench:
         slug = tenant.workspace.slug
         # The busiest month and week are any of the year: every day holds the same.
         month = (now + timedelta(days=40)).date().isoformat()
-        pages = {
+        posts_list = f"/w/{slug}/posts/"
+        pages: dict[str, str | None] = {
             "calendar_month": f"/w/{slug}/calendar/?view=month&date={month}",
             "calendar_week": f"/w/{slug}/calendar/?view=week&date={month}",
             "calendar_agenda": f"/w/{slug}/calendar/?view=agenda&date={month}",
             "queue": f"/w/{slug}/queue/",
-            "posts_list": f"/w/{slug}/posts/",
+            "posts_list": posts_list,
             "posts_list_page_2": None,  # the next page, from the first page's link
             "readyz": "/readyz",
             "api_list_50": "/api/v1/publications?limit=50",
@@ -302,7 +303,7 @@ class PagesBench:
         api = Client(headers={"Authorization": f"Bearer {tenant.token}"})
         p50: dict[str, float] = {}
         with override_settings(API_THROTTLE_RATE=None, ALLOWED_HOSTS=["*"]):
-            first_list = web.get(pages["posts_list"], secure=True).content.decode()
+            first_list = web.get(posts_list, secure=True).content.decode()
             after = _next_cursor(first_list)
             pages["posts_list_page_2"] = f"/w/{slug}/posts/?after={after}" if after else None
             for name, url in pages.items():
