@@ -205,8 +205,8 @@ class BlueskyFake(PlatformFake):
         body = request.json()
         identifier = str(body.get("identifier", "")).lower()
         with self.lock:
-            did = identifier if identifier in self.accounts else self.handles.get(identifier)
-            account = self.accounts.get(did or "")
+            did = identifier if identifier in self.accounts else self.handles.get(identifier, "")
+            account = self.accounts.get(did)
             if account is None or body.get("password") != account["password"]:
                 return xrpc_error("AuthenticationRequired", "Invalid identifier or password", 401)
             # createSession: 30 per 5 minutes per account.
@@ -278,7 +278,7 @@ class BlueskyFake(PlatformFake):
             return did
         with self.lock:
             videos, size = self._uploads_today(did)
-        body = {
+        body: dict[str, bool | int | str] = {
             "canUpload": did not in self.unverified_email and videos < DAILY_VIDEOS,
             "remainingDailyVideos": max(DAILY_VIDEOS - videos, 0),
             "remainingDailyBytes": max(DAILY_VIDEO_BYTES - size, 0),
@@ -376,13 +376,14 @@ class BlueskyFake(PlatformFake):
             if job["blob"] is None:
                 # The service stores the transcoded MP4 on the PDS with the service token.
                 cid = _cid(f"mp4:{job['digest']}".encode())
-                job["blob"] = {
+                blob = {
                     "$type": "blob",
                     "ref": {"$link": cid},
                     "mimeType": "video/mp4",
                     "size": job["size"],
                 }
-                self.blobs[cid] = {**job["blob"], "did": job["did"]}
+                job["blob"] = blob
+                self.blobs[cid] = {**blob, "did": job["did"]}
         return json_response(
             {
                 "jobStatus": {
@@ -496,7 +497,7 @@ class BlueskyFake(PlatformFake):
         embed = record.get("embed") or {}
         if embed.get("$type") == "app.bsky.embed.video":
             blob = embed.get("video") or {}
-            stored = self.blobs.get((blob.get("ref") or {}).get("$link"))
+            stored = self.blobs.get((blob.get("ref") or {}).get("$link", ""))
             if stored is None:
                 return f"Could not find blob: {(blob.get('ref') or {}).get('$link')}"
             if stored["mimeType"] != "video/mp4":
