@@ -4,8 +4,10 @@ from rest_framework.routers import DefaultRouter
 
 from apps.api.base import ID_PATTERN
 from apps.api.views.accounts import AccountViewSet
+from apps.api.views.analytics import AnalyticsView, RenditionMetricsView
 from apps.api.views.bulk import PublicationBulkViewSet
 from apps.api.views.capabilities import CapabilitiesView
+from apps.api.views.inbox import CommentViewSet, ReplyViewSet
 from apps.api.views.me import MeView
 from apps.api.views.media import MediaViewSet
 from apps.api.views.publications import PublicationViewSet
@@ -43,6 +45,8 @@ router.register("reviews", ReviewViewSet, basename="review")
 router.register("tokens", TokenViewSet, basename="token")
 router.register("webhooks", WebhookViewSet, basename="webhook")
 router.register("series", SeriesViewSet, basename="series")
+router.register("comments", CommentViewSet, basename="comment")
+router.register("replies", ReplyViewSet, basename="reply")
 
 v1 = [
     path("me", MeView.as_view(), name="me"),
@@ -67,6 +71,12 @@ v1 = [
         name="publication-queue",
     ),
     re_path(r"^approval-rule/?$", ApprovalRuleView.as_view(), name="approval-rule"),
+    re_path(
+        rf"^renditions/(?P<pk>{ID_PATTERN})/metrics/?$",
+        RenditionMetricsView.as_view(),
+        name="rendition-metrics",
+    ),
+    re_path(r"^analytics/?$", AnalyticsView.as_view(), name="analytics"),
     path("", include(router.urls)),
 ]
 
