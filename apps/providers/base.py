@@ -156,6 +156,10 @@ class Adapter(ABC):
     # not been taught to yet. The live validation tells the operator, and the catalog's
     # `delete` entry is held to it by a test.
     delete_unsupported: str = ""
+    # What a person is told when an asynchronous platform's poll budget runs out with
+    # nothing made, where the platform has its own reason (Reddit reports a failed upload
+    # only on a websocket); None: the generic "did not finish processing" message.
+    processing_timeout_message: str | None = None
 
     def refresh_credentials(self, account: SocialAccount, credentials: dict) -> dict | None:
         """Return fresh credentials when the token is near expiry, else None."""

@@ -105,6 +105,9 @@ class PlatformFake:
 
     platform: str = ""
     hosts: tuple[str, ...] = ()
+    # Behaviours one account can be switched to (`switch`), beside the seeded faults that
+    # strike any call: what a platform does to some accounts only (Reddit's spam filter).
+    account_behaviours: tuple[str, ...] = ()
 
     def __init__(self, faults: FaultPlan | None = None) -> None:
         self.faults = faults or FaultPlan.calm()
@@ -114,6 +117,7 @@ class PlatformFake:
         self.deleted: dict[str, StoredPost] = {}
         self.accounts: dict[str, dict] = {}  # remote id -> {"access_token", "refresh_token", ...}
         self.calls: list[tuple[str, str]] = []  # (method, path) in arrival order
+        self.switches: dict[str, set[str]] = {}  # account id -> behaviours switched on
         self._routes: list[Route] = []
         for name in dir(type(self)):
             handler = getattr(self, name)
@@ -128,6 +132,21 @@ class PlatformFake:
         """Open an account on the platform; returns what our SocialAccount stores:
         {"remote_id", "handle", "credentials": {...}, "settings": {...}}."""
         raise NotImplementedError
+
+    def switch(self, account: str, behaviour: str, on: bool = True) -> None:
+        """Switch one of `account_behaviours` on (or off) for one account."""
+        if behaviour not in self.account_behaviours:
+            raise ValueError(
+                f"The {self.platform} fake has no account behaviour {behaviour!r} "
+                f"(it has: {', '.join(self.account_behaviours) or 'none'})."
+            )
+        with self.lock:
+            switched = self.switches.setdefault(str(account), set())
+            (switched.add if on else switched.discard)(behaviour)
+
+    def switched(self, account: str, behaviour: str) -> bool:
+        with self.lock:
+            return behaviour in self.switches.get(str(account), ())
 
     def published(self) -> list[StoredPost]:
         """Every post that exists on the platform (any state but failed)."""

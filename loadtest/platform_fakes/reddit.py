@@ -48,8 +48,16 @@ def _multipart(request: FakeRequest) -> dict[str, bytes]:
 
 
 class RedditFake(PlatformFake):
+    """Per account (`switch`): `media_fails`, every media post's processing fails (Reddit
+    says so only on the submission's websocket, kept here in `extra["websocket"]`; no post
+    is made, none is listed); `spam_removed`, Reddit's spam filter removes each new post at
+    once: it exists and its author still sees it in their submissions and `/api/info`, with
+    `removed_by_category` "reddit" and `is_robot_indexable` false (how a removal reads to
+    the author is what field reports describe; Reddit documents neither field)."""
+
     platform = "reddit"
     hosts = (API_HOST, WWW_HOST, MEDIA_HOST)
+    account_behaviours = ("media_fails", "spam_removed")
 
     def __init__(self, faults=None) -> None:
         super().__init__(faults)
@@ -234,8 +242,11 @@ class RedditFake(PlatformFake):
             slow = 4 if self.faults.strikes("slow_processing") else 1
             made_at = post.created_at + self.faults.processing_s * slow
             post.visible_at = max(post.visible_at, made_at)
-            if self.faults.strikes("processing_fails"):
+            if self.faults.strikes("processing_fails") or self.switched(user_id, "media_fails"):
                 post.state = "failed"
+                post.extra["websocket"] = {"type": "failed", "payload": {}}
+        if self.switched(user_id, "spam_removed"):
+            post.extra["removed_by_category"] = "reddit"
         if self.faults.strikes("server_error_after"):
             return FakeResponse(status=500, body="<html><body>all our servers are busy</body>")
         response = json_response({"json": {"errors": [], "data": self._submitted(post)}})
@@ -353,7 +364,22 @@ class RedditFake(PlatformFake):
             "url": post.extra["url"] if kind == "link" else self._permalink(post, absolute=True),
             "is_self": kind == "self",
             "is_video": kind in ("video", "videogif"),
+            "removed_by_category": post.extra.get("removed_by_category"),
+            "is_robot_indexable": not post.extra.get("removed_by_category"),
         }
+
+    @route("GET", r"/api/info")
+    def info(self, request: FakeRequest) -> FakeResponse:
+        """`/api/info?id=t3_a,t3_b`: the things named that exist (a removed post too; a
+        media post whose processing failed was never made)."""
+        wanted = [i for i in (request.arg("id") or "").split(",") if i]
+        with self.lock:
+            posts = [self.posts[i] for i in wanted if i in self.posts]
+        children = [{"kind": "t3", "data": self._listed(p)} for p in posts if p.state != "failed"]
+        return json_response(
+            {"kind": "Listing", "data": {"after": None, "dist": len(children),
+                                         "children": children, "before": None}}
+        )  # fmt: skip
 
     @route("GET", r"/api/v1/me")
     def me(self, request: FakeRequest) -> FakeResponse:

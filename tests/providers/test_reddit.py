@@ -24,6 +24,8 @@ UA = "web:socialpost-tests:0.1 (by /u/tester)"
 @pytest.fixture
 def fake():
     with respx.mock(assert_all_called=False) as router:
+        # A new post is read back for a removal; an empty answer: nothing removed.
+        router.get(f"{API}/api/info").respond(json={"kind": "Listing", "data": {"children": []}})
         yield router
 
 

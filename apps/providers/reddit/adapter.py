@@ -38,6 +38,28 @@ MEDIA_KINDS = ("image", "video")
 # makes an image post in seconds and a video post in a few minutes; one whose processing
 # failed never appears, so past the budget a person is asked to look.
 POLL_SCHEDULE = PollSchedule(initial_delay_s=5, interval_s=15, max_wait_s=600)
+# Reddit announces a media post's failed processing only on the submission's websocket,
+# which a poll job cannot hold open; a post that failed is never made, so the listing
+# cannot tell "failed" from "late" and a person is asked, with this reason.
+MEDIA_NOT_MADE = (
+    "Reddit did not make the media post within {minutes} minutes. When Reddit fails to process "
+    "an upload it makes no post and says so only on the submission's websocket, which this app "
+    "does not read, so the upload most likely failed. Check the subreddit: if the post is not "
+    "there, nothing was published and the post can be sent again."
+)
+# How a post removed at once reads to its author: removed_by_category names who removed it.
+REMOVED_BY = {
+    "reddit": "Reddit's spam filter",
+    "anti_evil_ops": "Reddit's safety team",
+    "automod_filtered": "the subreddit's AutoModerator",
+    "moderator": "a moderator of the subreddit",
+    "content_takedown": "Reddit (a content takedown)",
+    "copyright_takedown": "Reddit (a copyright takedown)",
+}
+REMOVED = (
+    "Reddit published this post, then {who} removed it: it still exists, but only you and the "
+    "subreddit's moderators can see it. Ask the moderators to approve it if it was a mistake."
+)
 
 
 class RedditAdapter(Adapter):
@@ -63,6 +85,7 @@ class RedditAdapter(Adapter):
     )
     poll_schedule = POLL_SCHEDULE
     retry_safe_after_unknown = False
+    processing_timeout_message = MEDIA_NOT_MADE.format(minutes=POLL_SCHEDULE.max_wait_s // 60)
 
     def publish_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, reply_to: ReplyTarget | None
@@ -81,10 +104,10 @@ class RedditAdapter(Adapter):
             body = api.call(client, "POST", f"{API}/api/submit", data=data, is_create=True)
         post = (body.get("json") or {}).get("data") or {}
         if post.get("name") or post.get("id"):
+            name = post.get("name") or f"t3_{post['id']}"
+            self._check_removal(ctx, name)
             return PublishedSegment(
-                provider_post_id=post.get("name") or f"t3_{post['id']}",
-                provider_url=post.get("url", ""),
-                published_at=timezone.now(),
+                provider_post_id=name, provider_url=post.get("url", ""), published_at=timezone.now()
             )
         # A media post: Reddit finishes it later and names it only on its websocket.
         return PublishedSegment(provider_post_id=f"pending:{data['sr']}", pending=True)
@@ -217,12 +240,28 @@ class RedditAdapter(Adapter):
                 and post.get("title") == title.strip()
                 and float(post.get("created_utc", 0)) >= since
             ):
+                _record_removal(ctx, post)
                 return PublishedSegment(
                     provider_post_id=post.get("name") or f"t3_{post['id']}",
                     provider_url=f"https://www.reddit.com{post.get('permalink', '')}",
                     published_at=datetime.fromtimestamp(float(post["created_utc"]), tz=UTC),
                 )
         return None
+
+    @staticmethod
+    def _check_removal(ctx: PublishContext, name: str) -> None:
+        """Read the new post back (`/api/info`) for a removal by Reddit's spam filter, which
+        strikes as the post is made. Best effort: the post exists either way."""
+        try:
+            with api.client(ctx.credentials) as client:
+                body = api.call(
+                    client, "GET", f"{API}/api/info", params={"id": name}, is_create=False
+                )
+        except ProviderError:
+            return
+        for child in (body.get("data") or {}).get("children", []):
+            if (child.get("data") or {}).get("name") == name:
+                _record_removal(ctx, child["data"])
 
     # Tokens and connect ----------------------------------------------------------------
 
@@ -247,6 +286,20 @@ class RedditAdapter(Adapter):
             credentials=tokens,
             token_expires_at=oauth.parse_expires_at(tokens["expires_at"]),
         )
+
+
+def _record_removal(ctx: PublishContext, post: dict) -> None:
+    """A post that exists but was removed (``removed_by_category``, or no longer indexable)
+    is published, with a notice on the rendition saying who removed it."""
+    category = post.get("removed_by_category")
+    if not category and post.get("is_robot_indexable", True):
+        return
+    who = REMOVED_BY.get(category or "", "Reddit")
+    ctx.checkpoint["result"] = {
+        "removed_by_category": category,
+        "notices": [{"code": "removed", "message": REMOVED.format(who=who)}],
+    }
+    ctx.persist_checkpoint()
 
 
 register_adapter(RedditAdapter())

@@ -134,7 +134,8 @@ def _poll(job: Job, rendition: Rendition) -> None:
                 rendition,
                 ProviderError(
                     ErrorKind.MEDIA_PROCESSING,
-                    "The platform did not finish processing within its time budget; "
+                    run.adapter.processing_timeout_message
+                    or "The platform did not finish processing within its time budget; "
                     "the post may still appear.",
                     code="processing_timeout",
                     retryable=False,
