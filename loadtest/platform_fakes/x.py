@@ -236,11 +236,12 @@ class XFake(PlatformFake):
 
     def _gate(
         self, request: FakeRequest, endpoint: str, *, fault: str = "rate_limit"
-    ) -> tuple[str | None, dict[str, str], FakeResponse | None]:
-        """(user, rate-limit headers, refusal): authentication, then the allowance."""
+    ) -> tuple[str, dict[str, str], FakeResponse | None]:
+        """(user, rate-limit headers, refusal): authentication, then the allowance. The user
+        is empty when authentication refused."""
         user = self._user(request)
         if user is None:
-            return None, {}, self._unauthorized()
+            return "", {}, self._unauthorized()
         headers, spent = self._count(user, endpoint)
         if spent:
             return user, headers, self._throttled(endpoint, float(headers["x-rate-limit-reset"]))
@@ -268,7 +269,11 @@ class XFake(PlatformFake):
 
     def _post_json(self, post: StoredPost, fields: set[str]) -> dict:
         rendered = self._rendered(post)
-        data = {"id": post.id, "text": rendered, "edit_history_tweet_ids": [post.id]}
+        data: dict[str, object] = {
+            "id": post.id,
+            "text": rendered,
+            "edit_history_tweet_ids": [post.id],
+        }
         if count_x_weighted(post.text) > SHORT_POST_MAX:
             data["text"] = _truncated(rendered)
             if "note_tweet" in fields:
