@@ -202,7 +202,7 @@ class ThreadsFake(MetaGraphFake):
 
     def _item(self, post: StoredPost) -> dict:
         handle = self.accounts.get(post.account, {}).get("handle", "user")
-        item = {
+        item: dict[str, object] = {
             "id": post.id,
             "text": post.text,
             "timestamp": graph_time(post.created_at),
