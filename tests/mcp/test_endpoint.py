@@ -28,6 +28,7 @@ TOOLS = {
     "list_queue_slots",
     "set_queue_slots",
     "resolve_rendition",
+    "get_analytics",
 }
 
 

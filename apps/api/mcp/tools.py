@@ -60,6 +60,7 @@ from apps.api.serializers.queue import QueueSlotsReplaceSerializer, QueueSlotsSe
 from apps.api.serializers.renditions import RenditionResolveSerializer
 from apps.api.throttling import TokenRateThrottle
 from apps.api.validation import publication_validate
+from apps.api.views.analytics import analytics_shown, rendition_metrics_shown
 from apps.api.views_queue import account_slots, default_slots
 from apps.common.acting import acting_as
 from apps.common.envelope import envelope
@@ -682,3 +683,34 @@ def resolve_rendition(
         return _rendered(rendition.publication)
 
     return _run(ctx, work, scopes=("publish",), writes=True)
+
+
+@server.tool(annotations=READ)
+def get_analytics(
+    ctx: Context,
+    rendition_id: Annotated[
+        int | None, Field(description="One destination: its metrics over time.", ge=1)
+    ] = None,
+    date_from: Annotated[
+        str | None,
+        Field(description="First day (YYYY-MM-DD, workspace zone); default 30 days back."),
+    ] = None,
+    date_to: Annotated[
+        str | None, Field(description="Last day (YYYY-MM-DD); default today.")
+    ] = None,
+    accounts: Annotated[
+        list[int] | None, Field(description="Account ids; default every account.")
+    ] = None,
+) -> CallToolResult:
+    """Post metrics read from the platforms over time. With rendition_id: that destination's
+    latest counts, every sample, and per metric whether the platform offers it (and why not:
+    a metric not offered is null, never 0). Without: the period's totals, top posts,
+    followers over time, engagement by weekday and hour, and the best posting times."""
+
+    def work(token: ApiToken) -> dict:
+        if rendition_id is not None:
+            return _json(rendition_metrics_shown(token.workspace, rendition_id))
+        query: dict = {"from": date_from, "to": date_to, "account": accounts}
+        return _json(analytics_shown(token.workspace, {k: v for k, v in query.items() if v}))
+
+    return _run(ctx, work, scopes=("read",))

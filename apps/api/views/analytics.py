@@ -7,6 +7,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.models import Workspace
 from apps.analytics import selectors
 from apps.api.base import WorkspaceAPIView
 from apps.api.schema import errors
@@ -33,16 +34,7 @@ class RenditionMetricsView(WorkspaceAPIView):
         responses={200: RenditionMetricsSerializer, **errors(404)},
     )
     def get(self, request: Request, pk: str) -> Response:
-        rendition = (
-            Rendition.objects.for_workspace(self.request.auth.workspace)
-            .select_related("social_account")
-            .filter(pk=int(pk))
-            .first()
-        )
-        if rendition is None:
-            raise NotFound("No such rendition in this workspace.")
-        data = selectors.rendition_metrics(rendition)
-        return Response(RenditionMetricsSerializer(data).data)
+        return Response(rendition_metrics_shown(self.request.auth.workspace, int(pk)))
 
 
 class AnalyticsView(WorkspaceAPIView):
@@ -73,13 +65,29 @@ class AnalyticsView(WorkspaceAPIView):
         accounts = request.query_params.getlist("account")
         if accounts:
             query["account"] = accounts
-        serializer = AnalyticsQuerySerializer(data=query)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        workspace = self.request.auth.workspace
-        today = timezone.now().astimezone(selectors.zone_of(workspace)).date()
-        period = selectors.period_of(workspace, data.get("from"), data.get("to"), today)
-        result = selectors.workspace_analytics(
-            workspace, period=period, accounts=data.get("account")
-        )
-        return Response(AnalyticsSerializer(result).data)
+        return Response(analytics_shown(self.request.auth.workspace, query))
+
+
+def rendition_metrics_shown(workspace: Workspace, pk: int) -> dict:
+    """What GET /renditions/{id}/metrics answers (the MCP tool answers the same)."""
+    rendition = (
+        Rendition.objects.for_workspace(workspace)
+        .select_related("social_account")
+        .filter(pk=pk)
+        .first()
+    )
+    if rendition is None:
+        raise NotFound("No such rendition in this workspace.", details={"rendition_id": pk})
+    return RenditionMetricsSerializer(selectors.rendition_metrics(rendition)).data
+
+
+def analytics_shown(workspace: Workspace, query: dict) -> dict:
+    """What GET /analytics answers for `query` ({from?, to?, account?}); a bad query
+    raises DRF's ValidationError (the 400 envelope)."""
+    serializer = AnalyticsQuerySerializer(data=query)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    today = timezone.now().astimezone(selectors.zone_of(workspace)).date()
+    period = selectors.period_of(workspace, data.get("from"), data.get("to"), today)
+    result = selectors.workspace_analytics(workspace, period=period, accounts=data.get("account"))
+    return AnalyticsSerializer(result).data
