@@ -103,7 +103,7 @@ class FaultPlayer:
     def as_dicts(self) -> list[dict]:
         return [asdict(event) for event in self.events]
 
-    def _wait_for_work(self):
+    def _wait_for_work(self) -> ChildProcess | bool | None:
         """The moment to strike: a rendition mid-publish (for pause, a worker running a
         publish job: the victim). None once the run stops."""
         while not self.stopping.is_set():
@@ -119,27 +119,13 @@ class FaultPlayer:
             self.stopping.wait(0.2)
         return None
 
-    def _play(self, victim) -> None:
+    def _play(self, victim: ChildProcess | bool) -> None:
         at = time.monotonic()
         detail = ""
-        if self.mode == DB_RESTART_FAST:
-            self.server.restart("fast")
-        elif self.mode == DB_RESTART_IMMEDIATE:
-            self.server.restart("immediate")
-        elif self.mode == DB_DOWN:
-            self.server.stop("fast")
-            try:
-                time.sleep(self.times.down_s)
-            finally:
-                self.server.start_again()
-        elif self.mode == CONNECTIONS:
-            held = self.server.take_free_connections()
-            detail = f"{len(held)} connections held"
-            try:
-                time.sleep(self.times.hold_s)
-            finally:
-                self.server.release(held)
-        elif self.mode == PAUSE:
+        # A private mode always has its server: __init__ refuses one without.
+        if self.mode in PRIVATE_MODES and self.server is not None:
+            detail = self._strike(self.server)
+        elif self.mode == PAUSE and isinstance(victim, ChildProcess):
             detail = f"pid {victim.pid}"
             victim.send(signal.SIGSTOP)
             try:
@@ -155,6 +141,27 @@ class FaultPlayer:
                 detail=detail,
             )
         )
+
+    def _strike(self, server: PrivatePostgres) -> str:
+        """Play a private server's mode on `server`; returns the event's detail."""
+        if self.mode == DB_RESTART_FAST:
+            server.restart("fast")
+        elif self.mode == DB_RESTART_IMMEDIATE:
+            server.restart("immediate")
+        elif self.mode == DB_DOWN:
+            server.stop("fast")
+            try:
+                time.sleep(self.times.down_s)
+            finally:
+                server.start_again()
+        elif self.mode == CONNECTIONS:
+            held = server.take_free_connections()
+            try:
+                time.sleep(self.times.hold_s)
+            finally:
+                server.release(held)
+            return f"{len(held)} connections held"
+        return ""
 
 
 class HangLift:
