@@ -503,3 +503,21 @@ def evergreen_recycle_due(*, now: datetime | None = None, limit: int = SWEEP_BAT
             continue
         made += look.share is not None and look.share.status == S.MADE
     return made
+
+
+@dataclass(frozen=True)
+class NextTurn:
+    """The next turn as it would be made now: its number, first-part text, and per
+    destination whether the platform would take the repeat."""
+
+    number: int
+    text: str
+    destinations: list[DestinationOutlook]
+
+
+def next_turn(evergreen: EvergreenPost) -> NextTurn:
+    history = lineage(evergreen)
+    number = history.next_number
+    text = turn_text(evergreen, number)
+    renditions = _live_renditions(evergreen.source)
+    return NextTurn(number, text, repeat_outlook(evergreen, history, renditions, text))

@@ -21,6 +21,7 @@ WORKSPACE_NAV: list[NavItem] = [
     NavItem("Compose", "composer", Action.EDIT, "compose"),
     NavItem("Calendar", "calendar", Action.VIEW, "calendar"),
     NavItem("Queue", "queue", Action.VIEW, "queue"),  # issue 20
+    NavItem("Evergreen", "evergreen", Action.VIEW, "evergreen"),  # issue 34
     NavItem("Posts", "publication-list", Action.VIEW, "posts"),
     NavItem("Reviews", "reviews", Action.VIEW, "reviews"),
     NavItem("Media", "media-library", Action.VIEW, "media"),  # issue 20

@@ -22,6 +22,7 @@ from apps.web.views import (
     tokens,
 )
 from apps.web.views import audit as audit_views  # the security log (issue 19)
+from apps.web.views import evergreen as evergreen_views  # evergreen posts (issue 34)
 from apps.web.views import media_library as media_views  # the media library (issue 20)
 from apps.web.views import queue as queue_views  # queue and posting slots (issue 20)
 from apps.web.views import series as series_views  # webhooks and series (issue 10)
@@ -240,6 +241,20 @@ workspace_patterns = [
     path("queue/move/", queue_views.queue_move, name="queue-move"),
     path("queue/<int:pk>/remove/", queue_views.queue_remove_view, name="queue-remove"),
     path("queue/slots/", queue_views.queue_slots, name="queue-slots"),
+    # Evergreen posts, shared again into the queue's free slots (issue 34).
+    path("evergreen/", evergreen_views.evergreen_list, name="evergreen"),
+    path("evergreen/mark/", evergreen_views.evergreen_mark_view, name="evergreen-mark"),
+    path("evergreen/<int:pk>/", evergreen_views.evergreen_detail, name="evergreen-detail"),
+    path(
+        "evergreen/<int:pk>/settings/",
+        evergreen_views.evergreen_update_view,
+        name="evergreen-update",
+    ),
+    path(
+        "evergreen/<int:pk>/<slug:action>/",
+        evergreen_views.evergreen_action_view,
+        name="evergreen-action",
+    ),
 ]
 
 urlpatterns = [
