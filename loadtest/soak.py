@@ -45,7 +45,7 @@ from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from apps.accounts import services as account_services
-from apps.accounts.models import Organization, SocialAccount
+from apps.accounts.models import Organization, SocialAccount, Workspace
 from apps.common.processes import (
     ChildProcess,
     free_port,
@@ -136,6 +136,9 @@ class SoakConfig:
     private_db_seed_url: str | None = None
     # Under hang: run the same load without the fault first, for the start delays.
     hang_reference: bool = True
+    # Fake account behaviours ("platform:behaviour", see resolve_behaviours): each platform
+    # named gets a second account per workspace with its behaviours switched on.
+    account_behaviours: tuple[str, ...] = ()
 
 
 def pause_default_s() -> float:
@@ -155,6 +158,28 @@ def resolve_platforms(spec: str) -> tuple[str, ...]:
     if unknown or not chosen:
         raise ValueError(
             f"Unknown platforms {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}."
+        )
+    return chosen
+
+
+def resolve_behaviours(specs: list[str], platforms: tuple[str, ...]) -> tuple[str, ...]:
+    """`platform:behaviour` entries, or `all` (every account behaviour of every chosen
+    platform's fake), checked against what each fake can be switched to."""
+    fakes = registry.available()
+    offered = [
+        f"{platform}:{behaviour}"
+        for platform in platforms
+        if platform in fakes
+        for behaviour in fakes[platform].account_behaviours
+    ]
+    if any(spec.strip() == "all" for spec in specs):
+        return tuple(offered)
+    chosen = tuple(dict.fromkeys(spec.strip() for spec in specs if spec.strip()))
+    unknown = [spec for spec in chosen if spec not in offered]
+    if unknown:
+        raise ValueError(
+            f"Unknown account behaviours {', '.join(unknown)}; the chosen platforms' fakes "
+            f"offer: {', '.join(offered) or 'none'}."
         )
     return chosen
 
@@ -491,18 +516,41 @@ class Soak:
                         for name, behaviour in (hanging if self._hangs(w) else mix).items()
                     ]
                 else:
-                    handle = f"{self.tag}-{w}-{platform}"
-                    pool[platform] = [
-                        self._fleet.account_create(
-                            workspace=workspace, platform=platform, handle=handle
-                        )
-                    ]
+                    pool[platform] = self._fake_accounts(workspace, platform, w)
             if self._fleet is not None:
                 self._fleet.media_create(workspace)
             pools[workspace.pk] = pool
             if self._hangs(w):
                 self._hang_workspace = workspace.pk
         return pools
+
+    def _fake_accounts(
+        self, workspace: Workspace, platform: str, index: int
+    ) -> list[SocialAccount]:
+        """One account on the platform's fake, and one more with the behaviours asked for
+        this platform switched on (its posts share the pool's turns)."""
+        handle = f"{self.tag}-{index}-{platform}"
+        accounts = [
+            self._fleet.account_create(workspace=workspace, platform=platform, handle=handle)
+        ]
+        switched = self._switched(platform)
+        if switched:
+            accounts.append(
+                self._fleet.account_create(
+                    workspace=workspace,
+                    platform=platform,
+                    handle=f"{handle}-switched",
+                    behaviours=switched,
+                )
+            )
+        return accounts
+
+    def _switched(self, platform: str) -> tuple[str, ...]:
+        return tuple(
+            spec.split(":", 1)[1]
+            for spec in self.config.account_behaviours
+            if spec.split(":", 1)[0] == platform
+        )
 
     def _hangs(self, workspace_index: int) -> bool:
         return self.config.chaos == HANG and workspace_index == 0
@@ -722,6 +770,13 @@ class Soak:
             "duplicates_by_key": sum(f["duplicates_by_key"] for f in per_platform.values()),
             "duplicates_by_text": sum(f["duplicates_by_text"] for f in per_platform.values()),
             "lost": sum(f["lost"] for f in per_platform.values()),
+            # Posts a platform holds for a rendition not called published, per platform (the
+            # sandbox's witness does not count them).
+            "held_not_published": {
+                platform: f["held_not_published"]
+                for platform, f in per_platform.items()
+                if "held_not_published" in f
+            },
             "stuck": sum(f["stuck"] for f in per_platform.values()),
             "deferred": sum(f["deferred"] for f in per_platform.values()),
             "still_checking": sum(f["still_checking"] for f in per_platform.values()),
@@ -779,18 +834,16 @@ class Soak:
                 status="failed", ambiguous=True, last_error__action="reconnect"
             ).count(),
             "reconciled": reconciled,
+            # Published with a notice of what the platform made of it (a Reddit post removed
+            # as spam, a YouTube video locked private).
+            "published_with_notice": published_with_notice(renditions),
             "deferred": len(deferred_rows),
             "still_checking": len(checking),
             "still_running": len(running),
         }
-        if checking:
-            figures["still_checking_renditions"] = sorted(checking)[:LISTED]
-        if running:
-            figures["still_running_renditions"] = running[:LISTED]
-        if stuck:
-            figures["stuck_renditions"] = stuck[:LISTED]
-        if deferred_rows:
-            figures["deferred_until"] = max(at for _, at in deferred_rows).isoformat()
+        if self._switched(platform):
+            figures["account_behaviours"] = list(self._switched(platform))
+        figures.update(_listed(owed))
         if platform == SANDBOX:
             # The witness: posts the sandbox holds under one idempotency key more than once.
             remote_ids = [a.remote_id for pool in pools.values() for a in pool[SANDBOX]]
@@ -868,6 +921,29 @@ class Soak:
             "unmatched_posts": sum(held.values()) - seen.matched,
             "faults_struck": self._fleet.faults_struck(platform),
         }
+
+
+def published_with_notice(renditions) -> int:
+    """Renditions published with a notice of what the platform made of the post (the
+    checkpoint's `result.notices`: a Reddit post removed as spam, a YouTube video locked
+    private)."""
+    return renditions.filter(
+        status="published", checkpoint__result__notices__0__isnull=False
+    ).count()
+
+
+def _listed(owed: Owed) -> dict:
+    """The rendition ids to look at (kept with --keep) of what is not settled."""
+    listed: dict = {}
+    if owed.checking:
+        listed["still_checking_renditions"] = sorted(owed.checking)[:LISTED]
+    if owed.running:
+        listed["still_running_renditions"] = owed.running[:LISTED]
+    if owed.stuck:
+        listed["stuck_renditions"] = owed.stuck[:LISTED]
+    if owed.deferred:
+        listed["deferred_until"] = max(at for _, at in owed.deferred).isoformat()
+    return listed
 
 
 @dataclass

@@ -119,9 +119,16 @@ class FakeFleet:
 
     # -- setting up --------------------------------------------------------------------
 
-    def account_create(self, *, workspace: Workspace, platform: str, handle: str) -> SocialAccount:
+    def account_create(
+        self,
+        *,
+        workspace: Workspace,
+        platform: str,
+        handle: str,
+        behaviours: tuple[str, ...] = (),
+    ) -> SocialAccount:
         """Open an account on the fake and connect it as the connect flow does (credentials
-        sealed, settings kept)."""
+        sealed, settings kept), with the fake's account `behaviours` switched on."""
         fake = self.fakes[platform]
         with fake.lock:
             before = set(fake.accounts)
@@ -134,6 +141,8 @@ class FakeFleet:
         with fake.lock:
             for key in set(fake.accounts) - before:
                 aliases[str(key)] = remote_id
+                for behaviour in behaviours:
+                    fake.switch(str(key), behaviour)
         return social_account_connect(
             workspace=workspace,
             platform=platform,

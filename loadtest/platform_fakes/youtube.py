@@ -65,6 +65,8 @@ def _iso(epoch: float) -> str:
 class YouTubeFake(PlatformFake):
     platform = "youtube"
     hosts = (API_HOST, TOKEN_HOST)
+    # `lock_private` per channel, as `lock_private(channel)` does (the soak's switch).
+    account_behaviours = ("lock_private",)
 
     def __init__(
         self,
@@ -120,7 +122,8 @@ class YouTubeFake(PlatformFake):
 
     def _locks_private(self, channel: str) -> bool:
         with self.lock:
-            return not self.project_audited or channel in self.locked_channels
+            locked = not self.project_audited or channel in self.locked_channels
+        return locked or self.switched(channel, "lock_private")
 
     def expire_sessions(self) -> None:
         """Sessions live about a week; this ends every open one now (gone from then on)."""

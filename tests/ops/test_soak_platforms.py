@@ -31,6 +31,9 @@ def test_a_short_soak_over_the_platform_fakes_loses_and_duplicates_nothing():
         fault_rate=0.04,
         platforms=platforms,
         database_url=test_database_url(),
+        # A second account per workspace that Reddit's spam filter removes from, and a
+        # channel whose uploads YouTube locks private: published all the same, with a notice.
+        account_behaviours=("reddit:spam_removed", "youtube:lock_private"),
     )
     progress = io.StringIO()
     figures = Soak(config=config, progress=progress).run()
@@ -44,6 +47,8 @@ def test_a_short_soak_over_the_platform_fakes_loses_and_duplicates_nothing():
         assert outcome["duplicates"] == 0, (platform, outcome)
         assert outcome["lost"] == 0, (platform, outcome)
         assert outcome["unmatched_posts"] == 0, (platform, outcome)
+    assert figures["platforms"]["reddit"]["account_behaviours"] == ["spam_removed"]
+    assert set(figures["held_not_published"]) == set(fakes)
     assert figures["renditions"] == 2 * config.publications
     assert figures["duplicates"] == 0
     assert figures["lost"] == 0

@@ -14,7 +14,7 @@ import sys
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from loadtest.soak import Soak, SoakConfig, resolve_platforms
+from loadtest.soak import Soak, SoakConfig, resolve_behaviours, resolve_platforms
 from loadtest.soak_chaos import KILL, MODES, PRIVATE_MODES, FaultTimes
 
 
@@ -96,21 +96,12 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=defaults.timeout_s)
         parser.add_argument("--seed", type=int, default=defaults.seed)
         parser.add_argument("--keep", action="store_true", help="Keep the soak's data.")
-        parser.add_argument(
-            "--platforms",
-            default="sandbox",
-            help="sandbox, all (every real platform, through its fake), or a comma list.",
-        )
-        parser.add_argument(
-            "--fault-rate",
-            type=float,
-            default=defaults.fault_rate,
-            help="Chance per eligible call of each fault of the platform fakes (0: calm).",
-        )
+        _platform_arguments(parser, defaults)
 
     def handle(self, *args, **opts) -> None:
         try:
             platforms = resolve_platforms(opts["platforms"])
+            account_behaviours = resolve_behaviours(opts["behaviour"], platforms)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if not 0 <= opts["fault_rate"] <= 1:
@@ -141,6 +132,7 @@ class Command(BaseCommand):
             ),
             private_db=opts["private_db"],
             hang_reference=not opts["no_reference"],
+            account_behaviours=account_behaviours,
         )
         # The progress bars redraw one line with "\r": no newline added to each write.
         self.stderr.ending = ""
@@ -173,3 +165,27 @@ class Command(BaseCommand):
                 "runs": runs,
             }
         self.stdout.write(json.dumps(figures, sort_keys=False))
+
+
+def _platform_arguments(parser: CommandParser, defaults: SoakConfig) -> None:
+    """Which platforms, and how their fakes misbehave."""
+    parser.add_argument(
+        "--platforms",
+        default="sandbox",
+        help="sandbox, all (every real platform, through its fake), or a comma list.",
+    )
+    parser.add_argument(
+        "--fault-rate",
+        type=float,
+        default=defaults.fault_rate,
+        help="Chance per eligible call of each fault of the platform fakes (0: calm).",
+    )
+    parser.add_argument(
+        "--behaviour",
+        action="append",
+        default=[],
+        metavar="PLATFORM:NAME",
+        help="Open a second account per workspace on PLATFORM's fake with the account "
+        "behaviour NAME switched on (repeatable; all: every behaviour every chosen fake "
+        "offers, such as reddit:spam_removed, reddit:media_fails, youtube:lock_private).",
+    )
