@@ -247,7 +247,7 @@ def webhook_send_test(*, endpoint: WebhookEndpoint) -> WebhookDelivery:
         type=WEBHOOK_TEST,
         data={
             "endpoint": {"id": locked.pk, "url": locked.url},
-            "message": "A test event, sent on request from the endpoint's page.",
+            "message": "A test event, sent on request (the endpoint's page, the API or MCP).",
         },
     )
     delivery = WebhookDelivery.objects.create(**_new_delivery(locked, event))

@@ -95,6 +95,7 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "webhooks_deliveries_list": ("read",),
     "webhooks_rotate_secret_create": ("admin",),
     "webhooks_deliveries_redeliver_create": ("admin",),
+    "webhooks_test_create": ("admin",),
 }
 
 

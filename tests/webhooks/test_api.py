@@ -210,3 +210,33 @@ def test_an_idempotent_create_never_stores_nor_replays_the_secret(api_a):
     assert again.json()["id"] == first.json()["id"]
     assert again.json()["secret"] is None
     assert secret not in str(IdempotencyRecord.objects.get(key="hook-once").response_body)
+
+
+def test_a_test_event_goes_to_that_endpoint_only(workspace_a, client_with, endpoint_a):
+    other = webhook_endpoint_create(workspace=workspace_a, url="https://hooks.example.com/o")[0]
+
+    response = client_with("admin").post(f"{URL}/{endpoint_a.pk}/test")
+
+    assert response.status_code == 202
+    body = response.json()
+    assert (body["event_type"], body["status"]) == ("webhook.test", "pending")
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.pk, delivery.endpoint_id) == (body["id"], endpoint_a.pk)
+    assert delivery.event.data["endpoint"] == {"id": endpoint_a.pk, "url": endpoint_a.url}
+    assert not WebhookDelivery.objects.filter(endpoint=other).exists()
+    log = client_with("read").get(f"{URL}/{endpoint_a.pk}/deliveries").json()["results"]
+    assert [row["id"] for row in log] == [body["id"]]
+
+
+def test_a_test_event_needs_admin_an_active_endpoint_and_the_workspaces_own(
+    client_with, endpoint_a, endpoint_b
+):
+    read_write = client_with("read", "write", "publish").post(f"{URL}/{endpoint_a.pk}/test")
+    assert read_write.status_code == 403
+    assert error(read_write)["code"] == "INSUFFICIENT_SCOPE"
+    assert client_with("admin").post(f"{URL}/{endpoint_b.pk}/test").status_code == 404
+    WebhookEndpoint.objects.filter(pk=endpoint_a.pk).update(is_active=False)
+    switched_off = client_with("admin").post(f"{URL}/{endpoint_a.pk}/test")
+    assert switched_off.status_code == 409
+    assert error(switched_off)["code"] == "WEBHOOK_ENDPOINT_DISABLED"
+    assert not WebhookDelivery.objects.exists()

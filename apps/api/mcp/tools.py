@@ -15,6 +15,7 @@
 | list_queue_slots       | GET /queue-slots, /accounts/{id}/…  | read                           |
 | set_queue_slots        | PUT (DELETE) …/queue-slots          | write                          |
 | resolve_rendition      | POST /renditions/{id}/resolve       | publish                        |
+| send_test_webhook      | POST /webhooks/{id}/test            | admin                          |
 
 Inputs go through the API's serializers and the same services; outputs are the API's
 JSON. Another workspace's id is NOT_FOUND, as in the API. Refusals are tool errors whose
@@ -58,6 +59,7 @@ from apps.api.serializers.publications import (
 )
 from apps.api.serializers.queue import QueueSlotsReplaceSerializer, QueueSlotsSerializer
 from apps.api.serializers.renditions import RenditionResolveSerializer
+from apps.api.serializers.webhooks import WebhookDeliverySerializer
 from apps.api.throttling import TokenRateThrottle
 from apps.api.validation import publication_validate
 from apps.api.views.analytics import analytics_shown, rendition_metrics_shown
@@ -78,6 +80,8 @@ from apps.publishing.services import (
     rendition_resolve,
 )
 from apps.renditions.models import Rendition
+from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
+from apps.webhooks.services import webhook_send_test
 
 # The SDK logs every stateless request at INFO; keep that out of the site's logs unless an
 # operator configured this logger.
@@ -683,6 +687,30 @@ def resolve_rendition(
         return _rendered(rendition.publication)
 
     return _run(ctx, work, scopes=("publish",), writes=True)
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=True))
+def send_test_webhook(
+    ctx: Context,
+    webhook_id: Annotated[int, Field(description="A webhook endpoint's id.", ge=1)],
+) -> CallToolResult:
+    """Send a `webhook.test` event to one webhook endpoint, signed and recorded in its
+    delivery log like any event; answers the new delivery (pending)."""
+
+    def work(token: ApiToken) -> dict:
+        endpoints = WebhookEndpoint.objects.for_workspace(token.workspace)
+        try:
+            endpoint = endpoints.get(pk=webhook_id)
+        except WebhookEndpoint.DoesNotExist:
+            raise NotFound(
+                "No webhook endpoint with this id in this workspace.",
+                details={"webhook_id": webhook_id},
+            ) from None
+        sent = webhook_send_test(endpoint=endpoint)
+        delivery = WebhookDelivery.objects.select_related("event").get(pk=sent.pk)
+        return _json(WebhookDeliverySerializer(delivery).data)
+
+    return _run(ctx, work, scopes=("admin",), writes=True)
 
 
 @server.tool(annotations=READ)

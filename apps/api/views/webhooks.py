@@ -1,4 +1,5 @@
-"""/webhooks: the workspace's webhook endpoints, their delivery log and redelivery."""
+"""/webhooks: the workspace's webhook endpoints, their delivery log, redelivery and a test
+event."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from apps.webhooks.services import (
     webhook_endpoint_rotate_secret,
     webhook_endpoint_update,
     webhook_redeliver,
+    webhook_send_test,
 )
 
 URL_CODES = ["WEBHOOK_URL_FORBIDDEN", "WEBHOOK_URL_UNRESOLVABLE", "UNKNOWN_EVENT_TYPE"]
@@ -49,6 +51,7 @@ class WebhookViewSet(WorkspaceViewSet):
         "destroy": "admin",
         "rotate_secret": "admin",
         "redeliver": "admin",
+        "send_test": "admin",
     }
 
     def allowed_query_params(self) -> set[str]:
@@ -209,3 +212,23 @@ class WebhookViewSet(WorkspaceViewSet):
         again = webhook_redeliver(delivery=delivery)
         again = self._deliveries(endpoint).get(pk=again.pk)
         return self.render(again, status=202, serializer_class=WebhookDeliverySerializer)
+
+    @extend_schema(
+        summary="Send a test event",
+        description="Sends a `webhook.test` event to this endpoint only, through the normal "
+        "delivery path: signed, retried and recorded in its delivery log, like any event. "
+        "The answer is the new delivery (`pending`); its outcome shows in the log. A "
+        "switched-off endpoint is refused (WEBHOOK_ENDPOINT_DISABLED).",
+        request=None,
+        parameters=[IDEMPOTENCY_KEY],
+        responses={
+            202: WebhookDeliverySerializer,
+            **post_errors(404, codes={409: ["WEBHOOK_ENDPOINT_DISABLED"]}),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="test")
+    def send_test(self, request: ApiRequest, pk: str) -> Response:
+        endpoint = self.get_object()
+        delivery = webhook_send_test(endpoint=endpoint)
+        delivery = self._deliveries(endpoint).get(pk=delivery.pk)
+        return self.render(delivery, status=202, serializer_class=WebhookDeliverySerializer)
