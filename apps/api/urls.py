@@ -7,6 +7,7 @@ from apps.api.views.accounts import AccountViewSet
 from apps.api.views.analytics import AnalyticsView, RenditionMetricsView
 from apps.api.views.bulk import PublicationBulkViewSet
 from apps.api.views.capabilities import CapabilitiesView
+from apps.api.views.inbox import CommentViewSet, ReplyViewSet
 from apps.api.views.me import MeView
 from apps.api.views.media import MediaViewSet
 from apps.api.views.publications import PublicationViewSet
@@ -44,6 +45,8 @@ router.register("reviews", ReviewViewSet, basename="review")
 router.register("tokens", TokenViewSet, basename="token")
 router.register("webhooks", WebhookViewSet, basename="webhook")
 router.register("series", SeriesViewSet, basename="series")
+router.register("comments", CommentViewSet, basename="comment")
+router.register("replies", ReplyViewSet, basename="reply")
 
 v1 = [
     path("me", MeView.as_view(), name="me"),

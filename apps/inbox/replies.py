@@ -256,7 +256,7 @@ def reply_create(
     return reply
 
 
-def reply_review(*, reply: Reply, reviewer: User, approve: bool) -> Reply:
+def reply_review(*, reply: Reply, reviewer: User | None, approve: bool) -> Reply:
     """An admin approves a reply awaiting approval (it is sent), or rejects it."""
     with transaction.atomic():
         locked = Reply.objects.select_for_update().select_related("comment").get(pk=reply.pk)

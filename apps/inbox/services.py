@@ -7,9 +7,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from apps.accounts.models import User, Workspace
+from apps.accounts.models import User, Workspace, WorkspaceMembership
 from apps.accounts.permissions import workspace_role
-from apps.common.errors import Conflict, ValidationFailed
+from apps.common.errors import Conflict, PermissionDenied, ValidationFailed
 from apps.jobs.errors import RetryableError
 from apps.jobs.models import Job
 from apps.jobs.services import job_enqueue
@@ -17,9 +17,11 @@ from apps.providers.comment_reading import comment_reader
 from apps.providers.errors import RETRYABLE_KINDS, ProviderError
 
 from .connect import connect
-from .models import Comment, InboxSettings
+from .models import Comment, InboxSettings, Reply
+from .replies import reply_create, reply_review
 
 MODERATE_JOB = "inbox.moderate"
+ADMIN = WorkspaceMembership.Role.ADMIN
 ACTIONS = ("hide", "unhide", "delete")
 
 
@@ -33,6 +35,38 @@ def inbox_settings_update(*, workspace: Workspace, replies_need_approval: bool) 
     found.replies_need_approval = replies_need_approval
     found.save(update_fields=["replies_need_approval", "updated_at"])
     return found
+
+
+def reply_submit(*, comment: Comment, author: User | None, text: str) -> Reply:
+    """A member's reply: sent at once, or held for an admin's approval where the workspace
+    asks for it (an admin's own replies, and an operator's, are not held)."""
+    offer = comment_reader(comment.platform).offer
+    if not offer.reply:
+        raise Conflict(
+            f"{comment.platform} does not let us reply from the inbox. {offer.note}".strip(),
+            code="INBOX_ACTION_UNAVAILABLE",
+            details={"action": "reply", "platform": comment.platform},
+        )
+    if comment.is_deleted:
+        raise Conflict("The comment is deleted.", code="COMMENT_DELETED")
+    workspace = Workspace.objects.get(pk=comment.workspace_id)
+    needs_approval = (
+        inbox_settings(workspace).replies_need_approval
+        and author is not None
+        and workspace_role(author, workspace) != ADMIN
+    )
+    return reply_create(comment=comment, author=author, text=text, needs_approval=needs_approval)
+
+
+def reply_decide(*, reply: Reply, reviewer: User | None, approve: bool) -> Reply:
+    """An admin (or an operator, ``reviewer`` None) approves or rejects a held reply."""
+    workspace = Workspace.objects.get(pk=reply.workspace_id)
+    if (
+        reviewer is not None
+        and workspace_role(reviewer, workspace) != WorkspaceMembership.Role.ADMIN
+    ):
+        raise PermissionDenied("Only a workspace admin approves replies.", code="ADMIN_REQUIRED")
+    return reply_review(reply=reply, reviewer=reviewer, approve=approve)
 
 
 def comment_set_state(*, comment: Comment, done: bool) -> Comment:

@@ -43,6 +43,8 @@ OBJECT_BY_COLLECTION = {
     "tokens": "token",
     "webhooks": "webhook_endpoint",
     "deliveries": "webhook_delivery",
+    "comments": "comment",
+    "replies": "reply",
 }
 
 
@@ -133,8 +135,11 @@ def workspace_objects(workspace: Workspace) -> dict[str, Model]:
     token = account_services.api_token_create(
         workspace=workspace, name="other", scopes=["read"]
     ).token
+    comment = _comment(rendition)
     return {
         "account": account,
+        "comment": comment,
+        "reply": _held_reply(comment),
         "review": _in_review(workspace, account, tomorrow),
         "media": MediaAssetFactory(workspace=workspace),
         "publication": publication,
@@ -144,6 +149,37 @@ def workspace_objects(workspace: Workspace) -> dict[str, Model]:
         "webhook_endpoint": endpoint,
         "webhook_delivery": delivery,
     }
+
+
+def _comment(rendition) -> Model:
+    """Someone's comment under the rendition's post, on a platform whose API allows every
+    inbox action (the actions only enqueue their jobs)."""
+    from apps.inbox.models import Comment
+
+    return Comment.objects.create(
+        workspace_id=rendition.workspace_id,
+        rendition=rendition,
+        social_account_id=rendition.social_account_id,
+        platform="facebook",
+        platform_id=f"c-{rendition.pk}",
+        author_name="Ann",
+        text="When do you open?",
+        commented_at=timezone.now(),
+    )
+
+
+def _held_reply(comment) -> Model:
+    from apps.inbox.models import Reply
+
+    return Reply.objects.create(
+        workspace_id=comment.workspace_id, comment=comment, text="At 7", status="awaiting_approval"
+    )
+
+
+def prepare_failed_reply(objects: dict[str, Model]) -> None:
+    from apps.inbox.models import Reply
+
+    Reply.objects.filter(pk=objects["reply"].pk).update(status="failed")
 
 
 def _in_review(workspace: Workspace, account, when) -> Model:

@@ -18,6 +18,7 @@ from tests.api.isolation_fixtures import (
     OBJECT_BY_COLLECTION,
     Operation,
     api_operations,
+    prepare_failed_reply,
     prepare_first_comment,
     prepare_queueable,
     prepare_resubmittable,
@@ -96,6 +97,18 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "webhooks_rotate_secret_create": ("admin",),
     "webhooks_deliveries_redeliver_create": ("admin",),
     "webhooks_test_create": ("admin",),
+    "comments_list": ("read",),
+    "comments_retrieve": ("read",),
+    "comments_reply_create": ("publish",),
+    "comments_done_create": ("write",),
+    "comments_assign_create": ("write",),
+    "comments_hide_create": ("publish",),
+    "comments_delete_create": ("publish",),
+    "replies_list": ("read",),
+    "replies_retrieve": ("read",),
+    "replies_approve_create": ("publish",),
+    "replies_reject_create": ("publish",),
+    "replies_retry_create": ("publish",),
 }
 
 
@@ -147,6 +160,10 @@ BODIES: dict[str, Any] = {
     "tokens_create": {"name": "n", "scopes": ["read"]},
     "webhooks_create": {"url": "https://93.184.215.14/new"},
     "webhooks_partial_update": {"description": "Renamed"},
+    "comments_reply_create": {"text": "Thanks!"},
+    "comments_done_create": {"done": True},
+    "comments_assign_create": {"assignee": None},
+    "comments_hide_create": {"hidden": True},
 }
 # Operations whose body names objects: with an outsider's objects, the body is refused.
 NAMES_IN_BODY = {"publications_create", "series_create"}
@@ -154,6 +171,7 @@ NAMES_IN_BODY = {"publications_create", "series_create"}
 PREPARE: dict[str, Callable[[Objects], Any]] = {
     "series_resume_create": lambda objects: series_pause(series=objects["series"]),
     "publications_queue_create": prepare_queueable,
+    "replies_retry_create": prepare_failed_reply,
     "reviews_submit_create": prepare_resubmittable,
     "renditions_first_comment_retry_create": lambda objects: prepare_first_comment(
         objects, "failed"
