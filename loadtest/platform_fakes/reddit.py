@@ -103,6 +103,14 @@ class RedditFake(PlatformFake):
                     return user_id, account
         return None
 
+    def _caller(self, request: FakeRequest) -> tuple[str, dict]:
+        """The signed-in caller of an oauth.reddit.com route: `handle` answers 401 before
+        routing anyone else."""
+        found = self._user(request)
+        if found is None:
+            raise LookupError("An oauth.reddit.com route was reached without a valid token.")
+        return found
+
     # --- the oauth.reddit.com envelope -------------------------------------------------
 
     def handle(self, request: FakeRequest) -> FakeResponse:
@@ -142,7 +150,7 @@ class RedditFake(PlatformFake):
         filepath, mime = form.get("filepath", ""), form.get("mimetype", "")
         if not filepath or "/" not in mime:
             return json_response({"json": {"errors": [["BAD_FILE", "bad file", "filepath"]]}})
-        user_id, _ = self._user(request)
+        user_id, _ = self._caller(request)
         asset_id = self.new_id()
         folder = "rte_videos" if mime.startswith("video/") else "rte_images"
         key = f"{folder}/{asset_id}/{filepath}"
@@ -204,14 +212,15 @@ class RedditFake(PlatformFake):
         key = url.removeprefix(f"https://{MEDIA_HOST}/")
         with self.lock:
             asset = self.assets.get(key)
-        usable = asset and asset["uploaded"] and asset["account"] == user_id
-        return asset if usable and asset["mime"].startswith(prefix) else None
+        if asset is None or not (asset["uploaded"] and asset["account"] == user_id):
+            return None
+        return asset if asset["mime"].startswith(prefix) else None
 
     # --- submitting --------------------------------------------------------------------
 
     @route("POST", r"/api/submit")
     def submit(self, request: FakeRequest) -> FakeResponse:
-        user_id, account = self._user(request)
+        user_id, account = self._caller(request)
         form = request.form()
         refusal = self._refusal(form, user_id)
         if refusal:
@@ -318,7 +327,7 @@ class RedditFake(PlatformFake):
     def delete(self, request: FakeRequest) -> FakeResponse:
         """Deletes the user's own post: 200 with an empty object, also when the post is
         no longer there; another user's post is 403."""
-        user_id, _ = self._user(request)
+        user_id, _ = self._caller(request)
         fullname = request.form().get("id", "")
         with self.lock:
             post = self.posts.get(fullname)
@@ -383,7 +392,7 @@ class RedditFake(PlatformFake):
 
     @route("GET", r"/api/v1/me")
     def me(self, request: FakeRequest) -> FakeResponse:
-        user_id, account = self._user(request)
+        user_id, account = self._caller(request)
         return json_response({"id": user_id, "name": account["name"]})
 
     # --- tokens (www.reddit.com) -------------------------------------------------------
