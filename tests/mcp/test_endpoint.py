@@ -29,6 +29,10 @@ TOOLS = {
     "set_queue_slots",
     "resolve_rendition",
     "get_analytics",
+    "list_comments",
+    "get_comment_thread",
+    "reply_to_comment",
+    "update_comment",
 }
 
 

@@ -16,6 +16,10 @@
 | set_queue_slots        | PUT (DELETE) …/queue-slots          | write                          |
 | resolve_rendition      | POST /renditions/{id}/resolve       | publish                        |
 | send_test_webhook      | POST /webhooks/{id}/test            | admin                          |
+| list_comments          | GET /comments                       | read                           |
+| get_comment_thread     | GET /comments/{id}                  | read                           |
+| reply_to_comment       | POST /comments/{id}/reply           | publish                        |
+| update_comment         | POST /comments/{id}/done, …/assign  | write                          |
 
 Inputs go through the API's serializers and the same services; outputs are the API's
 JSON. Another workspace's id is NOT_FOUND, as in the API. Refusals are tool errors whose
@@ -48,10 +52,11 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 
 from apps.accounts.access import token_authorize
-from apps.accounts.models import ApiToken, SocialAccount
+from apps.accounts.models import ApiToken, SocialAccount, User
 from apps.api.errors import validation_details
 from apps.api.mcp.auth import token_from_state
 from apps.api.serializers.accounts import AccountSerializer
+from apps.api.serializers.inbox import CommentFilterSerializer, CommentSerializer, ReplySerializer
 from apps.api.serializers.publications import (
     PublicationCreateSerializer,
     PublicationFilterSerializer,
@@ -63,10 +68,14 @@ from apps.api.serializers.webhooks import WebhookDeliverySerializer
 from apps.api.throttling import TokenRateThrottle
 from apps.api.validation import publication_validate
 from apps.api.views.analytics import analytics_shown, rendition_metrics_shown
+from apps.api.views.inbox import comment_filters, comment_shown
 from apps.api.views_queue import account_slots, default_slots
 from apps.common.acting import acting_as
 from apps.common.envelope import envelope
 from apps.common.errors import DomainError, NotFound
+from apps.inbox.models import Comment
+from apps.inbox.selectors import comment_list
+from apps.inbox.services import comment_assign, comment_set_state, reply_submit
 from apps.ops.services import maintenance_state
 from apps.planning.services import publication_queue, queue_slots_replace, queue_slots_reset
 from apps.providers.live.readiness import effective_capabilities, effective_capabilities_for
@@ -742,3 +751,98 @@ def get_analytics(
         return _json(analytics_shown(token.workspace, {k: v for k, v in query.items() if v}))
 
     return _run(ctx, work, scopes=("read",))
+
+
+# --- the inbox ------------------------------------------------------------------------------
+
+CommentId = Annotated[int, Field(description="A comment's id (from list_comments).", ge=1)]
+
+
+def _comment(token: ApiToken, comment_id: int) -> Comment:
+    try:
+        return Comment.objects.for_workspace(token.workspace).get(pk=comment_id, is_deleted=False)
+    except Comment.DoesNotExist:
+        raise NotFound(
+            "No comment with this id in this workspace.", details={"comment_id": comment_id}
+        ) from None
+
+
+@server.tool(annotations=READ)
+def list_comments(
+    ctx: Context,
+    account: Annotated[int | None, Field(description="A connected account's id.", ge=1)] = None,
+    platform: Annotated[str | None, Field(description="e.g. mastodon, youtube.")] = None,
+    unanswered: Annotated[bool | None, Field(description="Only comments not answered.")] = None,
+    assigned: Annotated[
+        Literal["me"] | None, Field(description="me: assigned to the token's maker.")
+    ] = None,
+    state: Annotated[
+        Literal["open", "done", "all"] | None, Field(description="Default: open.")
+    ] = None,
+) -> CallToolResult:
+    """Comments under the workspace's posts, newest first (at most 100): others' comments,
+    open ones unless `state` says otherwise."""
+    query = _body(
+        account=account, platform=platform, unanswered=unanswered, assigned=assigned, state=state
+    )
+
+    def work(token: ApiToken) -> dict:
+        parsed = CommentFilterSerializer(data=query)
+        parsed.is_valid(raise_exception=True)
+        filters = comment_filters(dict(parsed.validated_data), token.created_by)
+        comments = comment_list(token.workspace, filters)[:MAX_LISTED]
+        return {"comments": _json(CommentSerializer(comments, many=True).data)}
+
+    return _run(ctx, work, scopes=("read",))
+
+
+@server.tool(annotations=READ)
+def get_comment_thread(ctx: Context, comment_id: CommentId) -> CallToolResult:
+    """A comment, what its platform allows (reply, hide, delete, and why not), and every
+    comment and inbox reply under the same post, oldest first."""
+    return _run(
+        ctx, lambda token: _json(comment_shown(_comment(token, comment_id))), scopes=("read",)
+    )
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=True))
+def reply_to_comment(
+    ctx: Context,
+    comment_id: CommentId,
+    text: Annotated[str, Field(description="The reply.", min_length=1, max_length=10000)],
+) -> CallToolResult:
+    """Reply to a comment on its platform. Sent by a job that never sends twice; held for
+    an admin's approval where the workspace asks for it (status awaiting_approval)."""
+
+    def work(token: ApiToken) -> dict:
+        reply = reply_submit(
+            comment=_comment(token, comment_id), author=token.created_by, text=text
+        )
+        return _json(ReplySerializer(reply).data)
+
+    return _run(ctx, work, scopes=("publish",), writes=True)
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
+def update_comment(
+    ctx: Context,
+    comment_id: CommentId,
+    done: Annotated[bool | None, Field(description="Mark done (true) or open (false).")] = None,
+    assignee: Annotated[
+        int | None, Field(description="A member's user id; 0 assigns it to nobody.", ge=0)
+    ] = None,
+) -> CallToolResult:
+    """Mark a comment done or open, and/or assign it to a member of the workspace."""
+
+    def work(token: ApiToken) -> dict:
+        comment = _comment(token, comment_id)
+        if done is not None:
+            comment = comment_set_state(comment=comment, done=done)
+        if assignee is not None:
+            person = User.objects.filter(pk=assignee).first() if assignee else None
+            if assignee and person is None:
+                raise NotFound("No such member.", details={"assignee": assignee})
+            comment = comment_assign(comment=comment, assignee=person)
+        return _json(comment_shown(comment))
+
+    return _run(ctx, work, scopes=("write",), writes=True)

@@ -41,6 +41,29 @@ ACTION_CODES = {409: ["INBOX_ACTION_UNAVAILABLE", "COMMENT_DELETED"]}
 HELD_CODES = {409: ["REPLY_NOT_AWAITING_APPROVAL"]}
 
 
+def comment_filters(data: dict, person: User | None) -> CommentFilters:
+    """The list's filters from its validated query (the API's and the MCP tool's)."""
+    if data.get("assigned") == "me" and person is None:
+        raise ValidationFailed(
+            "This token was made without a person: nothing is assigned to it.",
+            details={"assigned": ["No person behind this token."]},
+        )
+    state = data.get("state", "open")
+    return CommentFilters(
+        account=data.get("account"),
+        platform=data.get("platform", ""),
+        unanswered=data.get("unanswered", False),
+        assigned_to=person if data.get("assigned") == "me" else None,
+        state="" if state == "all" else state,
+        include_ours=data.get("include_ours", False),
+    )
+
+
+def comment_shown(comment: Comment) -> dict:
+    """A comment with what its platform allows and its thread, as GET /comments/{id}."""
+    return CommentDetailSerializer(comment, context={"thread": comment_thread(comment)}).data
+
+
 class CommentViewSet(WorkspaceViewSet):
     queryset = Comment.objects.filter(is_deleted=False).order_by("-commented_at", "-pk")
     serializer_class = CommentSerializer
@@ -68,21 +91,7 @@ class CommentViewSet(WorkspaceViewSet):
     def list(self, request: ApiRequest) -> Response:
         data = self.parse(CommentFilterSerializer, request.query_params.dict())
         person = self.token.created_by
-        if data.get("assigned") == "me" and person is None:
-            raise ValidationFailed(
-                "This token was made without a person: nothing is assigned to it.",
-                details={"assigned": ["No person behind this token."]},
-            )
-        state = data.get("state", "open")
-        filters = CommentFilters(
-            account=data.get("account"),
-            platform=data.get("platform", ""),
-            unanswered=data.get("unanswered", False),
-            assigned_to=person if data.get("assigned") == "me" else None,
-            state="" if state == "all" else state,
-            include_ours=data.get("include_ours", False),
-        )
-        return self.render_page(comment_list(self.workspace, filters))
+        return self.render_page(comment_list(self.workspace, comment_filters(data, person)))
 
     @extend_schema(
         summary="A comment, what its platform allows, and its whole thread",
@@ -92,8 +101,7 @@ class CommentViewSet(WorkspaceViewSet):
         return self._detail(self.get_object())
 
     def _detail(self, comment: Comment, status: int = 200) -> Response:
-        data = CommentDetailSerializer(comment, context={"thread": comment_thread(comment)}).data
-        return Response(data, status=status)
+        return Response(comment_shown(comment), status=status)
 
     @extend_schema(
         summary="Reply to a comment",
