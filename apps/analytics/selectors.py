@@ -28,6 +28,7 @@ from apps.analytics.models import (
     PostMetricsSample,
 )
 from apps.providers.metrics import FOLLOWERS, NOT_OFFERED, get_reader
+from apps.publications.models import PublicationSegment
 from apps.renditions.models import Rendition, RenditionSegment
 
 DISABLED = "disabled"
@@ -128,8 +129,11 @@ def period_of(workspace: Workspace, start: date | None, end: date | None, today:
 
 
 def _posts(workspace: Workspace, period: Period, accounts: list[int] | None) -> list[Rendition]:
-    first_text = RenditionSegment.objects.filter(rendition=OuterRef("pk"), position=0).annotate(
+    own_text = RenditionSegment.objects.filter(rendition=OuterRef("pk"), position=0).annotate(
         full=Coalesce("own_text", "source_segment__text")
+    )
+    source_text = PublicationSegment.objects.filter(
+        publication=OuterRef("publication_id"), position=0
     )
     posts = (
         Rendition.objects.for_workspace(workspace)
@@ -139,7 +143,11 @@ def _posts(workspace: Workspace, period: Period, accounts: list[int] | None) -> 
             published_at__lt=period.until,
         )
         .select_related("social_account")
-        .annotate(first_text=Subquery(first_text.values("full")[:1]))
+        .annotate(
+            first_text=Coalesce(
+                Subquery(own_text.values("full")[:1]), Subquery(source_text.values("text")[:1])
+            )
+        )
         .order_by("published_at")
     )
     if accounts:
@@ -184,6 +192,7 @@ def workspace_analytics(
         "posts_read": len(latest),
         "totals": totals,
         "top_posts": top[:TOP_POSTS],
+        "rows": rows,  # every post of the period (the web page's CSV export)
         "followers": _followers(workspace, period, accounts),
         "heatmap": [
             {"weekday": wd, "hour": hour, "posts": len(found), "engagement": sum(found)}

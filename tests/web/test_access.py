@@ -55,6 +55,8 @@ def workspace_urls(slug: str, o: dict) -> list[tuple[str, str]]:
     return [
         ("get", url("workspace-home")),
         ("get", url("workspace-accounts")),
+        ("get", url("analytics")),
+        ("get", url("publication-metrics", pk=pk)),
         ("post", url("sandbox-connect")),
         ("post", url("account-disconnect", pk=o["account"])),
         ("post", url("account-reconnect", pk=o["account"])),
@@ -94,7 +96,7 @@ def test_another_workspaces_pages_are_404(as_charlie, objects):
 def test_another_workspaces_ids_are_404_in_ones_own_workspace(as_charlie, objects):
     """charlie's own workspace, with workspace A's ids: nothing is found."""
     aimed = [(m, u) for m, u in workspace_urls("ws-b", objects) if len(resolve(u).kwargs) > 1]
-    assert len(aimed) == 17
+    assert len(aimed) == 18
     for method, url in aimed:
         response = getattr(as_charlie, method)(url)
         assert response.status_code == 404, (method, url, response.status_code)

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from apps.accounts.models import SocialAccount, Workspace
 from apps.accounts.permissions import Action
+from apps.analytics.selectors import workspace_best_times, zone_of
 from apps.common.errors import DomainError
 from apps.planning.models import WEEKDAY_NAMES, QueueSchedule
 from apps.planning.selectors import account_queue, workspace_queues
@@ -33,6 +34,7 @@ from apps.planning.slots import weekly_slots
 from apps.publications.models import Publication
 from apps.renditions.models import Rendition
 from apps.web.access import WorkspaceRequest, is_htmx, permits, workspace_view
+from apps.web.views.analytics import best_time_labels
 from apps.web.views.common import redirect_to
 
 WEEKDAY_CHOICES = list(enumerate(WEEKDAY_NAMES))
@@ -302,4 +304,8 @@ def _slots_context(
         .exclude(status=SocialAccount.Status.DISABLED)
         .order_by("platform", "handle"),
         "can_publish": permits(request, workspace, Action.PUBLISH),
+        # When the last 90 days' posts drew the most engagement (apps.analytics).
+        "best_times": best_time_labels(
+            workspace_best_times(workspace, today=timezone.localdate(timezone=zone_of(workspace)))
+        ),
     }
