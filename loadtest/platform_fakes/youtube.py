@@ -66,7 +66,12 @@ class YouTubeFake(PlatformFake):
     platform = "youtube"
     hosts = (API_HOST, TOKEN_HOST)
     # `lock_private` per channel, as `lock_private(channel)` does (the soak's switch).
-    account_behaviours = ("lock_private",)
+    # How the channel's uploads playlist shows its owner a video that is not public, as
+    # field reports describe it (Google documents neither): `private_placeholder`, a private
+    # video is listed as "Private video" / "This video is private." (its id kept);
+    # `unlisted_hidden`, an unlisted or private video is left out of the playlist.
+    # videos.list and search.list (forMine) show the owner every video as it is.
+    account_behaviours = ("lock_private", "private_placeholder", "unlisted_hidden")
 
     def __init__(
         self,
@@ -359,10 +364,10 @@ class YouTubeFake(PlatformFake):
         if request.arg("playlistId") != "UU" + channel[2:]:
             return _error(404, "playlistNotFound", "Playlist not found.")
         limit = min(int(request.arg("maxResults", "5")), 50)
-        now = time.time()
-        with self.lock:
-            posts = [p for p in self.posts.values() if p.account == channel and p.visible_at <= now]
-        posts.sort(key=lambda p: -p.created_at)
+        hidden = self.switched(channel, "unlisted_hidden")
+        posts = [
+            p for p in self._uploads(channel) if not (hidden and p.extra["privacy"] != "public")
+        ]
         items = [
             {
                 "kind": "youtube#playlistItem",
@@ -370,8 +375,7 @@ class YouTubeFake(PlatformFake):
                 "snippet": {
                     "publishedAt": _iso(p.created_at),
                     "channelId": channel,
-                    "title": p.extra["title"],
-                    "description": p.text,
+                    **self._listed_as(channel, p),
                     "playlistId": request.arg("playlistId"),
                     "resourceId": {"kind": "youtube#video", "videoId": p.id},
                 },
@@ -379,6 +383,45 @@ class YouTubeFake(PlatformFake):
             for p in posts[:limit]
         ]
         return json_response({"kind": "youtube#playlistItemListResponse", "items": items})
+
+    @route("GET", r"/youtube/v3/search")
+    def search(self, request: FakeRequest) -> FakeResponse:
+        """search.list with forMine=true&type=video (100 quota units): the channel's own
+        videos, newest first, private and unlisted ones as they are."""
+        channel = self._channel(request)
+        if channel is None:
+            return self._unauthorised()
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        if request.arg("forMine") != "true" or request.arg("type") != "video":
+            return _error(400, "invalidSearchFilter", "Only forMine video searches are served.")
+        limit = min(int(request.arg("maxResults", "5")), 50)
+        items = [
+            {
+                "kind": "youtube#searchResult",
+                "id": {"kind": "youtube#video", "videoId": p.id},
+                "snippet": {
+                    "publishedAt": _iso(p.created_at),
+                    "channelId": channel,
+                    "title": p.extra["title"],
+                    "description": p.text,
+                },
+            }
+            for p in self._uploads(channel)[:limit]
+        ]
+        return json_response({"kind": "youtube#searchListResponse", "items": items})
+
+    def _uploads(self, channel: str) -> list[StoredPost]:
+        """The channel's videos newest first, once past the listing lag."""
+        now = time.time()
+        with self.lock:
+            posts = [p for p in self.posts.values() if p.account == channel and p.visible_at <= now]
+        return sorted(posts, key=lambda p: -p.created_at)
+
+    def _listed_as(self, channel: str, post: StoredPost) -> dict:
+        if post.extra["privacy"] == "private" and self.switched(channel, "private_placeholder"):
+            return {"title": "Private video", "description": "This video is private."}
+        return {"title": post.extra["title"], "description": post.text}
 
     # --- tokens ------------------------------------------------------------------------
 

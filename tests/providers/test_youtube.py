@@ -258,6 +258,16 @@ def test_after_the_session_is_gone_lookup_lists_the_uploads(fake):
             ]
         },
     )  # fmt: skip
+    # Each candidate since the attempt is read back by its id, with its own title.
+    videos = fake.router.get(f"{API}/videos").respond(
+        200,
+        json={
+            "items": [
+                {"id": "new", "snippet": {"title": "Sourdough"},
+                 "status": {"privacyStatus": "public"}}
+            ]
+        },
+    )  # fmt: skip
     found = YouTubeAdapter().lookup_segment(ctx, _segment(), not_before=since)
 
     assert parse_qs(urlsplit(str(channels.calls.last.request.url)).query) == {
@@ -265,6 +275,7 @@ def test_after_the_session_is_gone_lookup_lists_the_uploads(fake):
         "mine": ["true"],
     }
     assert parse_qs(urlsplit(str(items.calls.last.request.url)).query)["playlistId"] == ["UU1"]
+    assert parse_qs(urlsplit(str(videos.calls.last.request.url)).query)["id"] == ["new"]
     assert found.provider_post_id == "new"
 
 

@@ -199,37 +199,17 @@ class YouTubeAdapter(Adapter):
     def _find_upload(
         client: httpx.Client, ctx: PublishContext, not_before: datetime
     ) -> PublishedSegment | None:
-        try:
-            channels = client.get(
-                f"{API}/channels", params={"part": "contentDetails", "mine": "true"}
-            )
-            if channels.status_code != 200:
-                raise classify(channels, is_create=False)
-            items = channels.json().get("items") or []
-            if not items:
-                return None
-            playlist = items[0]["contentDetails"]["relatedPlaylists"]["uploads"]
-            listing = client.get(
-                f"{API}/playlistItems",
-                params={"part": "snippet", "playlistId": playlist, "maxResults": 25},
-            )
-        except httpx.HTTPError as exc:
-            raise classify_transport(exc, is_create=False) from exc
-        if listing.status_code != 200:
-            raise classify(listing, is_create=False)
+        """Our video among the channel's uploads since the attempt. Each candidate is read
+        back by its id (videos.list shows the owner a private video's real title and
+        privacy, where the uploads playlist may list it as "Private video"); a video the
+        playlist leaves out (unlisted or private, by field reports) is looked for in the
+        owner's own search (search.list forMine, 100 quota units) when none there is ours."""
         since = not_before - timedelta(minutes=2)
         title = (ctx.settings.get("title") or "").strip()
-        for item in listing.json().get("items", []):
-            snippet = item.get("snippet", {})
-            at = datetime.fromisoformat(snippet.get("publishedAt", "1970-01-01T00:00:00Z"))
-            if snippet.get("title", "").strip() == title and at >= since:
-                video_id = snippet["resourceId"]["videoId"]
-                return PublishedSegment(
-                    provider_post_id=video_id,
-                    provider_url=f"https://www.youtube.com/watch?v={video_id}",
-                    published_at=at,
-                )
-        return None
+        found = _video_titled(client, ctx, _playlist_uploads(client, since), title)
+        if found is None:
+            found = _video_titled(client, ctx, _searched_uploads(client, since), title)
+        return found
 
     # Tokens and connect ----------------------------------------------------------------
 
@@ -281,6 +261,60 @@ class YouTubeAdapter(Adapter):
             },
             token_expires_at=expires,
         )
+
+
+def _get(client: httpx.Client, path: str, params: dict) -> dict:
+    try:
+        response = client.get(f"{API}/{path}", params=params)
+    except httpx.HTTPError as exc:
+        raise classify_transport(exc, is_create=False) from exc
+    if response.status_code != 200:
+        raise classify(response, is_create=False)
+    return response.json()
+
+
+def _since(snippet: dict, since: datetime) -> bool:
+    return datetime.fromisoformat(snippet.get("publishedAt", "1970-01-01T00:00:00Z")) >= since
+
+
+def _playlist_uploads(client: httpx.Client, since: datetime) -> list[str]:
+    """Ids of the uploads playlist's newest videos added since `since`."""
+    items = _get(client, "channels", {"part": "contentDetails", "mine": "true"}).get("items")
+    if not items:
+        return []
+    playlist = items[0]["contentDetails"]["relatedPlaylists"]["uploads"]
+    listing = _get(
+        client, "playlistItems", {"part": "snippet", "playlistId": playlist, "maxResults": 25}
+    )
+    return [
+        item["snippet"]["resourceId"]["videoId"]
+        for item in listing.get("items", [])
+        if _since(item.get("snippet", {}), since)
+    ]
+
+
+def _searched_uploads(client: httpx.Client, since: datetime) -> list[str]:
+    """Ids of the owner's newest videos (private and unlisted too) made since `since`."""
+    params = {"part": "snippet", "forMine": "true", "type": "video", "order": "date"}
+    listing = _get(client, "search", {**params, "maxResults": 25})
+    return [
+        item["id"]["videoId"]
+        for item in listing.get("items", [])
+        if _since(item.get("snippet", {}), since)
+    ]
+
+
+def _video_titled(
+    client: httpx.Client, ctx: PublishContext, video_ids: list[str], title: str
+) -> PublishedSegment | None:
+    """The first of `video_ids` whose own title is `title`, its real privacy recorded."""
+    if not video_ids:
+        return None
+    body = _get(client, "videos", {"part": "snippet,status", "id": ",".join(video_ids)})
+    for video in body.get("items", []):
+        if (video.get("snippet") or {}).get("title", "").strip() == title:
+            return media.published(ctx, video)
+    return None
 
 
 register_adapter(YouTubeAdapter())
