@@ -24,7 +24,7 @@ from apps.providers import oauth
 from apps.publications.models import MediaAsset
 from apps.publications.services import media_asset_create
 from loadtest.platform_fakes import FakeRequest, FakeResponse, FaultPlan, PlatformFake
-from loadtest.platform_fakes.server import FakeServer
+from loadtest.platform_fakes.server import FakeServer, Serves
 
 # Platform app settings a token refresh sends; the fakes accept any value, and an empty one
 # would make the adapter refuse before any request (NOT_CONFIGURED).
@@ -235,11 +235,15 @@ class _Hanging:
     """A fake seen through a hang: writes carrying one of `markers` are handled as usual,
     then answered `hang_s` late."""
 
-    fake: PlatformFake
+    fake: Serves
     markers: set[str]
     pattern: re.Pattern
     hang_s: float
     hung: Counter
+
+    @property
+    def platform(self) -> str:
+        return self.fake.platform
 
     def handle(self, request: FakeRequest) -> FakeResponse:
         response = self.fake.handle(request)
@@ -254,4 +258,5 @@ class _Hanging:
 def media_cleanup(workspace_ids: list[int]) -> None:
     """Remove the soak's media files from storage (the rows go with their workspaces)."""
     for asset in MediaAsset.objects.filter(workspace_id__in=workspace_ids):
-        asset.file.storage.delete(asset.file.name)
+        if asset.file.name:  # a file field without a file names nothing to delete
+            asset.file.storage.delete(asset.file.name)

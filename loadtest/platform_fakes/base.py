@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
 import time
@@ -131,6 +132,11 @@ class PlatformFake:
     def new_account(self, handle: str) -> dict:
         """Open an account on the platform; returns what our SocialAccount stores:
         {"remote_id", "handle", "credentials": {...}, "settings": {...}}."""
+        raise NotImplementedError
+
+    def sample_content(self, rng: random.Random, marker: str) -> dict:
+        """What the soak posts here, its text carrying `marker`:
+        {"segments": [{"text", "media": ["image" | "video", ...]}, ...], "settings": {...}}."""
         raise NotImplementedError
 
     def switch(self, account: str, behaviour: str, on: bool = True) -> None:

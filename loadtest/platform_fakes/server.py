@@ -8,11 +8,22 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from loadtest.platform_fakes.base import FakeRequest, PlatformFake
+from loadtest.platform_fakes.base import FakeRequest, FakeResponse, PlatformFake
 
 _HOST = "127.0.0.1"
+
+
+class Serves(Protocol):
+    """What a host's requests go to: its platform fake, or the fake seen through a fault the
+    soak plays itself (a hang)."""
+
+    @property
+    def platform(self) -> str: ...
+
+    def handle(self, request: FakeRequest) -> FakeResponse: ...
 
 
 class FakeServer:
@@ -20,7 +31,7 @@ class FakeServer:
     PROVIDER_API_REDIRECT is set to."""
 
     def __init__(self, fakes: list[PlatformFake], *, port: int = 0) -> None:
-        self.fakes = {host: fake for fake in fakes for host in fake.hosts}
+        self.fakes: dict[str, Serves] = {host: fake for fake in fakes for host in fake.hosts}
         self.by_platform = {fake.platform: fake for fake in fakes}
         self._httpd = ThreadingHTTPServer((_HOST, port), self._handler_class())
         self._httpd.daemon_threads = True
