@@ -23,6 +23,7 @@ WORKSPACE_NAV: list[NavItem] = [
     NavItem("Queue", "queue", Action.VIEW, "queue"),  # issue 20
     NavItem("Evergreen", "evergreen", Action.VIEW, "evergreen"),  # issue 34
     NavItem("Posts", "publication-list", Action.VIEW, "posts"),
+    NavItem("Inbox", "inbox", Action.VIEW, "inbox"),  # issue 35
     NavItem("Analytics", "analytics", Action.VIEW, "analytics"),  # issue 35
     NavItem("Reviews", "reviews", Action.VIEW, "reviews"),
     NavItem("Media", "media-library", Action.VIEW, "media"),  # issue 20

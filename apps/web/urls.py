@@ -24,6 +24,7 @@ from apps.web.views import (
 from apps.web.views import analytics as analytics_views  # post metrics (issue 35)
 from apps.web.views import audit as audit_views  # the security log (issue 19)
 from apps.web.views import evergreen as evergreen_views  # evergreen posts (issue 34)
+from apps.web.views import inbox as inbox_views  # comments and replies (issue 35)
 from apps.web.views import media_library as media_views  # the media library (issue 20)
 from apps.web.views import queue as queue_views  # queue and posting slots (issue 20)
 from apps.web.views import series as series_views  # webhooks and series (issue 10)
@@ -182,6 +183,22 @@ workspace_patterns = [
         "posts/<int:pk>/destinations/<int:rendition_pk>/edit-retry/",
         publications.rendition_edit_retry_view,
         name="rendition-edit-retry",
+    ),
+    # The inbox: comments under published posts, replies (issue 35).
+    path("inbox/", inbox_views.inbox_page, name="inbox"),
+    path("inbox/settings/", inbox_views.inbox_settings_view, name="inbox-settings"),
+    path("inbox/<int:pk>/", inbox_views.inbox_thread, name="inbox-thread"),
+    path("inbox/<int:pk>/reply/", inbox_views.inbox_reply, name="inbox-reply"),
+    path("inbox/<int:pk>/done/", inbox_views.inbox_done, name="inbox-done"),
+    path("inbox/<int:pk>/assign/", inbox_views.inbox_assign, name="inbox-assign"),
+    path("inbox/<int:pk>/moderate/", inbox_views.inbox_moderate, name="inbox-moderate"),
+    path(
+        "inbox/replies/<int:pk>/decide/",
+        inbox_views.inbox_reply_decide,
+        name="inbox-reply-decide",
+    ),
+    path(
+        "inbox/replies/<int:pk>/retry/", inbox_views.inbox_reply_retry, name="inbox-reply-retry"
     ),
     # Team and tokens.
     path("reviews/", reviews.review_queue, name="reviews"),
