@@ -17,6 +17,8 @@ def test_all_switches_every_behaviour_the_chosen_platforms_fakes_offer():
         "reddit:media_fails",
         "reddit:spam_removed",
         "youtube:lock_private",
+        "youtube:private_placeholder",
+        "youtube:unlisted_hidden",
     )
     assert resolve_behaviours(["reddit:spam_removed"], ("reddit",)) == ("reddit:spam_removed",)
     assert resolve_behaviours([], ("reddit",)) == ()
