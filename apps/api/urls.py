@@ -10,6 +10,7 @@ from apps.api.views.capabilities import CapabilitiesView
 from apps.api.views.inbox import CommentViewSet, ReplyViewSet
 from apps.api.views.me import MeView
 from apps.api.views.media import MediaViewSet
+from apps.api.views.portal_links import PortalLinkViewSet
 from apps.api.views.publications import PublicationViewSet
 from apps.api.views.renditions import RenditionViewSet
 from apps.api.views.reviews import ApprovalRuleView, ReviewViewSet
@@ -42,6 +43,7 @@ router.register("publications/bulk", PublicationBulkViewSet, basename="publicati
 router.register("publications", PublicationViewSet, basename="publication")
 router.register("renditions", RenditionViewSet, basename="rendition")
 router.register("reviews", ReviewViewSet, basename="review")
+router.register("portal-links", PortalLinkViewSet, basename="portal-link")
 router.register("tokens", TokenViewSet, basename="token")
 router.register("webhooks", WebhookViewSet, basename="webhook")
 router.register("series", SeriesViewSet, basename="series")

@@ -94,7 +94,7 @@ def _scoped(workspace: Workspace, ids: Sequence[int]) -> list[Publication]:
 def portal_link_create(
     *,
     workspace: Workspace,
-    actor: User,
+    actor: User | None,
     label: str,
     expires_at: datetime,
     publications: Sequence[int] = (),
@@ -103,7 +103,8 @@ def portal_link_create(
 ) -> tuple[PortalLink, str]:
     """Make a link for ``label`` and return it with its token (shown once: only its
     hash is kept). Only someone who may approve the workspace's posts makes one
-    (PermissionDenied otherwise); ``publications`` must be the workspace's (NotFound)."""
+    (PermissionDenied otherwise, and for work without a person: a link acts with its
+    maker's powers); ``publications`` must be the workspace's (NotFound)."""
     if not is_approver(actor, workspace):
         raise PermissionDenied(
             "Only a workspace admin shares posts with a client.",

@@ -43,6 +43,7 @@ OBJECT_BY_COLLECTION = {
     "tokens": "token",
     "webhooks": "webhook_endpoint",
     "deliveries": "webhook_delivery",
+    "portal-links": "portal_link",
     "comments": "comment",
     "replies": "reply",
 }
@@ -148,6 +149,7 @@ def workspace_objects(workspace: Workspace) -> dict[str, Model]:
         "token": token,
         "webhook_endpoint": endpoint,
         "webhook_delivery": delivery,
+        "portal_link": _portal_link(workspace),
     }
 
 
@@ -198,6 +200,18 @@ def _in_review(workspace: Workspace, account, when) -> Model:
         publication=draft, workspace=workspace, state="in_review", requested_at=timezone.now()
     )
     return draft
+
+
+def _portal_link(workspace: Workspace) -> Model:
+    """A client link (made directly: its token is of no use to the walk)."""
+    from apps.approvals.models import PortalLink
+
+    return PortalLink.objects.create(
+        workspace=workspace,
+        label="Client",
+        secret_hash=f"walk-{workspace.pk}",
+        expires_at=timezone.now() + timedelta(days=7),
+    )
 
 
 def prepare_first_comment(objects: dict[str, Model], status: str) -> None:
