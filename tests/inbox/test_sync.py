@@ -128,3 +128,13 @@ def test_a_platform_that_offers_no_comments_says_so(worker, workspace_a):
     sync = CommentSync.objects.get(rendition=rendition)
     assert "Pinterest" in sync.unavailable
     assert sync.next_read_at is None
+
+
+def test_a_post_going_live_gets_its_read_schedule(workspace_a):
+    from apps.common import events as domain_events
+
+    rendition, _post = live_post(workspace_a)
+    domain_events.emit(domain_events.RENDITION_PUBLISHED, rendition=rendition)
+
+    sync = CommentSync.objects.get(rendition=rendition)
+    assert sync.platform == "sandbox" and sync.next_read_at is not None
