@@ -374,7 +374,7 @@ class Soak:
         lifted = []
         with transaction.atomic():
             accounts = SandboxAccount.objects.select_for_update().filter(
-                workspace_id=self._hang_workspace
+                workspace_id=self._hanging_workspace()
             )
             for account in accounts.order_by("pk"):
                 account.counters["hang_after_accept_times"] = 0
@@ -384,6 +384,12 @@ class Soak:
         if self._fleet is not None:
             said.append(f"the fakes ({self._fleet.lift_hang()} writes held late)")
         return " and ".join(said) or "nothing hung"
+
+    def _hanging_workspace(self) -> int:
+        """The hanging organization's workspace: under hang, the first one made."""
+        if self._hang_workspace is None:
+            raise RuntimeError("No workspace hangs in this run.")
+        return self._hang_workspace
 
     def _pause_victim(self) -> ChildProcess | None:
         """A running worker of this soak with a publish job in hand."""
@@ -529,14 +535,13 @@ class Soak:
     ) -> list[SocialAccount]:
         """One account on the platform's fake, and one more with the behaviours asked for
         this platform switched on (its posts share the pool's turns)."""
+        fleet = self._started_fleet()
         handle = f"{self.tag}-{index}-{platform}"
-        accounts = [
-            self._fleet.account_create(workspace=workspace, platform=platform, handle=handle)
-        ]
+        accounts = [fleet.account_create(workspace=workspace, platform=platform, handle=handle)]
         switched = self._switched(platform)
         if switched:
             accounts.append(
-                self._fleet.account_create(
+                fleet.account_create(
                     workspace=workspace,
                     platform=platform,
                     handle=f"{handle}-switched",
@@ -544,6 +549,12 @@ class Soak:
                 )
             )
         return accounts
+
+    def _started_fleet(self) -> FakeFleet:
+        """The platform fakes, started for any platform but the sandbox."""
+        if self._fleet is None:
+            raise RuntimeError("The platform fakes were not started.")
+        return self._fleet
 
     def _switched(self, platform: str) -> tuple[str, ...]:
         return tuple(
@@ -572,7 +583,7 @@ class Soak:
         return [
             {"account": account.pk}
             if account.platform == SANDBOX
-            else self._fleet.destination(account, rng, marker)
+            else self._started_fleet().destination(account, rng, marker)
             for account in chosen
         ]
 
@@ -601,7 +612,7 @@ class Soak:
             for account in accounts
         }
 
-        def create(item) -> list[int]:
+        def create(item: tuple[int, str, list[dict], float]) -> list[tuple[int, int]]:
             i, marker, destinations, offset = item
             text = f"Soak {self.tag} #{i}" + (f" {marker}" if self._fleet else "")
             try:
@@ -846,7 +857,7 @@ class Soak:
         figures.update(_listed(owed))
         if platform == SANDBOX:
             # The witness: posts the sandbox holds under one idempotency key more than once.
-            remote_ids = [a.remote_id for pool in pools.values() for a in pool[SANDBOX]]
+            remote_ids = [int(a.remote_id) for pool in pools.values() for a in pool[SANDBOX]]
             posts = SandboxPost.objects.filter(
                 account_id__in=remote_ids, is_comment=False, processing_fails=False
             ).values_list("account_id", "idempotency_key", "text")
@@ -876,12 +887,14 @@ class Soak:
         each should be final (published, failed with its reason, ambiguous and left to a
         person) or still being checked with its job scheduled. `not_final` counts the others
         (still running when the wait ended, deferred, stuck or lost), listed with why."""
-        mine = Rendition.objects.filter(pk__in=rendition_ids, workspace_id=self._hang_workspace)
+        mine = Rendition.objects.filter(
+            pk__in=rendition_ids, workspace_id=self._hanging_workspace()
+        )
         rows = list(mine.values_list("pk", "status", "ambiguous"))
         left = {pk: self._outcomes[pk] for pk, _, _ in rows if pk in self._outcomes}
         waiting = {pk: why for pk, why in left.items() if why != "still_checking"}
         final = [(status, ambiguous) for pk, status, ambiguous in rows if pk not in left]
-        figures = {
+        figures: dict[str, int | dict[int, str]] = {
             "renditions": len(rows),
             "published": sum(status == "published" for status, _ in final),
             "failed": sum(status == "failed" for status, _ in final),
@@ -897,11 +910,12 @@ class Soak:
         """Match the fake's posts to renditions by (marker, account). Adds to `lost` the
         renditions called published that the platform does not hold."""
         pattern = marker_pattern(self.tag)
-        held = self._fleet.held(platform, pattern)
+        fleet = self._started_fleet()
+        held = fleet.held(platform, pattern)
         rows = renditions.values_list("pk", "status", "social_account__remote_id", "ambiguous")
         seen = witness(rows, held, self._marks)
         lost.update(seen.lost)
-        by_key, _ = duplicates_by_key_and_text(self._fleet.keyed_posts(platform, pattern))
+        by_key, _ = duplicates_by_key_and_text(fleet.keyed_posts(platform, pattern))
         listed = {"duplicate_renditions": seen.twice[:LISTED]} if seen.twice else {}
         return {
             "duplicates": max(seen.duplicates, by_key),
@@ -919,7 +933,7 @@ class Soak:
             # Posts with one of this run's markers matching no rendition (a wrong account id
             # in the witness, or a post nobody asked for).
             "unmatched_posts": sum(held.values()) - seen.matched,
-            "faults_struck": self._fleet.faults_struck(platform),
+            "faults_struck": fleet.faults_struck(platform),
         }
 
 
