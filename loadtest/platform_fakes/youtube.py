@@ -279,7 +279,11 @@ class YouTubeFake(PlatformFake):
         )
 
     def _resource(self, post: StoredPost, parts: tuple[str, ...] = ("snippet", "status")) -> dict:
-        resource = {"kind": "youtube#video", "etag": f"e{post.id}", "id": post.id}
+        resource: dict[str, object] = {
+            "kind": "youtube#video",
+            "etag": f"e{post.id}",
+            "id": post.id,
+        }
         processed = time.time() >= post.extra["processed_at"]
         failed = processed and post.extra["fails"]
         if "snippet" in parts:
