@@ -160,3 +160,14 @@ def test_a_viewer_or_editor_cannot_make_or_revoke_links(as_vera, as_bob, as_char
     assert as_charlie.get("/w/ws-a/reviews/links/").status_code == 404
     assert PortalLink.objects.count() == 1
     assert PortalLink.objects.get().revoked_at is None
+
+
+def test_the_link_form_refuses_what_it_cannot_use(as_alice):
+    for fields in (
+        {"label": "", "days": "5"},
+        {"label": "Acme", "days": "91"},
+        {"label": "Acme", "days": "5", "period_end": "9999-12-31"},
+        {"label": "Acme", "days": "5", "period_start": "2030-01-02", "period_end": "2030-01-01"},
+    ):
+        assert as_alice.post("/w/ws-a/reviews/links/new/", fields).status_code == 400, fields
+    assert not PortalLink.objects.exists()

@@ -53,6 +53,15 @@ class PortalLinkForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["publications"].choices = choices  # type: ignore[attr-defined]
 
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        for name in ("period_start", "period_end"):
+            day = data.get(name)
+            # A day turned into an instant (and the next one) must stay in range.
+            if day is not None and not 2 <= day.year <= 9998:
+                self.add_error(name, "Pick a date between the years 2 and 9998.")
+        return data
+
 
 def _choices(request: WorkspaceRequest) -> list[tuple[int, str]]:
     """Posts in review, the first planned first: what a link usually shares."""
