@@ -52,6 +52,7 @@ class FacebookFake(MetaGraphFake):
         super().__init__(faults)
         self.photos: dict[str, str] = {}  # unpublished photo id -> page
         self.uploads: dict[str, Upload] = {}
+        self.page_tokens_open_upload_sessions = False
 
     def new_account(self, handle: str) -> dict:
         account = super().new_account(handle)
@@ -276,6 +277,19 @@ class FacebookFake(MetaGraphFake):
             }
             return self.ok(body, account=account)
         return self.ok({"id": obj, "permalink_url": self._permalink(post)}, account=account)
+
+    @route("POST", VERSION + r"/(?P<app>\d+)/uploads")
+    def upload_session(self, request: FakeRequest, app: str) -> FakeResponse:
+        """The Resumable Upload API's session (`file_name`, `file_length`, `file_type`):
+        its reference asks for the user token of someone with a role on the app, so a Page
+        token is refused as a permission error (the refusal's exact form is not documented;
+        `page_tokens_open_upload_sessions` models Meta accepting Page tokens after all)."""
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        if not self.page_tokens_open_upload_sessions:
+            return self.error(10, "(#10) Application does not have permission for this action")
+        return self.ok({"id": f"upload:{self.new_id()}"}, account=account)
 
     @route("DELETE", VERSION + r"/(?P<obj>\d+(?:_\d+)?)")
     def delete_object(self, request: FakeRequest, obj: str) -> FakeResponse:

@@ -15,7 +15,7 @@ from apps.accounts import services as account_services
 from apps.accounts.installation import installation_id
 from apps.accounts.models import SocialAccount
 from apps.providers import httpcall
-from apps.providers.base import SupportsDelete, get_adapter
+from apps.providers.base import MediaPayload, SupportsDelete, get_adapter
 from apps.providers.catalog import get_capabilities
 from apps.providers.live.models import PlatformValidation
 from apps.providers.live.services import platform_validation_run
@@ -507,3 +507,59 @@ def test_a_token_near_expiry_is_refreshed_and_stored_before_posting(workspace_a,
     stored = account_services.social_account_credentials(account)
     assert stored["refresh_token"] != opened["credentials"]["refresh_token"]
     assert stored["expires_at"] > "2026"
+
+
+def _facebook_video_run(workspace, settings, *, sessions_open: bool) -> tuple:
+    from loadtest.platform_fakes.facebook import FacebookFake
+    from loadtest.soak_fakes import mp4_bytes
+
+    settings.META_APP_ID = "4321"
+    video_bytes = mp4_bytes()
+    video = MediaPayload(
+        1, "video", "video/mp4", len(video_bytes), "", lambda: io.BytesIO(video_bytes)
+    )
+    fake = FacebookFake(FaultPlan(rates={}, processing_s=0.0, hang_s=1.0))
+    fake.page_tokens_open_upload_sessions = sessions_open
+    server = _serve(fake, settings)
+    try:
+        account = _account(workspace, "facebook", fake)
+        validation = platform_validation_run(account=account, media=[video])
+    finally:
+        server.stop()
+    return validation, fake
+
+
+def test_facebook_checks_which_video_upload_a_page_token_may_use(workspace_a, clock, settings):
+    validation, fake = _facebook_video_run(workspace_a, settings, sessions_open=False)
+
+    statuses = _statuses(validation)
+    assert [s["name"] for s in validation.steps][-2:] == ["video_upload", "delete"]
+    assert (statuses["publish"], statuses["lookup"]) == ("passed", "passed")
+    step = validation.steps[-2]
+    assert step["status"] == "passed"
+    assert step["detail"].startswith("a Page token finished an upload_phase upload (video ")
+    assert "may not open a Resumable Upload API session: permission_missing/10" in step["detail"]
+    assert ("POST", "/v23.0/4321/uploads") in fake.calls
+    # The video was uploaded in phases, then deleted again.
+    assert statuses["delete"] == "passed" and fake.published() == []
+    assert [m for m, p in fake.calls if p.endswith("/videos")] == ["POST"] * 3
+
+
+def test_facebook_records_a_page_token_opening_a_resumable_session(workspace_a, clock, settings):
+    validation, _ = _facebook_video_run(workspace_a, settings, sessions_open=True)
+
+    assert "it may open a Resumable Upload API session (upload:" in validation.steps[-2]["detail"]
+
+
+def test_facebook_without_a_video_does_not_offer_the_video_check(workspace_a, clock, settings):
+    from loadtest.platform_fakes.facebook import FacebookFake
+
+    fake = FacebookFake(FaultPlan(rates={}, hang_s=1.0))
+    server = _serve(fake, settings)
+    try:
+        validation = platform_validation_run(account=_account(workspace_a, "facebook", fake))
+    finally:
+        server.stop()
+
+    assert _statuses(validation)["video_upload"] == "not_offered"
+    assert _statuses(validation)["delete"] == "passed"

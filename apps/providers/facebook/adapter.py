@@ -19,6 +19,7 @@ from apps.providers.base import (
     Adapter,
     ConnectedIdentity,
     Implements,
+    MediaPayload,
     PollSchedule,
     PublishContext,
     PublishedSegment,
@@ -203,6 +204,12 @@ class FacebookPagesAdapter(Adapter):
                     return None
                 params = {**params, "after": after}
         return None
+
+    def open_upload_session(self, ctx: PublishContext, video: MediaPayload) -> str:
+        """Whether this Page's token may open a Resumable Upload API session (the live
+        validation's video check): the session id, or the Graph refusal raised."""
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            return media.upload_session(client, video)
 
     # Deletion (the live validation's clean-up) ---------------------------------------
 

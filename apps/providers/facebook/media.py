@@ -6,6 +6,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 import httpx
+from django.conf import settings
 
 from apps.providers.base import MediaPayload, PublishContext, PublishedSegment, SegmentPayload
 from apps.providers.errors import ErrorKind, ProviderError
@@ -109,6 +110,24 @@ def upload_video(
         is_create=True,
     )
     return PublishedSegment(provider_post_id=video_id, pending=True)
+
+
+def upload_session(client: httpx.Client, video: MediaPayload) -> str:
+    """Open a Resumable Upload API session for `video` (POST /{app-id}/uploads) and return
+    its id; nothing is uploaded into it (an unused session lapses). The live validation's
+    probe of the path Meta's publishing guide shows; publishing itself uses upload_phase."""
+    body = graph_call(
+        client,
+        "POST",
+        f"{FACEBOOK_GRAPH}/{settings.META_APP_ID}/uploads",
+        data={
+            "file_name": "platform-check.mp4",
+            "file_length": str(video.size_bytes),
+            "file_type": video.mime_type,
+        },
+        is_create=False,
+    )
+    return str(body["id"])
 
 
 def video_state(client: httpx.Client, video_id: str) -> dict:

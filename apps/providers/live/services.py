@@ -37,6 +37,7 @@ from apps.providers.base import (
 )
 from apps.providers.catalog import PlatformCapabilities, get_capabilities
 from apps.providers.errors import ProviderError
+from apps.providers.facebook.adapter import FacebookPagesAdapter
 from apps.providers.live.models import PlatformValidation
 from apps.providers.meta.graph import GRAPH_VERSION
 
@@ -138,28 +139,7 @@ def platform_validation_run(
         marker=marker,
         started_at=started_at,
     )
-    results: list[StepResult] = []
-    for name, step in (
-        ("publish", _publish),
-        ("lookup", _lookup),
-        ("idempotency", _idempotency),
-        ("first_comment", _first_comment),
-        ("delete", _delete),
-    ):
-        if name != "delete" and name != "publish" and run.post is None:
-            result = StepResult(name, Status.SKIPPED, "the test post was not published")
-        else:
-            try:
-                result = step(run)
-            except ProviderError as err:
-                result = StepResult(name, Status.FAILED, _describe(err))
-            except Exception as exc:  # noqa: BLE001 - the clean-up and the record still run
-                # Our bug, not the platform's answer: keep the traceback for the operator.
-                logger.exception("Live validation step %s errored", name)
-                result = StepResult(name, Status.FAILED, f"error: {type(exc).__name__}: {exc}")
-        results.append(result)
-        if on_step is not None:
-            on_step(result)
+    results = _run_steps(run, on_step)
     leftovers = [
         {"what": what, "id": made.provider_post_id, "url": made.provider_url}
         for what, made in run.made
@@ -179,6 +159,36 @@ def platform_validation_run(
     validation.full_clean()
     validation.save()
     return validation
+
+
+def _run_steps(run: _Run, on_step: Callable[[StepResult], None] | None) -> list[StepResult]:
+    """Every step in order (a platform's own checks before the clean-up); a step that needs
+    the test post is skipped without it."""
+    steps: list[tuple[str, Callable[[_Run], StepResult]]] = [
+        ("publish", _publish),
+        ("lookup", _lookup),
+        ("idempotency", _idempotency),
+        ("first_comment", _first_comment),
+        *PLATFORM_STEPS.get(run.caps.platform, ()),
+        ("delete", _delete),
+    ]
+    results: list[StepResult] = []
+    for name, step in steps:
+        if name != "delete" and name != "publish" and run.post is None:
+            result = StepResult(name, Status.SKIPPED, "the test post was not published")
+        else:
+            try:
+                result = step(run)
+            except ProviderError as err:
+                result = StepResult(name, Status.FAILED, _describe(err))
+            except Exception as exc:  # noqa: BLE001 - the clean-up and the record still run
+                # Our bug, not the platform's answer: keep the traceback for the operator.
+                logger.exception("Live validation step %s errored", name)
+                result = StepResult(name, Status.FAILED, f"error: {type(exc).__name__}: {exc}")
+        results.append(result)
+        if on_step is not None:
+            on_step(result)
+    return results
 
 
 def _context(account: SocialAccount, marker: str, settings: dict) -> PublishContext:
@@ -377,6 +387,36 @@ def _delete(run: _Run) -> StepResult:
     if failures:
         return StepResult("delete", Status.FAILED, "; ".join(failures))
     return StepResult("delete", Status.PASSED, "deleted " + ", ".join(deleted))
+
+
+def _facebook_video(run: _Run) -> StepResult:
+    """Which video upload a Page token may use today (docs/platforms/facebook.md, "Video
+    upload protocol"): the test post's video went up by `upload_phase` start, transfer and
+    finish, the protocol the adapter speaks; then a Resumable Upload API session is opened
+    with the same token (nothing is uploaded into it), to learn whether that path, the one
+    Meta's guide shows, is open to a Page that merely connected."""
+    videos = [m for m in run.segment.media if m.kind == "video"]
+    if not videos or videos[0].public_url:
+        return StepResult(
+            "video_upload",
+            Status.NOT_OFFERED,
+            "pass --media with a video, without --media-url, to check Facebook's video upload",
+        )
+    assert run.post is not None and isinstance(run.adapter, FacebookPagesAdapter)
+    done = f"a Page token finished an upload_phase upload (video {run.post.provider_post_id})"
+    try:
+        session = run.adapter.open_upload_session(run.ctx, videos[0])
+    except ProviderError as err:
+        resumable = f"it may not open a Resumable Upload API session: {_describe(err)}"
+    else:
+        resumable = f"it may open a Resumable Upload API session ({session})"
+    return StepResult("video_upload", Status.PASSED, f"{done}; {resumable}")
+
+
+# Checks of one platform's own, run after the first comment and before the clean-up.
+PLATFORM_STEPS: dict[str, tuple[tuple[str, Callable[[_Run], StepResult]], ...]] = {
+    "facebook": (("video_upload", _facebook_video),),
+}
 
 
 def _find(look: Callable[[], PublishedSegment | None]) -> PublishedSegment | None:
