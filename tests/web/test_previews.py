@@ -1,15 +1,19 @@
 """The composer's previews per network: the account as the network shows it, the text cut
-where the platform's limit cuts it (counted its way), threads, link cards, media order and
-crop, the reconnect warning; sent live with the checks while typing."""
+where the platform's limit cuts it (counted its way, the count shown), folded where its
+feed folds it, threads split as they are published, link cards, media order, crop and
+layout, the first comment, the reconnect warning; sent live with the checks while typing,
+among all the previews and in each destination's tab."""
 
 import io
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
 from apps.providers.text_counting import Counter
-from apps.web.composer.previews import cut_at_limit, initials
+from apps.publications.models import Publication
+from apps.web.composer.previews import cut_at_limit, fold_at, initials
 from tests.factories import MediaAssetFactory, SocialAccountFactory
 
 pytestmark = pytest.mark.django_db
@@ -95,7 +99,10 @@ def test_a_thread_previews_as_a_thread_where_the_platform_threads(as_alice, news
     assert thread.index("Part one") < thread.index("Part two")
     single = preview_of(page, gram)
     assert "Part two" not in single
-    assert "Instagram publishes no threads: only part 1 goes out, 1 part left out." in single
+    assert (
+        "Instagram publishes no threads: a post of 2 parts cannot be scheduled there. Write "
+        "@gram's own text and leave the other parts empty, or keep to one part."
+    ) in single
 
 
 def test_a_link_gets_a_card_with_its_domain(as_alice, news, workspace_a):
@@ -195,3 +202,92 @@ def test_an_outsiders_accounts_and_media_never_preview(as_charlie, news, workspa
     own = as_charlie.post(f"/w/{workspace_b.slug}/compose/check/", data, **HTMX)
     assert own.status_code == 200
     assert f'id="preview-{news.pk}"' not in own.content.decode()
+
+
+# --- counted, folded and split as each network does -------------------------------------
+
+ACCENTED = "Cafe\u0301"  # "Café" with a combining accent: 5 code points, 4 graphemes
+
+
+def test_the_count_is_x_weighted_and_bluesky_graphemes(as_alice, workspace_a):
+    x = SocialAccountFactory(workspace=workspace_a, platform="x", handle="xacct")
+    sky = SocialAccountFactory(workspace=workspace_a, platform="bluesky", handle="sky")
+    url = "https://example.com/a/very/long/path"  # 36 characters
+    text = "日本語" * 10 + " 👋🏽 " + ACCENTED + " " + url
+    page = as_alice.post(CHECK, form(text, destinations=[x, sky]), **HTMX).content.decode()
+
+    # X: CJK 2 each (60), spaces 1 (3), an emoji with its skin tone 2, NFC "Café" 4, a link 23.
+    assert 'data-count="92">92 / 280 weighted characters' in preview_of(page, x)
+    # Bluesky: 30 + 3 + 1 + 4 + 36 user-perceived characters, the link as written.
+    assert 'data-count="74">74 / 300 characters' in preview_of(page, sky)
+
+
+def test_x_cuts_cjk_at_half_the_characters(as_alice, workspace_a):
+    x = SocialAccountFactory(workspace=workspace_a, platform="x", handle="xacct")
+    text = "語" * 141  # 282 weighted
+    page = as_alice.post(CHECK, form(text, destinations=[x]), **HTMX).content.decode()
+    card = preview_of(page, x)
+    assert f'<p class="preview-text">{"語" * 140}<del class="preview-cut"' in card
+    assert 'data-count="282"' in card
+
+
+def test_a_thread_splits_as_it_is_published(as_alice, workspace_a, news):
+    sky = SocialAccountFactory(workspace=workspace_a, platform="bluesky", handle="sky")
+    data = form("One", "Two", "Three", destinations=[news, sky])
+    # Bluesky gets its own text, its second part left empty: a thread of two there.
+    data.update({f"override-{sky.pk}": "on", f"override-{sky.pk}-0-text": "Uno"})
+    data.update({f"override-{sky.pk}-1-text": "", f"override-{sky.pk}-2-text": "Tres"})
+    page = as_alice.post(CHECK, data, **HTMX).content.decode()
+    saved = as_alice.post(COMPOSE, {**data, "op": "save_draft"}, **HTMX)
+    assert saved.status_code == 200
+
+    publication = Publication.objects.get()
+    for account in (news, sky):
+        rendition = publication.renditions.get(social_account=account)
+        sent = [segment.text for segment in rendition.segments.order_by("position")]
+        shown = re.findall(r'<p class="preview-text">([^<]*)</p>', preview_of(page, account))
+        assert shown == sent
+    assert sent == ["Uno", "Tres"]
+
+
+def test_a_feed_folds_a_long_text_where_that_network_folds_it(as_alice, workspace_a, news):
+    linked = SocialAccountFactory(workspace=workspace_a, platform="linkedin", handle="co")
+    text = "word " * 60  # 300 characters
+    page = as_alice.post(CHECK, form(text, destinations=[news, linked]), **HTMX).content.decode()
+    folded = preview_of(page, linked)
+    # At most 210 characters, back to the last space: 41 words.
+    assert '<span class="preview-more" data-fold="204">…see more</span>' in folded
+    assert f'<p class="preview-text">{text[:204]}<span' in folded
+    assert "preview-more" not in preview_of(page, news)  # shown whole
+    assert fold_at("one\ntwo\nthree\nfour", "linkedin") == len("one\ntwo\nthree")
+    assert fold_at("short", "instagram") is None
+
+
+def test_the_first_comment_shows_as_each_network_takes_it(as_alice, workspace_a):
+    sky = SocialAccountFactory(workspace=workspace_a, platform="bluesky", handle="sky")
+    linked = SocialAccountFactory(workspace=workspace_a, platform="linkedin", handle="co")
+    x = SocialAccountFactory(workspace=workspace_a, platform="x", handle="xacct")
+    data = form("Post", destinations=[sky, linked, x], first_comment="Link in here")
+    page = as_alice.post(CHECK, data, **HTMX).content.decode()
+
+    assert 'data-first-comment="reply"' in preview_of(page, sky)
+    assert "First comment: a reply under the post" in preview_of(page, sky)
+    assert 'data-first-comment="comment"' in preview_of(page, linked)
+    assert "X takes no first comment: the post goes out without it." in preview_of(page, x)
+
+
+def test_each_destination_tab_shows_its_own_preview(as_alice, news, short):
+    data = form("Hello there", destinations=[news, short])
+    opened = as_alice.post(COMPOSE, {**data, "op": "refresh"}).content.decode()
+    panel = opened[opened.index(f'id="panel-{news.pk}"') :]
+    panel = (
+        panel[: panel.index('role="tabpanel"', 20)] if 'role="tabpanel"' in panel[20:] else panel
+    )
+    assert f'id="tab-preview-{news.pk}"' in panel
+
+    checked = as_alice.post(CHECK, data, **HTMX).content.decode()
+    assert f'id="tab-preview-{short.pk}" aria-labelledby="tab-preview-{short.pk}-name"' in checked
+    assert checked.count('hx-swap-oob="true"') >= 3  # all the previews, and each tab's copy
+
+    ticked = as_alice.post(COMPOSE, {**data, "op": "destinations"}, **HTMX).content.decode()
+    assert ticked.count(f'id="tab-preview-{news.pk}"') == 1  # in its tab, not again out of band

@@ -64,6 +64,14 @@ def test_previews_follow_the_text_as_it_is_typed(signed_in, workspace_a):
     expect(page.locator(f"#preview-{short.pk}")).to_contain_text("Sandbox takes 40")
     expect(page.locator(f"#preview-{news.pk} .link-domain")).to_have_text("shop.example.com")
     expect(page.locator(f"#preview-{news.pk} .preview-avatar")).to_have_text("SN")
+    # The destination's tab shows its own copy, kept in step.
+    expect(page.locator(f"#tab-preview-{news.pk} .preview-text")).to_have_text(text)
+    # The first comment shows under the post as it is typed; the post's text stays.
+    page.locator("#first-comment").press_sequentially("More at the shop")
+    comment = page.locator(f"#preview-{news.pk} .preview-comment-text")
+    expect(comment).to_have_text("More at the shop")
+    expect(page.locator("#first-comment")).to_have_value("More at the shop")
+    expect(page.get_by_label("Text", exact=True)).to_have_value(text)
 
     # A second part makes a thread; the text typed so far stays.
     page.get_by_role("button", name="+ Add a part (thread)").click()

@@ -14,7 +14,7 @@ from apps.providers.catalog import PlatformCapabilities, SettingSpec
 from apps.providers.live.readiness import effective_capabilities
 from apps.web.composer.checks import Count, DestinationCheck, DraftCheck, Message
 from apps.web.composer.draft import DestinationDraft, Draft, MediaDraft, setting_to_form
-from apps.web.composer.previews import preview_draft
+from apps.web.composer.previews import Preview, preview_draft
 
 
 @dataclass
@@ -60,6 +60,7 @@ class DestinationView:
     settings: list[SettingView]
     # The catalog with today's readiness (live validations), for the badge.
     readiness: PlatformCapabilities | None = None
+    preview: Preview | None = None  # how its network will show the post, in its tab
 
     @property
     def key(self) -> str:
@@ -113,6 +114,10 @@ def composer_context(
         draft=draft, check=check, by_field=by_field, effective=effective
     )
     active = draft.active_tab if draft.destination(draft.active_tab) else ""
+    previews = preview_draft(workspace, draft)
+    by_key = {preview.key: preview for preview in previews}
+    for view in destinations:
+        view.preview = by_key.get(view.key)
     return {
         "draft": draft,
         "check": check,
@@ -126,7 +131,7 @@ def composer_context(
         "first_comment_errors": by_field.get("first-comment", []),
         "first_comment_platforms": _first_comment_platforms(draft),
         "active_tab": active or (destinations[0].key if destinations else ""),
-        "previews": preview_draft(workspace, draft),
+        "previews": previews,
         "needs_reconnect": [
             d.account
             for d in draft.destinations
