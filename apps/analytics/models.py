@@ -148,6 +148,8 @@ class MetricsSchedule(models.Model):
                 name="metrics_schedule_due",
                 condition=models.Q(next_sync_at__isnull=False),
             ),
+            # The analytics period: a workspace's posts published between two instants.
+            models.Index(fields=["workspace", "published_at"], name="metrics_schedule_period"),
         ]
 
     def __str__(self) -> str:

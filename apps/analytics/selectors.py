@@ -35,6 +35,8 @@ DISABLED = "disabled"
 # The longest period one analytics read covers.
 MAX_PERIOD = timedelta(days=366)
 TOP_POSTS = 10
+# Posts one period read takes at most (the earliest of the period first).
+MAX_POSTS = 5000
 SERIES_POINTS = 500  # a post's samples are at most a few dozen; a bound all the same
 
 
@@ -135,13 +137,17 @@ def _posts(workspace: Workspace, period: Period, accounts: list[int] | None) -> 
     source_text = PublicationSegment.objects.filter(
         publication=OuterRef("publication_id"), position=0
     )
+    # Through the schedules (one per published post, indexed by workspace and time): the
+    # read costs the period's posts, not the workspace's whole history.
+    tracked = MetricsSchedule.objects.filter(
+        workspace=workspace, published_at__gte=period.since, published_at__lt=period.until
+    )
+    if accounts:
+        tracked = tracked.filter(social_account_id__in=accounts)
+    ids = list(tracked.order_by("published_at").values_list("pk", flat=True)[:MAX_POSTS])
     posts = (
         Rendition.objects.for_workspace(workspace)
-        .filter(
-            status=Rendition.Status.PUBLISHED,
-            published_at__gte=period.since,
-            published_at__lt=period.until,
-        )
+        .filter(pk__in=ids, status=Rendition.Status.PUBLISHED)
         .select_related("social_account")
         .annotate(
             first_text=Coalesce(
@@ -150,8 +156,6 @@ def _posts(workspace: Workspace, period: Period, accounts: list[int] | None) -> 
         )
         .order_by("published_at")
     )
-    if accounts:
-        posts = posts.filter(social_account_id__in=accounts)
     return list(posts)
 
 

@@ -6,6 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from apps.analytics.models import FollowersSample, MetricGap, PostMetricsSample
+from apps.analytics.services import metrics_schedule_start
 from apps.common.db_clock import db_now
 from apps.renditions.models import Rendition
 from tests.factories import RenditionFactory, SocialAccountFactory
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 def _published(workspace, *, platform="mastodon", hours_ago=30):
     account = SocialAccountFactory(workspace=workspace, platform=platform)
-    return RenditionFactory(
+    rendition = RenditionFactory(
         publication__workspace=workspace,
         social_account=account,
         status=Rendition.Status.PUBLISHED,
@@ -23,6 +24,8 @@ def _published(workspace, *, platform="mastodon", hours_ago=30):
         provider_url="https://m.example/@a/1",
         published_at=db_now() - timedelta(hours=hours_ago),
     )
+    metrics_schedule_start(rendition=rendition)  # as publishing does
+    return rendition
 
 
 def _sample(rendition, *, hours_ago, likes, views=None):

@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 
 from apps.analytics.models import PostMetricsSample
+from apps.analytics.services import metrics_schedule_start
 from apps.api.mcp import tools
 from apps.common.db_clock import db_now
 from apps.renditions.models import Rendition
@@ -28,6 +29,7 @@ def _read_post(workspace):
         provider_post_id="at://did:plc:x/app.bsky.feed.post/1",
         published_at=db_now() - timedelta(hours=5),
     )
+    metrics_schedule_start(rendition=rendition)  # as publishing does
     PostMetricsSample.objects.create(
         workspace=workspace,
         rendition=rendition,

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from apps.analytics.models import FollowersSample, PostMetricsSample
+from apps.analytics.services import metrics_schedule_start
 from apps.common.db_clock import db_now
 from apps.renditions.models import Rendition
 from tests.factories import PublicationSegmentFactory, RenditionFactory, SocialAccountFactory
@@ -26,6 +27,7 @@ def read_post(workspace_a):
         provider_url="https://m.example/@news/1",
         published_at=db_now() - timedelta(hours=30),
     )
+    metrics_schedule_start(rendition=rendition)  # as publishing does
     PublicationSegmentFactory(publication=rendition.publication, text="=SUM(A1) launch day")
     for hours_ago, likes in ((20, 4), (2, 11)):
         PostMetricsSample.objects.create(

@@ -86,7 +86,9 @@ class AnalyticsSerializer(serializers.Serializer):
     from_ = serializers.DateField()
     to = serializers.DateField()
     timezone = serializers.CharField()
-    posts = serializers.IntegerField(help_text="Posts published in the period.")
+    posts = serializers.IntegerField(
+        help_text="Posts published in the period (those whose metrics are tracked)."
+    )
     posts_read = serializers.IntegerField(help_text="Of them, those with metrics read.")
     totals = MetricValuesSerializer(help_text="Latest counts of the period's posts, summed.")
     top_posts = TopPostSerializer(many=True)
