@@ -62,6 +62,8 @@ DELIVERY_EVENTS = {
     "publication.status_changed",
     "account.needs_reconnect",
     "publication.review_changed",
+    "comment.received",
+    "comment.replied",
 }
 SECURITY_EVENTS = {
     "member.invited",

@@ -157,3 +157,21 @@ def test_an_approval_holds_the_send(sandbox_http, worker, workspace_a, alice, bo
     reply.refresh_from_db()
     assert reply.status == "sent" and reply.approved_by == alice
     assert len(sandbox_replies(fan)) == 1
+
+
+def test_the_webhooks_say_what_was_received_and_replied(sandbox_http, worker, workspace_a, alice):
+    from apps.webhooks.models import WebhookEvent
+    from apps.webhooks.services import webhook_endpoint_create
+
+    # An IP literal needs no name resolution; it is a public address.
+    webhook_endpoint_create(workspace=workspace_a, url="https://93.184.215.14/hooks")
+    comment, _fan = a_comment(workspace_a)
+    reply_create(comment=comment, author=alice, text="At 7!", needs_approval=False)
+    drain(worker)
+
+    received, replied = WebhookEvent.objects.order_by("pk")
+    assert received.type == "comment.received"
+    assert received.data["comment"]["platform_id"] == comment.platform_id
+    assert replied.type == "comment.replied"
+    assert replied.data["reply"]["text"] == "At 7!"
+    assert replied.data["comment"]["id"] == comment.pk

@@ -181,6 +181,8 @@ class TestEmit:
             "publication.review_requested",
             "publication.approved",
             "publication.changes_requested",
+            "comment.received",
+            "comment.replied",
         }
 
 
