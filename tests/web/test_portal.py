@@ -171,3 +171,13 @@ def test_the_link_form_refuses_what_it_cannot_use(as_alice):
     ):
         assert as_alice.post("/w/ws-a/reviews/links/new/", fields).status_code == 400, fields
     assert not PortalLink.objects.exists()
+
+
+def test_a_post_in_review_is_shared_from_its_page(as_alice, post):
+    page = as_alice.get(f"/w/ws-a/posts/{post.pk}/").content.decode()
+    share = f"/w/ws-a/reviews/links/?post={post.pk}"
+    assert share in page
+
+    form = as_alice.get(share).content.decode()
+
+    assert re.search(rf'value="{post.pk}"[^>]*checked', form)

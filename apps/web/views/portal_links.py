@@ -110,7 +110,10 @@ def _render(
 @workspace_view(Action.VIEW)
 @require_GET
 def portal_link_list(request: WorkspaceRequest) -> HttpResponse:
-    return _render(request)
+    """The links; ``?post=<id>`` (from a post's review panel) ticks that post in the form."""
+    post = request.GET.get("post", "")
+    initial = {"publications": [int(post)]} if post.isdigit() else {}
+    return _render(request, form=PortalLinkForm(initial=initial, choices=_choices(request)))
 
 
 def _day(value, zone: zoneinfo.ZoneInfo, *, after: bool = False) -> datetime | None:
