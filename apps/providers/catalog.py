@@ -273,9 +273,17 @@ def _parse(platform: str, data: dict) -> PlatformCapabilities:
         first_comment_mode=(data.get("first_comment") or {}).get("mode"),
         delete_supported=bool(delete["supported"]),
         delete_why=None if delete["supported"] else delete["why"],
-        delete_detail=" ".join(filter(None, (delete.get("endpoint"), delete.get("detail")))),
+        delete_detail=_delete_detail(delete),
         raw=_freeze(data),
     )
+
+
+def _delete_detail(delete: dict) -> str:
+    """The endpoint, with what to know about it in brackets; or why there is none."""
+    endpoint, detail = delete.get("endpoint"), delete.get("detail")
+    if endpoint and detail:
+        return f"{endpoint} ({detail})"
+    return endpoint or detail or ""
 
 
 @cache
