@@ -7,6 +7,8 @@ from apps.jobs.registry import StalePolicy, job_type
 from apps.planning.recycling import evergreen_recycle_due
 
 RECYCLE_JOB = "planning.evergreen_recycle"
+# Wall-clock seconds one sweep spends on due posts; what is left waits for the next sweep.
+RECYCLE_SECONDS = 30.0
 
 
 # Housekeeping: it creates publications and publishes nothing, so it holds no seat; the
@@ -16,4 +18,4 @@ RECYCLE_JOB = "planning.evergreen_recycle"
 )
 def recycle(job: Job) -> None:
     """Make the evergreen re-shares that are due."""
-    evergreen_recycle_due()
+    evergreen_recycle_due(budget_s=RECYCLE_SECONDS)

@@ -25,6 +25,7 @@ are unique per post, and its reference key is unique in the workspace.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -33,7 +34,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone as django_timezone
 
-from apps.accounts.models import SocialAccount
+from apps.accounts.models import Organization, SocialAccount
 from apps.approvals.rule import needs_approval
 from apps.common.errors import DomainError
 from apps.planning.models import EvergreenPost, EvergreenShare
@@ -486,23 +487,42 @@ def _save_look(row: EvergreenPost, look: Look, now: datetime) -> None:
     )
 
 
-def evergreen_recycle_due(*, now: datetime | None = None, limit: int = SWEEP_BATCH) -> int:
-    """Look at the active evergreen posts whose next look is due, soonest first, each in
-    its own transaction (one that raises is looked at again after RECHECK, the others go
-    on). Returns how many re-shares were made."""
+def evergreen_recycle_due(
+    *, now: datetime | None = None, limit: int = SWEEP_BATCH, budget_s: float = 0.0
+) -> int:
+    """Look at the active evergreen posts of active organizations whose next look is due,
+    soonest first, each in its own transaction (one that raises is looked at again after
+    RECHECK, the others go on): batches of ``limit`` until none is left or ``budget_s`` of
+    wall-clock time is spent (one batch with the default). Returns how many re-shares were
+    made."""
     now = now or django_timezone.now()
-    due = EvergreenPost.objects.due(now).order_by("next_check_at", "pk")
+    deadline = time.monotonic() + budget_s
+    seen: set[int] = set()
     made = 0
-    for pk in list(due.values_list("pk", flat=True)[:limit]):
-        try:
-            look = evergreen_recycle(evergreen=EvergreenPost(pk=pk), now=now, due_only=True)
-        except Exception:
-            # Pushed forward first, so one post that keeps failing cannot hold the sweep.
-            EvergreenPost.objects.filter(pk=pk).update(next_check_at=now + RECHECK)
-            logger.exception("Recycling evergreen post %s failed.", pk, extra={"evergreen": pk})
-            continue
-        made += look.share is not None and look.share.status == S.MADE
-    return made
+    while True:
+        due = (
+            EvergreenPost.objects.due(now)
+            .filter(workspace__organization__state=Organization.State.ACTIVE)
+            .exclude(pk__in=seen)
+            .order_by("next_check_at", "pk")
+        )
+        batch = list(due.values_list("pk", flat=True)[:limit])
+        for pk in batch:
+            seen.add(pk)
+            made += _recycle_logged(pk, now)
+        if len(batch) < limit or time.monotonic() >= deadline:
+            return made
+
+
+def _recycle_logged(pk: int, now: datetime) -> int:
+    try:
+        look = evergreen_recycle(evergreen=EvergreenPost(pk=pk), now=now, due_only=True)
+    except Exception:
+        # Pushed forward first, so one post that keeps failing cannot hold the sweep.
+        EvergreenPost.objects.filter(pk=pk).update(next_check_at=now + RECHECK)
+        logger.exception("Recycling evergreen post %s failed.", pk, extra={"evergreen": pk})
+        return 0
+    return int(look.share is not None and look.share.status == S.MADE)
 
 
 @dataclass(frozen=True)

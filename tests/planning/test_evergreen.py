@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from django.db import IntegrityError, transaction
 
+from apps.accounts.models import Organization
 from apps.approvals.models import ApprovalRule, Review
 from apps.common.errors import Conflict, NotFound, ValidationFailed
 from apps.planning.evergreen import (
@@ -316,3 +317,24 @@ def test_one_workspace_slots_and_posts_do_not_touch_another(
     assert ours.shares.count() == 1
     assert theirs.shares.count() == 0  # workspace B has no slots
     assert EvergreenPost.objects.for_workspace(workspace_b).get().note["code"] == ("NO_QUEUE_SLOTS")
+
+
+def test_a_suspended_organizations_posts_wait(workspace_a, alice, news, set_slots, org_a):
+    set_slots([(MON, "09:00")])
+    mark(workspace_a, alice, published(workspace_a, alice, [news]))
+    Organization.objects.filter(pk=org_a.pk).update(state=Organization.State.SUSPENDED)
+
+    assert evergreen_recycle_due() == 0
+
+    Organization.objects.filter(pk=org_a.pk).update(state=Organization.State.ACTIVE)
+    assert evergreen_recycle_due() == 1
+
+
+def test_the_sweep_goes_on_in_batches_within_its_budget(workspace_a, alice, news, blog, set_slots):
+    set_slots([(MON, "09:00"), (TUE, "09:00")])
+    for account in (news, blog):
+        mark(workspace_a, alice, published(workspace_a, alice, [account], text=account.handle))
+
+    assert evergreen_recycle_due(limit=1) == 1
+    assert evergreen_recycle_due(limit=1, budget_s=60) == 1
+    assert EvergreenShare.objects.count() == 2
