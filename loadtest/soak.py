@@ -57,7 +57,7 @@ from apps.common.processes import (
 from apps.jobs.models import WorkerProcess
 from apps.providers import catalog
 from apps.publishing.services import publication_create
-from apps.renditions.models import DeliveryAttempt, Rendition
+from apps.renditions.models import DeliveryAttempt, FirstComment, Rendition
 from apps.sandbox.models import SandboxAccount, SandboxPost
 from apps.sandbox.services import sandbox_account_create
 from loadtest.platform_fakes import registry
@@ -74,7 +74,15 @@ from loadtest.soak_chaos import (
     HangLift,
     db_errors,
 )
-from loadtest.soak_fakes import APP_SETTINGS, FakeFleet, marker_for, marker_pattern, media_cleanup
+from loadtest.soak_fakes import (
+    APP_SETTINGS,
+    FakeFleet,
+    comment_marker,
+    comment_marker_pattern,
+    marker_for,
+    marker_pattern,
+    media_cleanup,
+)
 
 SANDBOX = "sandbox"
 
@@ -139,6 +147,9 @@ class SoakConfig:
     # Fake account behaviours ("platform:behaviour", see resolve_behaviours): each platform
     # named gets a second account per workspace with its behaviours switched on.
     account_behaviours: tuple[str, ...] = ()
+    # Every publication carries a first comment (posted where the platform takes one),
+    # counted at the platform like the posts.
+    first_comments: bool = False
 
 
 def pause_default_s() -> float:
@@ -624,6 +635,9 @@ class Soak:
                     destinations=destinations,
                     scheduled_at=due,
                     status="scheduled",
+                    first_comment=f"First comment {comment_marker(marker)}"
+                    if self.config.first_comments
+                    else None,
                 )
                 return list(publication.renditions.values_list("pk", "social_account_id"))
             finally:
@@ -781,6 +795,10 @@ class Soak:
             "duplicates_by_key": sum(f["duplicates_by_key"] for f in per_platform.values()),
             "duplicates_by_text": sum(f["duplicates_by_text"] for f in per_platform.values()),
             "lost": sum(f["lost"] for f in per_platform.values()),
+            "comment_duplicates": sum(
+                f.get("comment_duplicates", 0) for f in per_platform.values()
+            ),
+            "comments_lost": sum(f.get("comments_lost", 0) for f in per_platform.values()),
             # Posts a platform holds for a rendition not called published, per platform (the
             # sandbox's witness does not count them).
             "held_not_published": {
@@ -869,6 +887,8 @@ class Soak:
             )
         else:
             figures.update(self._witness(platform, renditions, lost))
+        if self.config.first_comments:
+            figures.update(self._comment_figures(platform, renditions, pools))
         figures["lost"] = len(lost)
         if lost:  # the rows to look at (kept with --keep)
             figures["lost_renditions"] = sorted(lost)[:LISTED]
@@ -881,6 +901,24 @@ class Soak:
         )
         figures["unsettled_by_status"] = dict(Counter(status for _, status in unsettled_rows))
         return figures
+
+    def _comment_figures(self, platform: str, renditions, pools) -> dict:
+        """The first comments of this platform's renditions, by status, matched to the
+        comments the platform holds (by comment marker and account)."""
+        pattern = comment_marker_pattern(self.tag)
+        if platform == SANDBOX:
+            remote_ids = [a.remote_id for pool in pools.values() for a in pool[SANDBOX]]
+            held: Counter = Counter()
+            for account_id, text in SandboxPost.objects.filter(
+                account_id__in=remote_ids, is_comment=True
+            ).values_list("account_id", "text"):
+                held.update((m, str(account_id)) for m in set(pattern.findall(text)))
+        else:
+            held = self._fleet.comments_held(platform, pattern)
+        rows = FirstComment.objects.filter(rendition__in=renditions).values_list(
+            "rendition_id", "status", "rendition__social_account__remote_id"
+        )
+        return comment_witness(rows, held, self._marks)
 
     def _hanging_figures(self, rendition_ids: list[int]) -> dict:
         """The hanging organization's renditions at the end, once the fault was lifted:
@@ -958,6 +996,29 @@ def _listed(owed: Owed) -> dict:
     if owed.deferred:
         listed["deferred_until"] = max(at for _, at in owed.deferred).isoformat()
     return listed
+
+
+def comment_witness(rows, held: Counter, marks: dict[int, tuple[str, int]]) -> dict:
+    """First comments (rendition id, status, account remote id) against the comments the
+    platform holds by (comment marker, account): more than one is a duplicate; none for a
+    comment called published is lost; one for a comment not called published is held."""
+    by_status: Counter = Counter()
+    duplicates = lost = held_not_published = 0
+    for pk, status, remote_id in rows:
+        by_status[status] += 1
+        n = held.get((comment_marker(marks[pk][0]), str(remote_id)), 0)
+        duplicates += max(0, n - 1)
+        if status == FirstComment.Status.PUBLISHED and not n:
+            lost += 1
+        elif status != FirstComment.Status.PUBLISHED and n:
+            held_not_published += 1
+    return {
+        "comments": sum(by_status.values()),
+        "comments_by_status": dict(sorted(by_status.items())),
+        "comment_duplicates": duplicates,
+        "comments_lost": lost,
+        "comments_held_not_published": held_not_published,
+    }
 
 
 @dataclass

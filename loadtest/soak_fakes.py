@@ -56,6 +56,16 @@ def marker_pattern(tag: str) -> re.Pattern:
     return re.compile(re.escape(tag.replace("-", "")) + r"n\d{6}")
 
 
+def comment_marker(marker: str) -> str:
+    """The marker of a publication's first comment: its post marker with `c` for `n`, so
+    the post pattern never counts a comment as a post."""
+    return marker[:-7] + "c" + marker[-6:]
+
+
+def comment_marker_pattern(tag: str) -> re.Pattern:
+    return re.compile(re.escape(tag.replace("-", "")) + r"c\d{6}")
+
+
 def jpeg_bytes(size: tuple[int, int] = (320, 240)) -> bytes:
     out = io.BytesIO()
     Image.new("RGB", size, (200, 60, 30)).save(out, format="JPEG", quality=80)
@@ -194,6 +204,25 @@ class FakeFleet:
             account = aliases.get(str(post.account), str(post.account))
             for marker in set(pattern.findall(post.text or "")):
                 held[(marker, account)] += 1
+        return held
+
+    def comments_held(self, platform: str, pattern: re.Pattern) -> Counter:
+        """Comments the platform holds, counted by (comment marker, account remote id):
+        replies (Mastodon's and Bluesky's first comments are replies to the post) and the
+        comments a fake keeps apart (`comments`: post id -> list of {actor, message})."""
+        fake = self.fakes[platform]
+        aliases = self._aliases.get(platform, {})
+        texts = [(post.account, post.text) for post in fake.published() if post.reply_to]
+        with fake.lock:
+            kept = getattr(fake, "comments", None)
+            for comments in kept.values() if isinstance(kept, dict) else ():
+                for comment in comments if isinstance(comments, list) else ():
+                    if isinstance(comment, dict) and isinstance(comment.get("message"), dict):
+                        texts.append((comment.get("actor", ""), comment["message"].get("text")))
+        held: Counter = Counter()
+        for account, text in texts:
+            for marker in set(pattern.findall(text or "")):
+                held[(marker, aliases.get(str(account), str(account)))] += 1
         return held
 
     def keyed_posts(self, platform: str, pattern: re.Pattern) -> list[tuple[str, str, str]]:

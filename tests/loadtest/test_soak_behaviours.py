@@ -1,14 +1,25 @@
-"""The soak's per-account switches of the fakes' behaviours: which exist, how an account
-is opened with them on, and how a post the platform made something else of is counted."""
+"""The soak's per-account switches of the fakes' behaviours (which exist, how an account
+is opened with them on, how a post the platform made something else of is counted) and
+its first comments, counted at the platform."""
+
+from collections import Counter
 
 import pytest
 from django.utils import timezone
 
 from apps.renditions.models import Rendition
+from loadtest.platform_fakes.base import StoredPost
+from loadtest.platform_fakes.linkedin import LinkedInFake
 from loadtest.platform_fakes.reddit import RedditFake
 from loadtest.platform_fakes.youtube import YouTubeFake
-from loadtest.soak import published_with_notice, resolve_behaviours
-from loadtest.soak_fakes import FakeFleet
+from loadtest.soak import comment_witness, published_with_notice, resolve_behaviours
+from loadtest.soak_fakes import (
+    FakeFleet,
+    comment_marker,
+    comment_marker_pattern,
+    marker_for,
+    marker_pattern,
+)
 from tests.factories import RenditionFactory
 
 
@@ -62,3 +73,45 @@ def test_published_with_a_notice_counts_only_published_renditions_carrying_one()
     RenditionFactory(status=Rendition.Status.FAILED, checkpoint=notice)
 
     assert published_with_notice(Rendition.objects.all()) == 1
+
+
+def test_a_comment_marker_is_never_counted_as_a_post():
+    marker = marker_for("soak-ab12", 7)
+
+    assert comment_marker(marker) == "soakab12c000007"
+    assert marker_pattern("soak-ab12").findall(f"First comment {comment_marker(marker)}") == []
+    assert comment_marker_pattern("soak-ab12").findall(comment_marker(marker)) == [
+        comment_marker(marker)
+    ]
+
+
+def test_the_comment_witness_counts_duplicates_lost_and_comments_the_product_denies():
+    marks = {1: (marker_for("t", 1), 1), 2: (marker_for("t", 2), 1), 3: (marker_for("t", 3), 1)}
+    held = Counter(
+        {(comment_marker(marks[1][0]), "acct"): 2, (comment_marker(marks[3][0]), "acct"): 1}
+    )
+    rows = [(1, "published", "acct"), (2, "published", "acct"), (3, "unknown", "acct")]
+
+    figures = comment_witness(rows, held, marks)
+
+    assert figures == {
+        "comments": 3,
+        "comments_by_status": {"published": 2, "unknown": 1},
+        "comment_duplicates": 1,  # the first comment of 1 is there twice
+        "comments_lost": 1,  # 2 is called published, the platform has none
+        "comments_held_not_published": 1,  # 3 is unknown, the platform has it
+    }
+
+
+def test_comments_held_reads_replies_and_the_comments_a_fake_keeps_apart():
+    pattern = comment_marker_pattern("t")
+    fleet = FakeFleet(classes={}, seed=1, fault_rate=0.0, hang_s=1.0)
+    fake = fleet.fakes["linkedin"] = LinkedInFake()
+    fleet._aliases["linkedin"] = {"urn:li:person:9": "9"}
+    fake.store(StoredPost(id="p1", account="urn:li:person:9", text="tn000001 post"))
+    fake.store(StoredPost(id="r1", account="urn:li:person:9", text="tc000001", reply_to="p1"))
+    fake.comments["p1"] = [{"actor": "urn:li:person:9", "message": {"text": "hi tc000002"}}]
+
+    assert fleet.comments_held("linkedin", pattern) == Counter(
+        {("tc000001", "9"): 1, ("tc000002", "9"): 1}
+    )

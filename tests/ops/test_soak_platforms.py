@@ -1,6 +1,6 @@
 """A short soak over the real adapters against the platform fakes (every fault of the fakes
-at a low rate, worker processes SIGKILLed): per platform, nothing lost and nothing
-published twice, counted at the platform."""
+at a low rate, worker processes SIGKILLed, first comments on): per platform, nothing lost
+and nothing published twice, posts and comments, counted at the platform."""
 
 import io
 
@@ -34,6 +34,7 @@ def test_a_short_soak_over_the_platform_fakes_loses_and_duplicates_nothing():
         # A second account per workspace that Reddit's spam filter removes from, and a
         # channel whose uploads YouTube locks private: published all the same, with a notice.
         account_behaviours=("reddit:spam_removed", "youtube:lock_private"),
+        first_comments=True,
     )
     progress = io.StringIO()
     figures = Soak(config=config, progress=progress).run()
@@ -47,6 +48,8 @@ def test_a_short_soak_over_the_platform_fakes_loses_and_duplicates_nothing():
         assert outcome["duplicates"] == 0, (platform, outcome)
         assert outcome["lost"] == 0, (platform, outcome)
         assert outcome["unmatched_posts"] == 0, (platform, outcome)
+        assert outcome["comment_duplicates"] == 0, (platform, outcome)
+        assert outcome["comments_lost"] == 0, (platform, outcome)
     assert figures["platforms"]["reddit"]["account_behaviours"] == ["spam_removed"]
     assert set(figures["held_not_published"]) == set(fakes)
     assert figures["renditions"] == 2 * config.publications

@@ -133,6 +133,7 @@ class Command(BaseCommand):
             private_db=opts["private_db"],
             hang_reference=not opts["no_reference"],
             account_behaviours=account_behaviours,
+            first_comments=opts["first_comments"],
         )
         # The progress bars redraw one line with "\r": no newline added to each write.
         self.stderr.ending = ""
@@ -188,4 +189,9 @@ def _platform_arguments(parser: CommandParser, defaults: SoakConfig) -> None:
         help="Open a second account per workspace on PLATFORM's fake with the account "
         "behaviour NAME switched on (repeatable; all: every behaviour every chosen fake "
         "offers, such as reddit:spam_removed, reddit:media_fails, youtube:lock_private).",
+    )
+    parser.add_argument(
+        "--first-comments",
+        action="store_true",
+        help="Give every publication a first comment, counted at each platform that takes one.",
     )
