@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from email.parser import BytesParser
 from email.policy import HTTP
 
+from loadtest.platform_fakes import engagement
 from loadtest.platform_fakes.base import (
     FakeRequest,
     FakeResponse,
@@ -158,8 +159,21 @@ class MastodonFake(PlatformFake):
             "uri": f"{INSTANCE}/users/{account['username']}/statuses/{post.id}",
             "url": f"{INSTANCE}/@{account['username']}/{post.id}",
             "content": _paragraphs(post.text),
-            "account": {"id": post.account, "username": account["username"]},
+            "account": {
+                "id": post.account,
+                "username": account["username"],
+                "acct": account["username"],
+            },
             "media_attachments": [self._media_json(self.media[m]) for m in post.media],
+            **self._counts(post),
+        }
+
+    def _counts(self, post: StoredPost) -> dict:
+        grown = engagement.grown(post, self.clock())
+        return {
+            "favourites_count": grown["likes"],
+            "reblogs_count": grown["reposts"],
+            "replies_count": grown["replies"],
         }
 
     def _media_json(self, media: dict) -> dict:
@@ -221,6 +235,18 @@ class MastodonFake(PlatformFake):
         return json_response(
             {"id": account_id, "username": account["username"], "acct": account["username"]}
         )
+
+    @route("GET", r"/api/v1/accounts/(?P<account_id>\d+)")
+    def get_account(self, request: FakeRequest, account_id: str) -> FakeResponse:
+        """An account with its follower count (grows with the statuses it made)."""
+        with self.lock:
+            account = self.accounts.get(account_id)
+            made = sum(1 for p in self.posts.values() if p.account == account_id)
+        if account is None:
+            return json_response({"error": "Record not found"}, 404)
+        followers = engagement.followers(account_id, made)
+        body = {"id": account_id, "username": account["username"], "followers_count": followers}
+        return json_response(body)
 
     @route("GET", r"/api/v2/instance")
     def instance(self, request: FakeRequest) -> FakeResponse:
@@ -409,6 +435,34 @@ class MastodonFake(PlatformFake):
             if post is None:
                 return json_response({"error": "Record not found"}, 404)
             return json_response(self._status_json(post))
+
+    @route("GET", r"/api/v1/statuses/(?P<status_id>\d+)/context")
+    def status_context(self, request: FakeRequest, status_id: str) -> FakeResponse:
+        """The status's replies at any depth (descendants), oldest first, as the inbox
+        reads them; ancestors are not kept."""
+        if self._account(request) is None:
+            return self._unauthorized()
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        now = self.clock()
+        with self.lock:
+            if status_id not in self.posts:
+                return json_response({"error": "Record not found"}, 404)
+            found, parents = [], {status_id}
+            for post in sorted(self.posts.values(), key=lambda p: int(p.id)):
+                if post.reply_to in parents and post.visible_at <= now:
+                    found.append(post)
+                    parents.add(post.id)
+            body = {"ancestors": [], "descendants": [self._status_json(p) for p in found]}
+        return json_response(body)
+
+    def add_comment(self, status_id: str, handle: str, text: str) -> StoredPost:
+        """Someone else's reply under a status (what the inbox reads)."""
+        visitor = self.new_account(handle)["settings"]["account_id"]
+        with self.lock:
+            post = StoredPost(id=str(next(self._ids)), account=visitor, text=text)
+            post.reply_to = status_id
+        return self.store(post)
 
     @route("DELETE", r"/api/v1/statuses/(?P<status_id>\d+)")
     def delete_status(self, request: FakeRequest, status_id: str) -> FakeResponse:

@@ -1,0 +1,104 @@
+"""The inbox against the platform fakes over HTTP: the Mastodon fake serves a post's replies
+(its context) and takes replies; a reply whose answer is lost is looked up, never sent
+again."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.inbox import replies as replying
+from apps.inbox.models import Comment, Reply
+from apps.inbox.replies import reply_create
+from apps.inbox.sync import SYNC_JOB, sync_due, sync_start
+from apps.jobs.models import Job
+from apps.jobs.worker import Worker
+from apps.renditions.models import Rendition
+from loadtest.platform_fakes import FaultPlan
+from loadtest.platform_fakes.base import StoredPost
+from loadtest.platform_fakes.mastodon import MastodonFake
+from loadtest.platform_fakes.server import FakeServer
+from tests.factories import RenditionFactory
+from tests.providers.social_helpers import make_account
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fake():
+    return MastodonFake(FaultPlan(hang_s=1.0))
+
+
+@pytest.fixture
+def server(fake, settings):
+    server = FakeServer([fake]).start()
+    settings.PROVIDER_API_REDIRECT = server.base_url
+    settings.PROVIDER_TIMEOUT_S = 0.5
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def worker():
+    return Worker(threads=1, batch_size=10, heartbeat_s=1, stale_after_s=30, name="inbox-fake")
+
+
+def drain(worker: Worker, job_type: str) -> None:
+    for _ in range(8):
+        past = timezone.now() - timedelta(days=1)
+        Job.objects.unfinished().filter(type=job_type).update(run_at=past)
+        jobs = worker.claim_batch()
+        if not jobs:
+            return
+        for job in jobs:
+            worker.run_one(job)
+
+
+def live_status(workspace, fake: MastodonFake) -> tuple[Rendition, StoredPost]:
+    opened = fake.new_account("bakery")
+    account = make_account(workspace, "mastodon", **opened)
+    ours = opened["settings"]["account_id"]
+    post = fake.store(StoredPost(id="113000000000000900", account=ours, text="Fresh bread"))
+    rendition = RenditionFactory(
+        publication__workspace=workspace,
+        social_account=account,
+        status=Rendition.Status.PUBLISHED,
+        provider_post_id=post.id,
+        published_at=timezone.now(),
+    )
+    return rendition, post
+
+
+def replies_under(fake: MastodonFake, comment_id: str) -> list[StoredPost]:
+    return [p for p in fake.published() if p.reply_to == comment_id]
+
+
+def test_comments_are_read_and_a_lost_reply_is_looked_up_not_resent(
+    fake, server, worker, workspace_a, alice
+):
+    rendition, post = live_status(workspace_a, fake)
+    question = fake.add_comment(post.id, "fan", "Gluten free?")
+    fake.add_comment(question.id, "other", "Same question")
+
+    sync_start(rendition)
+    sync_due()
+    drain(worker, SYNC_JOB)
+    stored = {c.platform_id: c for c in Comment.objects.filter(rendition=rendition)}
+    assert set(stored) == {question.id, *[p.id for p in replies_under(fake, question.id)]}
+    assert stored[question.id].author_handle == "fan" and not stored[question.id].is_ours
+
+    fake.faults.rates["timeout_after_accept"] = 1.0  # stored, answered too late
+    reply = reply_create(
+        comment=stored[question.id], author=alice, text="Yes, on Fridays", needs_approval=False
+    )
+    drain(worker, replying.REPLY_JOB)
+    fake.faults.rates.clear()
+    drain(worker, replying.REPLY_JOB)
+
+    reply.refresh_from_db()
+    ours = [p for p in replies_under(fake, question.id) if p.text == "Yes, on Fridays"]
+    assert len(ours) == 1
+    assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0].id
+    assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
