@@ -13,6 +13,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
+from loadtest.platform_fakes import engagement
 from loadtest.platform_fakes.base import (
     FakeRequest,
     FakeResponse,
@@ -375,6 +376,16 @@ class RedditFake(PlatformFake):
             "is_video": kind in ("video", "videogif"),
             "removed_by_category": post.extra.get("removed_by_category"),
             "is_robot_indexable": not post.extra.get("removed_by_category"),
+            **self._votes(post),
+        }
+
+    def _votes(self, post: StoredPost) -> dict:
+        grown = engagement.grown(post, getattr(self, "clock", time.time)())
+        return {
+            "score": grown["likes"],
+            "upvote_ratio": 0.95,
+            "num_comments": grown["replies"],
+            "num_crossposts": grown["quotes"],
         }
 
     @route("GET", r"/api/info")
@@ -393,7 +404,10 @@ class RedditFake(PlatformFake):
     @route("GET", r"/api/v1/me")
     def me(self, request: FakeRequest) -> FakeResponse:
         user_id, account = self._caller(request)
-        return json_response({"id": user_id, "name": account["name"]})
+        with self.lock:
+            made = sum(1 for p in self.posts.values() if p.account == user_id)
+        subreddit = {"subscribers": engagement.followers(user_id, made)}
+        return json_response({"id": user_id, "name": account["name"], "subreddit": subreddit})
 
     # --- tokens (www.reddit.com) -------------------------------------------------------
 

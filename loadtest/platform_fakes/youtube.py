@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from loadtest.platform_fakes import engagement
 from loadtest.platform_fakes.base import (
     FakeRequest,
     FakeResponse,
@@ -299,6 +300,14 @@ class YouTubeFake(PlatformFake):
                 "privacyStatus": post.extra["privacy"],
                 **({"failureReason": "codec"} if failed else {}),
             }
+        if "statistics" in parts:
+            grown = engagement.grown(post, self.clock())
+            resource["statistics"] = {  # counts are strings in the Data API
+                "viewCount": str(grown["views"]),
+                "likeCount": str(grown["likes"]),
+                "favoriteCount": "0",
+                "commentCount": str(grown["replies"]),
+            }
         if "processingDetails" in parts:
             resource["processingDetails"] = {
                 "processingStatus": "failed"
@@ -355,6 +364,11 @@ class YouTubeFake(PlatformFake):
             "snippet": {"title": handle.title(), "customUrl": f"@{handle}"},
             "contentDetails": {"relatedPlaylists": {"uploads": "UU" + channel[2:]}},
         }
+        if "statistics" in (request.arg("part") or ""):
+            with self.lock:
+                made = sum(1 for p in self.posts.values() if p.account == channel)
+            subscribers = str(engagement.followers(channel, made))
+            item["statistics"] = {"subscriberCount": subscribers, "hiddenSubscriberCount": False}
         return json_response({"kind": "youtube#channelListResponse", "items": [item]})
 
     @route("GET", r"/youtube/v3/playlistItems")

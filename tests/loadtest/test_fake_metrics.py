@@ -17,9 +17,13 @@ from apps.common.db_clock import db_now
 from apps.providers.base import PublishContext, SegmentPayload, get_adapter
 from apps.renditions.models import Rendition
 from loadtest.platform_fakes import FaultPlan
+from loadtest.platform_fakes.base import StoredPost
 from loadtest.platform_fakes.bluesky import BlueskyFake
+from loadtest.platform_fakes.mastodon import MastodonFake
+from loadtest.platform_fakes.reddit import RedditFake
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.x import XFake
+from loadtest.platform_fakes.youtube import YouTubeFake
 from tests.factories import RenditionFactory
 from tests.providers.social_helpers import make_account
 
@@ -34,22 +38,41 @@ class Clock:
         return self.now
 
 
-def _publish(account, text: str) -> Rendition:
-    ctx = PublishContext(
+# Posts these fakes hold as their publishing makes them (a video, a subreddit's post), put in
+# their store directly: the test is about reading them back.
+STORED = {
+    "youtube": lambda fake, account: StoredPost(
+        id="vid00000001", account=account, text="", extra={"processed_at": 0, "fails": False}
+    ),
+    "reddit": lambda fake, account: StoredPost(
+        id="t3_abc123",
         account=account,
-        credentials=account_services.social_account_credentials(account),
-        settings={},
-        rendition_id=1,
-        idempotency_base="rendition-1",
-    )
-    made = get_adapter(account.platform).publish_segment(
-        ctx, SegmentPayload(0, text), reply_to=None
-    )
+        text="metrics, please",
+        extra={"subreddit": "test", "title": "Metrics", "kind": "self", "url": "", "author": "a"},
+    ),
+}
+
+
+def _publish(account, text: str, fake) -> Rendition:
+    if account.platform in STORED:
+        post_id = fake.store(STORED[account.platform](fake, account.remote_id)).id
+    else:
+        ctx = PublishContext(
+            account=account,
+            credentials=account_services.social_account_credentials(account),
+            settings={},
+            rendition_id=1,
+            idempotency_base="rendition-1",
+        )
+        made = get_adapter(account.platform).publish_segment(
+            ctx, SegmentPayload(0, text), reply_to=None
+        )
+        post_id = made.provider_post_id
     rendition = RenditionFactory(
         publication__workspace=account.workspace,
         social_account=account,
         status=Rendition.Status.PUBLISHED,
-        provider_post_id=made.provider_post_id,
+        provider_post_id=post_id,
         published_at=db_now() - timedelta(hours=2),
     )
     with transaction.atomic():
@@ -65,9 +88,9 @@ def _read_twice(account, rendition, clock: Clock) -> list[PostMetricsSample]:
     return list(PostMetricsSample.objects.filter(rendition=rendition).order_by("id"))
 
 
-@pytest.mark.parametrize("fake_class", [BlueskyFake, XFake])
+@pytest.mark.parametrize("fake_class", [BlueskyFake, XFake, MastodonFake, YouTubeFake, RedditFake])
 def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a, settings):
-    settings.ANALYTICS_PLATFORMS = ["bluesky", "x"]
+    settings.ANALYTICS_PLATFORMS = [fake_class.platform]
     clock = Clock()
     fake = fake_class(FaultPlan(hang_s=1.0))
     fake.clock = clock
@@ -77,11 +100,15 @@ def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a
         opened = fake.new_account("alice")
         opened.pop("display_name", None)
         account = make_account(workspace_a, fake.platform, **opened)
-        rendition = _publish(account, "metrics, please")
+        rendition = _publish(account, "metrics, please", fake)
         clock.now += 600
         first, second = _read_twice(account, rendition, clock)
     assert 0 < first.likes < second.likes
-    assert first.replies <= second.replies and first.reposts <= second.reposts
-    assert first.clicks is None and second.clicks is None  # neither platform offers clicks
-    assert (first.views is None) == (fake.platform == "bluesky")
+    for name in ("replies", "reposts", "views"):
+        before, after = getattr(first, name), getattr(second, name)
+        assert (before is None) == (after is None)
+        assert before is None or before <= after
+    assert (first.reposts is None) == (fake.platform == "youtube")  # it counts no shares
+    assert first.clicks is None and second.clicks is None  # none of them offers clicks
+    assert (first.views is None) == (fake.platform in ("bluesky", "mastodon", "reddit"))
     assert FollowersSample.objects.get(social_account=account).followers >= 100
