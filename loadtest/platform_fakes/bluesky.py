@@ -575,6 +575,72 @@ class BlueskyFake(PlatformFake):
             made = sum(1 for p in self.posts.values() if p.account == did)
         return json_response({"did": did, "followersCount": engagement.followers(did, made)})
 
+    @route("GET", r"/xrpc/app\.bsky\.feed\.getPostThread")
+    def get_post_thread(self, request: FakeRequest) -> FakeResponse:
+        """The post and its replies, nested, `depth` levels deep (the inbox's read)."""
+        authed = self._authed(request)
+        if isinstance(authed, FakeResponse):
+            return authed
+        if self.faults.strikes("poll_rate_limit"):
+            return self._throttled()
+        uri, depth = request.arg("uri", ""), int(request.arg("depth", "6"))
+        now = self.clock()
+        with self.lock:
+            if uri not in self.posts:
+                return xrpc_error("NotFound", f"Post not found: {uri}", 400)
+            children: dict[str, list[StoredPost]] = {}
+            for post in sorted(self.posts.values(), key=lambda p: p.created_at):
+                if post.reply_to and post.visible_at <= now:
+                    children.setdefault(post.reply_to, []).append(post)
+            thread = self._thread_view(self.posts[uri], children, depth)
+        return json_response({"thread": thread})
+
+    def _thread_view(self, post: StoredPost, children: dict, depth: int) -> dict:
+        author = self.accounts[post.account]
+        view = {
+            "$type": "app.bsky.feed.defs#threadViewPost",
+            "post": {
+                "uri": post.id,
+                "cid": post.extra["cid"],
+                "author": {"did": post.account, "handle": author["handle"]},
+                "record": post.extra["record"],
+                "indexedAt": iso_time(post.created_at),
+            },
+        }
+        if depth > 0:
+            view["replies"] = [
+                self._thread_view(child, children, depth - 1) for child in children.get(post.id, [])
+            ]
+        return view
+
+    def add_comment(self, post_uri: str, handle: str, text: str) -> StoredPost:
+        """Someone else's reply under a post (what the inbox reads)."""
+        did = self.new_account(handle)["remote_id"]
+        with self.lock:
+            parent = self.posts[post_uri]
+            ref = {"uri": parent.id, "cid": parent.extra["cid"]}
+            root = (parent.extra["record"].get("reply") or {}).get("root") or ref
+            record = {
+                "$type": POST,
+                "text": text,
+                "createdAt": iso_time(self.clock()),
+                "reply": {"root": root, "parent": ref},
+            }
+            uri = f"at://{did}/{POST}/{self._next_tid()}"
+            post = StoredPost(
+                id=uri,
+                account=did,
+                text=text,
+                created_at=self.clock(),
+                reply_to=post_uri,
+                extra={"cid": _cid(json.dumps(record, sort_keys=True).encode()), "record": record},
+            )
+        return self.store(post)
+
+
+def iso_time(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(timestamp))
+
 
 def _media_links(record: dict) -> list[str]:
     embed = record.get("embed") or {}

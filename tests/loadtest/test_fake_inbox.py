@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from apps.accounts.installation import installation_id
 from apps.inbox import replies as replying
 from apps.inbox.models import Comment, Reply
 from apps.inbox.replies import reply_create
@@ -102,3 +103,54 @@ def test_comments_are_read_and_a_lost_reply_is_looked_up_not_resent(
     assert len(ours) == 1
     assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0].id
     assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
+
+
+def test_bluesky_threads_are_read_and_a_lost_reply_is_found_by_its_record_key(
+    settings, worker, workspace_a, alice
+):
+    from apps.providers.base import SegmentPayload, get_adapter
+    from loadtest.platform_fakes.bluesky import BlueskyFake
+    from tests.loadtest.test_fake_bluesky import _ctx
+
+    installation_id.cache_clear()
+    fake = BlueskyFake(FaultPlan(hang_s=1.0))
+    server = FakeServer([fake]).start()
+    settings.PROVIDER_API_REDIRECT = server.base_url
+    settings.PROVIDER_TIMEOUT_S = 0.5
+    try:
+        account = make_account(workspace_a, "bluesky", **fake.new_account("bakery"))
+        rendition = RenditionFactory(
+            publication__workspace=workspace_a,
+            social_account=account,
+            status=Rendition.Status.PUBLISHED,
+            published_at=timezone.now(),
+        )
+        post = get_adapter("bluesky").publish_segment(
+            _ctx(account, rendition.pk), SegmentPayload(0, "Fresh bread"), reply_to=None
+        )
+        Rendition.objects.filter(pk=rendition.pk).update(provider_post_id=post.provider_post_id)
+        rendition.refresh_from_db()
+        question = fake.add_comment(post.provider_post_id, "fan", "Rye too?")
+
+        sync_start(rendition)
+        sync_due()
+        drain(worker, SYNC_JOB)
+        comment = Comment.objects.get(rendition=rendition, platform_id=question.id)
+        assert comment.author_handle == "fan.bsky.social" and not comment.is_ours
+
+        fake.faults.rates["timeout_after_accept"] = 1.0
+        reply = reply_create(
+            comment=comment, author=alice, text="Rye on Mondays", needs_approval=False
+        )
+        drain(worker, replying.REPLY_JOB)
+        fake.faults.rates.clear()
+        drain(worker, replying.REPLY_JOB)
+    finally:
+        server.stop()
+        installation_id.cache_clear()
+
+    reply.refresh_from_db()
+    answers = [p for p in fake.published() if p.reply_to == question.id]
+    assert [p.text for p in answers] == ["Rye on Mondays"]
+    assert answers[0].extra["record"]["reply"]["root"]["uri"] == post.provider_post_id
+    assert reply.status == Reply.Status.SENT and reply.provider_reply_id == answers[0].id
