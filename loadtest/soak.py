@@ -914,7 +914,7 @@ class Soak:
             ).values_list("account_id", "text"):
                 held.update((m, str(account_id)) for m in set(pattern.findall(text)))
         else:
-            held = self._fleet.comments_held(platform, pattern)
+            held = self._started_fleet().comments_held(platform, pattern)
         rows = FirstComment.objects.filter(rendition__in=renditions).values_list(
             "rendition_id", "status", "rendition__social_account__remote_id"
         )
