@@ -4,19 +4,22 @@ and the account's replies to them.
 Visitors are other sandbox accounts of the same workspace (``sandbox_comment_add`` opens
 one by handle), so a demo or a test can make a conversation. A reply honours its
 Idempotency-Key like a post, and spends the account's counted misbehaviours
-(``rate_limit_times``, ``lost_answer_times``) the same way.
+(``rate_limit_times``, ``lost_answer_times``, ``hang_after_accept_times``) the same way; a
+read spends ``read_rate_limit_times`` (a counter set on the account, not a behaviour).
 """
 
 from __future__ import annotations
 
 import json
+import time
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.csrf import csrf_exempt
 
+from apps.sandbox.behaviour import held_seconds
 from apps.sandbox.models import SandboxAccount, SandboxPost
 from apps.sandbox.server import _authenticated, _enabled, _error, _use_counter
 
@@ -114,12 +117,17 @@ def comment_replies(request: HttpRequest, comment_id: int) -> HttpResponse:
 
 
 def _reply(account: SandboxAccount, comment: SandboxPost, text: str, key: str) -> HttpResponse:
+    """A reply spends the account's counted misbehaviours as a post does: a 429, a lost
+    answer (504 after storing), or an answer held past the client's timeout."""
     with transaction.atomic():
         account = SandboxAccount.objects.select_for_update().get(pk=account.pk)
+        behaviour = account.behaviour
+        if behaviour.get("expired_token"):
+            return _error(401, "token_expired", "The access token has expired.")
         if _use_counter(account, "rate_limit_times"):
-            retry_after = str(account.behaviour.get("retry_after_s", 1))
+            retry_after = str(behaviour.get("retry_after_s", 1))
             return _error(429, "rate_limited", "Too many requests.", Retry_After=retry_after)
-        honours = account.behaviour.get("honours_idempotency_key", True)
+        honours = behaviour.get("honours_idempotency_key", True)
         existing = account.posts.filter(reply_to=comment, idempotency_key=key).first()
         if key and honours and existing is not None:
             return JsonResponse(_comment_json(existing, 0))
@@ -128,7 +136,13 @@ def _reply(account: SandboxAccount, comment: SandboxPost, text: str, key: str) -
         )
         if _use_counter(account, "lost_answer_times"):
             return _error(504, "gateway_timeout", "The gateway lost the answer.")
-    return JsonResponse(_comment_json(reply, 0))
+        hang = _use_counter(account, "hang_after_accept_times")
+    body = _comment_json(reply, 0)
+    if hang:
+        # Stored and committed; the answer comes too late for the client.
+        connection.close()  # hold no database session while hanging
+        time.sleep(held_seconds(behaviour, hang=True)[1])
+    return JsonResponse(body)
 
 
 @csrf_exempt
