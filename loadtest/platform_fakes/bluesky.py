@@ -597,7 +597,7 @@ class BlueskyFake(PlatformFake):
 
     def _thread_view(self, post: StoredPost, children: dict, depth: int) -> dict:
         author = self.accounts[post.account]
-        view = {
+        view: dict[str, object] = {
             "$type": "app.bsky.feed.defs#threadViewPost",
             "post": {
                 "uri": post.id,
