@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import time
 
-from loadtest.platform_fakes import multipart
+from loadtest.platform_fakes import engagement, multipart
 from loadtest.platform_fakes.base import FakeRequest, FakeResponse, StoredPost, route
 from loadtest.platform_fakes.meta import VERSION, MetaGraphFake, graph_time
 
@@ -137,6 +137,37 @@ class ThreadsFake(MetaGraphFake):
         if post is not None:
             return self.ok(self._item(post), account=account)
         return self.error(100, "Unsupported get request.", subcode=33)
+
+    @route("GET", VERSION + r"/(?P<obj>\d+)/insights")
+    def post_insights(self, request: FakeRequest, obj: str) -> FakeResponse:
+        """A post's lifetime insights, growing with its age (threads_manage_insights)."""
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        post = self.posts.get(obj)
+        if post is None:
+            return self.error(100, "Unsupported get request.", subcode=33)
+        grown = engagement.grown(post, self.clock())
+        names = {"views": "views", "likes": "likes", "replies": "replies", "reposts": "reposts",
+                 "quotes": "quotes", "shares": "reposts"}  # fmt: skip
+        wanted = (request.arg("metric") or "").split(",")
+        data = [
+            {"name": name, "period": "lifetime", "values": [{"value": grown[names[name]]}]}
+            for name in wanted
+            if name in names
+        ]
+        return self.ok({"data": data}, account=account)
+
+    @route("GET", VERSION + r"/me/threads_insights")
+    def user_insights(self, request: FakeRequest) -> FakeResponse:
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        with self.lock:
+            made = sum(1 for p in self.posts.values() if p.account == account)
+        total = {"value": engagement.followers(account, made)}
+        data = [{"name": "followers_count", "period": "day", "total_value": total}]
+        return self.ok({"data": data}, account=account)
 
     @route("GET", VERSION + r"/me")
     def me(self, request: FakeRequest) -> FakeResponse:

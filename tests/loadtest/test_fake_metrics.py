@@ -22,6 +22,7 @@ from loadtest.platform_fakes.bluesky import BlueskyFake
 from loadtest.platform_fakes.mastodon import MastodonFake
 from loadtest.platform_fakes.reddit import RedditFake
 from loadtest.platform_fakes.server import FakeServer
+from loadtest.platform_fakes.threads import ThreadsFake
 from loadtest.platform_fakes.x import XFake
 from loadtest.platform_fakes.youtube import YouTubeFake
 from tests.factories import RenditionFactory
@@ -44,6 +45,7 @@ STORED = {
     "youtube": lambda fake, account: StoredPost(
         id="vid00000001", account=account, text="", extra={"processed_at": 0, "fails": False}
     ),
+    "threads": lambda fake, account: StoredPost(id="17900000001", account=account, text="hi"),
     "reddit": lambda fake, account: StoredPost(
         id="t3_abc123",
         account=account,
@@ -88,7 +90,9 @@ def _read_twice(account, rendition, clock: Clock) -> list[PostMetricsSample]:
     return list(PostMetricsSample.objects.filter(rendition=rendition).order_by("id"))
 
 
-@pytest.mark.parametrize("fake_class", [BlueskyFake, XFake, MastodonFake, YouTubeFake, RedditFake])
+@pytest.mark.parametrize(
+    "fake_class", [BlueskyFake, XFake, MastodonFake, YouTubeFake, RedditFake, ThreadsFake]
+)
 def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a, settings):
     settings.ANALYTICS_PLATFORMS = [fake_class.platform]
     clock = Clock()
