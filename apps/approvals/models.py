@@ -49,9 +49,16 @@ class Review(models.Model):
     as a revision past the approved one."""
 
     class State(models.TextChoices):
+        """in_review -> approved | changes_requested | on_hold;
+        approved -> on_hold (before it goes out), or in_review when a client approved it
+        and it changed (``apps.publishing.services.approval``);
+        on_hold -> approved | changes_requested; changes_requested and on_hold (a draft)
+        -> in_review when submitted again."""
+
         IN_REVIEW = "in_review", "In review"
         CHANGES_REQUESTED = "changes_requested", "Changes requested"
         APPROVED = "approved", "Approved"
+        ON_HOLD = "on_hold", "On hold"
 
     publication = models.OneToOneField(
         "publications.Publication", on_delete=models.CASCADE, related_name="review"
@@ -92,7 +99,9 @@ class Review(models.Model):
         indexes = [models.Index(fields=["workspace", "state", "requested_at"], name="review_queue")]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(state__in=["in_review", "changes_requested", "approved"]),
+                condition=models.Q(
+                    state__in=["in_review", "changes_requested", "approved", "on_hold"]
+                ),
                 name="review_state_valid",
             )
         ]
@@ -109,6 +118,7 @@ class ReviewComment(models.Model):
         SUBMITTED = "submitted"
         CHANGES_REQUESTED = "changes_requested", "Changes requested"
         APPROVED = "approved"
+        ON_HOLD = "on_hold", "Put on hold"
 
     publication = models.ForeignKey(
         "publications.Publication", on_delete=models.CASCADE, related_name="review_comments"

@@ -16,6 +16,13 @@ from apps.approvals.models import Review
 
 logger = logging.getLogger(__name__)
 
+# What a decision did, and what happens next, as the author's email says it.
+VERDICTS: dict[str, str] = {"approved": "approved", "on_hold": "put on hold"}
+NEXT_STEPS: dict[str, str] = {
+    "approved": "It is scheduled",
+    "on_hold": "It waits, off the schedule",
+}
+
 
 def _link(review: Review) -> str:
     path = reverse("publication-detail", args=[review.workspace.slug, review.publication_id])
@@ -39,10 +46,10 @@ def review_changed(review: Review, *, actor: User | None, note: str) -> None:
     else:
         requester = review.requested_by
         recipients = [requester.email] if requester and requester.email != actor_email else []
-        verdict = "approved" if review.state == Review.State.APPROVED else "sent back"
+        verdict = VERDICTS.get(review.state, "sent back")
         subject = f"Your post was {verdict} in {workspace.name}"
         body = f"{who} {verdict} your post in {workspace.name}.{said}"
-        action = "It is scheduled" if review.state == Review.State.APPROVED else "Edit it"
+        action = NEXT_STEPS.get(review.state, "Edit it")
     if not recipients:
         return
     try:

@@ -33,6 +33,7 @@ MEDIA_ALT_TEXT_CHANGED = events.MEDIA_ALT_TEXT_CHANGED
 REVIEW_SUBMITTED = "review.submitted"
 REVIEW_APPROVED = "review.approved"
 REVIEW_CHANGES_REQUESTED = "review.changes_requested"
+REVIEW_ON_HOLD = "review.on_hold"
 PORTAL_LINK_CREATED = events.PORTAL_LINK_CREATED
 PORTAL_LINK_REVOKED = events.PORTAL_LINK_REVOKED
 PORTAL_VIEWED = events.PORTAL_VIEWED
@@ -64,6 +65,7 @@ LABELS: dict[str, str] = {
     REVIEW_SUBMITTED: "Submitted for approval",
     REVIEW_APPROVED: "Approved",
     REVIEW_CHANGES_REQUESTED: "Changes requested",
+    REVIEW_ON_HOLD: "Put on hold",
     PORTAL_LINK_CREATED: "Client link created",
     PORTAL_LINK_REVOKED: "Client link revoked",
     PORTAL_VIEWED: "Client link opened",

@@ -253,6 +253,7 @@ _REVIEW_ACTIONS = {
     "in_review": actions.REVIEW_SUBMITTED,
     "approved": actions.REVIEW_APPROVED,
     "changes_requested": actions.REVIEW_CHANGES_REQUESTED,
+    "on_hold": actions.REVIEW_ON_HOLD,
 }
 
 

@@ -17,6 +17,9 @@ from apps.renditions.models import Rendition
 
 # A page's media links outlive a long look at it, not the link itself.
 MEDIA_URL_S = 2 * 3600
+DECIDABLE = frozenset({Review.State.IN_REVIEW, Review.State.ON_HOLD})
+HOLDABLE = frozenset({Review.State.IN_REVIEW, Review.State.APPROVED})
+NOT_STARTED = Rendition.NOT_STARTED
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,15 @@ class PortalPost:
 
     @property
     def can_decide(self) -> bool:
-        return self.review is not None and self.review.state == Review.State.IN_REVIEW
+        """Waiting for a decision: in review, or on hold."""
+        return self.review is not None and self.review.state in DECIDABLE
+
+    @property
+    def can_hold(self) -> bool:
+        """In review, or approved with nothing gone out yet."""
+        if self.review is None or self.review.state not in HOLDABLE:
+            return False
+        return all(d.status in NOT_STARTED for d in self.destinations)
 
 
 def _media(ids: set[int]) -> dict[int, PortalMedia]:

@@ -206,6 +206,7 @@ workspace_patterns = [
     path("posts/<int:pk>/review/submit/", reviews.review_submit_view, name="review-submit"),
     path("posts/<int:pk>/review/approve/", reviews.review_approve_view, name="review-approve"),
     path("posts/<int:pk>/review/changes/", reviews.review_changes_view, name="review-changes"),
+    path("posts/<int:pk>/review/hold/", reviews.review_hold_view, name="review-hold"),
     path("posts/<int:pk>/review/comment/", reviews.review_comment_view, name="review-comment"),
     path("reviews/links/", portal_links.portal_link_list, name="portal-links"),
     path("reviews/links/new/", portal_links.portal_link_create_view, name="portal-link-create"),

@@ -13,6 +13,7 @@ ACCOUNT_NEEDS_RECONNECT = "account.needs_reconnect"
 PUBLICATION_REVIEW_REQUESTED = "publication.review_requested"
 PUBLICATION_APPROVED = "publication.approved"
 PUBLICATION_CHANGES_REQUESTED = "publication.changes_requested"
+PUBLICATION_ON_HOLD = "publication.on_hold"
 COMMENT_RECEIVED = "comment.received"
 COMMENT_REPLIED = "comment.replied"
 # The webhook event of each review state a publication enters.
@@ -20,6 +21,7 @@ REVIEW_EVENTS = {
     "in_review": PUBLICATION_REVIEW_REQUESTED,
     "approved": PUBLICATION_APPROVED,
     "changes_requested": PUBLICATION_CHANGES_REQUESTED,
+    "on_hold": PUBLICATION_ON_HOLD,
 }
 
 EVENT_TYPES = (
@@ -32,6 +34,7 @@ EVENT_TYPES = (
     PUBLICATION_REVIEW_REQUESTED,
     PUBLICATION_APPROVED,
     PUBLICATION_CHANGES_REQUESTED,
+    PUBLICATION_ON_HOLD,
     COMMENT_RECEIVED,
     COMMENT_REPLIED,
 )

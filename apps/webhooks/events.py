@@ -179,8 +179,9 @@ def emit_comment_replied(reply: Any) -> None:
 
 
 def emit_publication_review_change(publication: Publication, *, review: str, actor, note: str):
-    """``publication.review_requested``, ``publication.approved`` or
-    ``publication.changes_requested``: the publication, who acted and what they wrote."""
+    """``publication.review_requested``, ``publication.approved``,
+    ``publication.changes_requested`` or ``publication.on_hold``: the publication, who
+    acted (None for a client through a client link) and what they wrote."""
     actor_data = {"id": actor.pk, "name": actor.name, "email": actor.email} if actor else None
 
     def build() -> dict:

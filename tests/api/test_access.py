@@ -74,6 +74,7 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "reviews_submit_create": ("write",),
     "reviews_approve_create": ("publish",),
     "reviews_request_changes_create": ("publish",),
+    "reviews_hold_create": ("publish",),
     "reviews_comments_create": ("write",),
     "series_list": ("read",),
     "series_create": SERIES_CHANGE,
@@ -142,6 +143,7 @@ BODIES: dict[str, Any] = {
     "approval_rule_update": {"required": False},
     "reviews_submit_create": lambda objects: {"revision": objects["review"].revision},
     "reviews_approve_create": lambda objects: {"revision": objects["review"].revision},
+    "reviews_hold_create": lambda objects: {"revision": objects["review"].revision},
     "reviews_request_changes_create": lambda objects: {
         "revision": objects["review"].revision,
         "note": "Shorter",

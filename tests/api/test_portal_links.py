@@ -1,14 +1,20 @@
 """/api/v1/portal-links: client links made, listed and revoked with a token; the address
-shown once; only a token made by a workspace admin makes one."""
+shown once; only a token made by a workspace admin makes one. /api/v1/reviews shows a
+client's decision as the client's, and puts a post on hold."""
 
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from apps.accounts import services as account_services
 from apps.approvals.models import PortalLink
+from apps.approvals.portal import portal_link_create
 from apps.publishing.services.publications import publication_create
+from apps.publishing.services.reviews import review_request_changes, review_submit
+from apps.sandbox.services import sandbox_account_create
 from tests.api.helpers import bearer, error, later
 
 pytestmark = pytest.mark.django_db
@@ -83,3 +89,37 @@ def test_the_body_is_checked(workspace_a, workspace_b, alice, charlie):
     assert foreign.status_code == 404
     assert unknown.status_code == 400
     assert not PortalLink.objects.exists()
+
+
+def test_a_review_shows_the_clients_decision_and_an_admin_holds_a_post(workspace_a, alice, bob):
+    api = token_of(alice, workspace_a)
+    account = sandbox_account_create(workspace=workspace_a, handle="reviewed")
+    post = publication_create(
+        workspace=workspace_a,
+        author=bob,
+        segments=[{"text": "x"}],
+        destinations=[{"account": account.pk}],
+    )
+    review_submit(publication=post, expected_revision=post.revision, actor=bob)
+    link, _ = portal_link_create(
+        workspace=workspace_a,
+        actor=alice,
+        label="Acme",
+        expires_at=timezone.now() + timedelta(days=2),
+    )
+    review_request_changes(
+        publication=post, expected_revision=post.revision, actor=alice, note="No", via=link
+    )
+
+    shown = api.get(f"/api/v1/reviews/{post.pk}").json()
+
+    assert (shown["state"], shown["decided_by"], shown["decided_via"]) == (
+        "changes_requested",
+        None,
+        {"id": link.pk, "label": "Acme"},
+    )
+    assert shown["comments"][-1]["client"] == {"id": link.pk, "label": "Acme"}
+    review_submit(publication=post, expected_revision=post.revision, actor=bob)
+    held = api.post(f"/api/v1/reviews/{post.pk}/hold", {"revision": post.revision}, format="json")
+    assert held.status_code == 200, held.content
+    assert (held.json()["state"], held.json()["decided_via"]) == ("on_hold", None)

@@ -19,16 +19,23 @@ from apps.approvals.portal import (
     portal_publications,
 )
 from apps.audit.models import AuditEvent
-from apps.common.errors import NotFound, PermissionDenied, ValidationFailed
+from apps.common.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from apps.jobs.models import Job
 from apps.publications.models import Publication
 from apps.publishing.delivery.enqueue import publish_dedupe_key
 from apps.publishing.services import publication_reschedule, publication_update
 from apps.publishing.services.approval import approval_hash, approval_parts
 from apps.publishing.services.publications import publication_create
-from apps.publishing.services.reviews import review_approve, review_request_changes, review_submit
+from apps.publishing.services.reviews import (
+    review_approve,
+    review_hold,
+    review_request_changes,
+    review_submit,
+)
 from apps.renditions.models import Rendition
 from apps.sandbox.services import sandbox_account_create
+from apps.webhooks.models import WebhookEvent
+from apps.webhooks.services import webhook_endpoint_create
 
 pytestmark = pytest.mark.django_db
 
@@ -286,3 +293,71 @@ def test_the_admin_lists_links_without_their_hash(admin_client, workspace_a, ali
     assert listed.status_code == change.status_code == 200
     assert "Acme" in listed.content.decode()
     assert link.secret_hash not in change.content.decode()
+
+
+# --- on hold ------------------------------------------------------------------------------
+
+
+def hold(link, publication, note=""):
+    return review_hold(
+        publication=publication,
+        expected_revision=publication.revision,
+        actor=link.created_by,
+        note=note,
+        via=link,
+    )
+
+
+def test_a_client_puts_a_post_in_review_on_hold_then_approves_it(workspace_a, alice, bob, account):
+    webhook_endpoint_create(workspace=workspace_a, url="https://93.184.215.14/in")
+    post = in_review(workspace_a, bob, account)
+    link, _ = make_link(workspace_a, alice)
+
+    review = hold(link, post, note="Wait for the launch date")
+
+    post.refresh_from_db()
+    assert (review.state, review.decided_via) == (Review.State.ON_HOLD, link)
+    assert post.status == Publication.Status.DRAFT
+    event = AuditEvent.objects.get(action="review.on_hold")
+    assert (event.actor_label, event.metadata["note"]) == (
+        "Client link: Acme",
+        "Wait for the launch date",
+    )
+    assert WebhookEvent.objects.filter(type="publication.on_hold").count() == 1
+    assert list(portal_publications(link)) == [post]
+
+    approve(link, post)  # a held post is released by approving it
+
+    post.refresh_from_db()
+    assert post.status == Publication.Status.SCHEDULED
+
+
+def test_holding_an_approved_post_takes_it_off_the_schedule(workspace_a, alice, bob, account):
+    post = in_review(workspace_a, bob, account)
+    link, _ = make_link(workspace_a, alice)
+    approve(link, post)
+    post.refresh_from_db()
+
+    hold(link, post)
+
+    post.refresh_from_db()
+    assert post.status == Publication.Status.DRAFT
+    assert post.renditions.get().status == Rendition.Status.DRAFT
+    assert not Job.objects.unfinished().filter(status="pending").exists()
+    review = Review.objects.get(publication=post)
+    assert (review.state, review.approved_hash, review.approved_revision) == ("on_hold", "", None)
+
+
+def test_only_a_post_in_review_or_approved_is_put_on_hold(workspace_a, alice, bob, account):
+    post = in_review(workspace_a, bob, account)
+    link, _ = make_link(workspace_a, alice)
+    review_request_changes(
+        publication=post, expected_revision=post.revision, actor=alice, note="No", via=link
+    )
+    post.refresh_from_db()
+
+    with pytest.raises(Conflict) as refused:
+        hold(link, post)
+
+    assert refused.value.code == "NOT_HOLDABLE"
+    assert Review.objects.get(publication=post).state == Review.State.CHANGES_REQUESTED

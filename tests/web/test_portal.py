@@ -181,3 +181,24 @@ def test_a_post_in_review_is_shared_from_its_page(as_alice, post):
     form = as_alice.get(share).content.decode()
 
     assert re.search(rf'value="{post.pk}"[^>]*checked', form)
+
+
+def test_a_client_puts_a_post_on_hold_and_an_admin_can_release_it(client, link, post, as_alice):
+    assert 'value="hold"' in client.get(link[1]).content.decode()
+
+    client.post(f"{link[1]}posts/{post.pk}/", {"decision": "hold", "revision": post.revision})
+
+    assert Review.objects.get(publication=post).state == "on_hold"
+    page = as_alice.get(f"/w/ws-a/posts/{post.pk}/").content.decode()
+    assert "Acme marketing" in page and "put it on hold" in page
+    post.refresh_from_db()
+    as_alice.post(f"/w/ws-a/posts/{post.pk}/review/approve/", {"revision": post.revision})
+    post.refresh_from_db()
+    assert post.status == Publication.Status.SCHEDULED
+
+
+def test_an_admin_puts_a_post_in_review_on_hold(as_alice, post):
+    as_alice.post(f"/w/ws-a/posts/{post.pk}/review/hold/", {"revision": post.revision})
+
+    review = Review.objects.get(publication=post)
+    assert (review.state, review.decided_via) == ("on_hold", None)

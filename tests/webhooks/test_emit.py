@@ -181,6 +181,7 @@ class TestEmit:
             "publication.review_requested",
             "publication.approved",
             "publication.changes_requested",
+            "publication.on_hold",
             "comment.received",
             "comment.replied",
         }

@@ -10,21 +10,37 @@ from apps.api.serializers.base import (
     StrictSerializer,
     TextField,
 )
-from apps.approvals.models import MAX_COMMENT_LENGTH, ApprovalRule, Review, ReviewComment
+from apps.approvals.models import (
+    MAX_COMMENT_LENGTH,
+    ApprovalRule,
+    PortalLink,
+    Review,
+    ReviewComment,
+)
 
 MAX_SMALL_INT = 32767
 
 
+def _client(link: PortalLink | None) -> dict | None:
+    return {"id": link.pk, "label": link.label} if link else None
+
+
 class ReviewCommentSerializer(serializers.ModelSerializer):
     author = serializers.SerializerMethodField()
+    client = serializers.SerializerMethodField(
+        help_text="The client link it was written through (author is then null)."
+    )
 
     class Meta:
         model = ReviewComment
-        fields = ["id", "kind", "author", "body", "created_at"]
+        fields = ["id", "kind", "author", "client", "body", "created_at"]
 
     def get_author(self, comment: ReviewComment) -> dict | None:
         user = comment.author
         return {"id": user.pk, "name": user.name, "email": user.email} if user else None
+
+    def get_client(self, comment: ReviewComment) -> dict | None:
+        return _client(comment.portal_link)
 
 
 class ReviewSerializer(serializers.Serializer):
@@ -35,12 +51,15 @@ class ReviewSerializer(serializers.Serializer):
     publication_status = serializers.CharField(source="status")
     revision = serializers.IntegerField()
     state = serializers.SerializerMethodField(
-        help_text="none (never submitted), in_review, changes_requested or approved."
+        help_text="none (never submitted), in_review, changes_requested, approved or on_hold."
     )
     requested_by = serializers.SerializerMethodField()
     requested_at = serializers.SerializerMethodField()
     decided_by = serializers.SerializerMethodField()
     decided_at = serializers.SerializerMethodField()
+    decided_via = serializers.SerializerMethodField(
+        help_text="The client link the decision came through (decided_by is then null)."
+    )
     approved_revision = serializers.SerializerMethodField(
         help_text="The revision the approval covers (a later one was changed by an admin); "
         "null unless approved."
@@ -72,6 +91,10 @@ class ReviewSerializer(serializers.Serializer):
     def get_decided_at(self, publication) -> str | None:
         review = self._review(publication)
         return review.decided_at.isoformat() if review and review.decided_at else None
+
+    def get_decided_via(self, publication) -> dict | None:
+        review = self._review(publication)
+        return _client(review.decided_via) if review else None
 
     def get_approved_revision(self, publication) -> int | None:
         review = self._review(publication)

@@ -1,8 +1,8 @@
 """/reviews: the approval workflow of publications, and /approval-rule, the workspace's rule.
 
-A review is addressed by its publication's id. Submitting needs write; approving and
-asking for changes need publish and a token made by a workspace admin (approvers are
-people, or an operator's token made without one); the rule needs admin."""
+A review is addressed by its publication's id. Submitting needs write; approving, asking
+for changes and putting on hold need publish and a token made by a workspace admin
+(approvers are people, or an operator's token made without one); the rule needs admin."""
 
 from __future__ import annotations
 
@@ -31,11 +31,13 @@ from apps.publications.models import Publication
 from apps.publishing.services.reviews import (
     review_approve,
     review_comment,
+    review_hold,
     review_request_changes,
     review_submit,
 )
 
 STEP_CODES = {409: ["REVISION_CONFLICT", "NOT_A_DRAFT", "ALREADY_IN_REVIEW", "NOT_IN_REVIEW"]}
+HOLD_CODES = {409: ["REVISION_CONFLICT", "NOT_HOLDABLE", "PUBLICATION_STARTED"]}
 
 
 class ReviewViewSet(WorkspaceViewSet):
@@ -50,6 +52,7 @@ class ReviewViewSet(WorkspaceViewSet):
         "submit": "write",
         "approve": "publish",
         "request_changes": "publish",
+        "hold": "publish",
         "comments": "write",
     }
 
@@ -57,8 +60,8 @@ class ReviewViewSet(WorkspaceViewSet):
         return (
             super()
             .get_queryset()
-            .select_related("review__requested_by", "review__decided_by")
-            .prefetch_related("review_comments__author")
+            .select_related("review__requested_by", "review__decided_by", "review__decided_via")
+            .prefetch_related("review_comments__author", "review_comments__portal_link")
         )
 
     def _person(self):
@@ -129,6 +132,20 @@ class ReviewViewSet(WorkspaceViewSet):
     @action(detail=True, methods=["post"], url_path="request-changes")
     def request_changes(self, request: ApiRequest, pk: str) -> Response:
         return self._step(review_request_changes, ReviewStepSerializer)
+
+    @extend_schema(
+        summary="Put a publication on hold",
+        description="A publication in review, or approved and not yet gone out: a scheduled "
+        "one comes off the schedule (back to draft) and its approval is withdrawn, until "
+        "it is approved again (or changes are asked for). `note` is optional. Needs a token "
+        "made by a workspace admin.",
+        request=ReviewStepSerializer,
+        parameters=[IDEMPOTENCY_KEY],
+        responses={200: ReviewSerializer, **post_errors(404, codes=HOLD_CODES)},
+    )
+    @action(detail=True, methods=["post"])
+    def hold(self, request: ApiRequest, pk: str) -> Response:
+        return self._step(review_hold, ReviewStepSerializer)
 
     def _step(self, service, serializer, **optional: str) -> Response:
         """One step of the review at the revision the caller saw, with its note; optional

@@ -1,5 +1,5 @@
 """The approval workflow of a publication: submit for review, approve (which schedules it),
-request changes, comment.
+request changes, put on hold (which takes it off the schedule until it is approved), comment.
 
 A publication in review stays a draft; its review row holds the state. Approving goes
 through ``publication_update`` like any scheduling, so the catalog, quota and daily-cap
@@ -104,8 +104,9 @@ def review_submit(
 
 
 def _in_review(publication: Publication) -> Review:
+    """The post's review, locked, waiting for a decision: in review, or on hold."""
     review = _review(publication)
-    if review is None or review.state != S.IN_REVIEW:
+    if review is None or review.state not in (S.IN_REVIEW, S.ON_HOLD):
         raise Conflict(
             "This post is not waiting for a review.",
             code="NOT_IN_REVIEW",
@@ -180,6 +181,48 @@ def review_request_changes(
     review.decided_at = timezone.now()
     review.save()
     _record(publication, review, actor, ReviewComment.Kind.CHANGES_REQUESTED, text, via)
+    return review
+
+
+@transaction.atomic
+def review_hold(
+    *,
+    publication: Publication,
+    expected_revision: int,
+    actor: User | None,
+    note: str = "",
+    via: PortalLink | None = None,
+) -> Review:
+    """Put a post on hold: one in review, or approved and not yet gone out. A scheduled
+    post comes off the schedule (back to draft) and its approval is withdrawn; it waits
+    until someone approves it (or asks for changes). ``via``: as in ``review_approve``.
+    Errors: Conflict NOT_HOLDABLE (no review in those states), PUBLICATION_STARTED (a
+    destination already went out or is in flight), REVISION_CONFLICT."""
+    text = _note(note)
+    _require_approver(publication, actor)
+    publication = _lock_for_edit(publication, expected_revision)
+    review = _review(publication)
+    if review is None or review.state not in (S.IN_REVIEW, S.APPROVED):
+        raise Conflict(
+            "Only a post in review, or approved and not yet out, can be put on hold.",
+            code="NOT_HOLDABLE",
+            details={"state": review.state if review else None},
+        )
+    if publication.status != P.DRAFT:
+        publication = publication_update(
+            publication=publication,
+            expected_revision=publication.revision,
+            actor=actor,
+            status=P.DRAFT,
+        )
+    review.state = S.ON_HOLD
+    review.decided_by = None if via is not None else actor
+    review.decided_via = via
+    review.decided_at = timezone.now()
+    review.approved_revision = None
+    review.approved_hash = ""
+    review.save()
+    _record(publication, review, actor, ReviewComment.Kind.ON_HOLD, text, via)
     return review
 
 

@@ -31,7 +31,11 @@ from apps.approvals.portal import (
 )
 from apps.common.errors import DomainError
 from apps.publications.models import Publication
-from apps.publishing.services.reviews import review_approve, review_request_changes
+from apps.publishing.services.reviews import (
+    review_approve,
+    review_hold,
+    review_request_changes,
+)
 from apps.security.client_ip import client_ip
 from apps.security.ratelimit import parse_rate, rate_hit, too_many
 from apps.web.portal_posts import portal_posts
@@ -108,7 +112,17 @@ def _decide(request: HttpRequest, link: PortalLink, publication: Publication) ->
     tell them."""
     revision = _revision(request)
     note = request.POST.get("note", "")
-    if request.POST.get("decision") == "approve":
+    decision = request.POST.get("decision")
+    if decision == "hold":
+        review_hold(
+            publication=publication,
+            expected_revision=revision,
+            actor=link.created_by,
+            note=note,
+            via=link,
+        )
+        return "On hold: it will not go out until it is approved."
+    if decision == "approve":
         review_approve(
             publication=publication,
             expected_revision=revision,
@@ -130,7 +144,8 @@ def _decide(request: HttpRequest, link: PortalLink, publication: Publication) ->
 @require_POST
 @portal_view
 def portal_decide(request: HttpRequest, link: PortalLink, pk: int, *, token: str) -> HttpResponse:
-    """Approve a post, or ask for changes with a note, at the revision the client saw."""
+    """Approve a post, ask for changes with a note, or put it on hold, at the revision the
+    client saw."""
     publication = portal_publications(link).filter(pk=pk).first()
     if publication is None:
         raise Http404("No such post behind this link.")

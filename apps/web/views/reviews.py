@@ -1,6 +1,6 @@
 """The approval workflow in the web app: the review queue (with the workspace's rule for
-admins) and the steps taken from a post's page: submit, approve, ask for changes, comment.
-Each step posts the revision the person looked at; the services decide."""
+admins) and the steps taken from a post's page: submit, approve, ask for changes, put on
+hold, comment. Each step posts the revision the person looked at; the services decide."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from apps.publications.models import Publication
 from apps.publishing.services.reviews import (
     review_approve,
     review_comment,
+    review_hold,
     review_request_changes,
     review_submit,
 )
@@ -128,6 +129,13 @@ def review_changes_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
     return _noted_step(request, pk, review_request_changes, done)
 
 
+@workspace_view(Action.PUBLISH)
+@require_POST
+def review_hold_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    done = "On hold: it stays off the schedule until it is approved. The author was told."
+    return _noted_step(request, pk, review_hold, done)
+
+
 @workspace_view(Action.EDIT)
 @require_POST
 def review_comment_view(request: WorkspaceRequest, pk: int) -> HttpResponse:
@@ -163,6 +171,8 @@ def review_panel_context(request, publication: Publication) -> dict:
     user = request.user
     is_draft = publication.status == Publication.Status.DRAFT
     in_review = review is not None and review.state == Review.State.IN_REVIEW
+    # Waiting for a decision: in review, or put on hold (approving releases it).
+    decidable = in_review or (review is not None and review.state == Review.State.ON_HOLD)
     required = approval_required(workspace)
     return {
         "publication": publication,
@@ -174,6 +184,6 @@ def review_panel_context(request, publication: Publication) -> dict:
         # apps.publishing.services.approval): say so before they try.
         "bound": required and not is_draft and not is_approver(user, workspace),
         "can_submit": is_draft and not in_review and can(user, workspace, Action.EDIT),
-        "can_decide": in_review and is_approver(user, workspace),
+        "can_decide": decidable and is_approver(user, workspace),
         "can_comment": can(user, workspace, Action.EDIT),
     }
