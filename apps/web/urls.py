@@ -197,9 +197,7 @@ workspace_patterns = [
         inbox_views.inbox_reply_decide,
         name="inbox-reply-decide",
     ),
-    path(
-        "inbox/replies/<int:pk>/retry/", inbox_views.inbox_reply_retry, name="inbox-reply-retry"
-    ),
+    path("inbox/replies/<int:pk>/retry/", inbox_views.inbox_reply_retry, name="inbox-reply-retry"),
     # Team and tokens.
     path("reviews/", reviews.review_queue, name="reviews"),
     path("reviews/rule/", reviews.review_rule_set, name="review-rule"),
