@@ -180,3 +180,59 @@ def test_reddit_reads_score_and_comments(workspace_a):
     )
     assert (metrics.likes, metrics.replies, metrics.reposts) == (41, 6, 1)
     assert metrics.extra == {"upvote_ratio_pct": 93}
+
+
+@respx.mock
+def test_instagram_without_insights_keeps_likes_and_comments(workspace_a):
+    from apps.providers.instagram.connect import INSTAGRAM_GRAPH
+
+    account = make_account(
+        workspace_a, "instagram", remote_id="17", handle="ig", credentials={"access_token": "t"}
+    )
+    respx.get(f"{INSTAGRAM_GRAPH}/m9").respond(200, json={"like_count": 12, "comments_count": 3})
+    respx.get(f"{INSTAGRAM_GRAPH}/m9/insights").respond(
+        403, json={"error": {"code": 10, "message": "(#10) Application does not have permission"}}
+    )
+    metrics = get_reader("instagram").read_post_metrics(
+        _ctx(account, {"access_token": "t"}), _post("m9")
+    )
+    assert (metrics.likes, metrics.replies, metrics.views) == (12, 3, None)
+    assert metrics.gaps["views"] == PERMISSION and metrics.gaps["clicks"] == NOT_OFFERED
+
+
+@respx.mock
+def test_tiktok_reads_a_video_and_cannot_read_a_post_it_never_named(workspace_a):
+    account = make_account(
+        workspace_a, "tiktok", remote_id="u", handle="tt", credentials={"access_token": "t"}
+    )
+    route = respx.post(url__startswith="https://open.tiktokapis.com/v2/video/query/").respond(
+        200,
+        json={
+            "data": {"videos": [{"id": "7", "like_count": 9, "comment_count": 2,
+                                 "share_count": 1, "view_count": 300}]},
+            "error": {"code": "ok", "message": ""},
+        },
+    )  # fmt: skip
+    reader = get_reader("tiktok")
+    metrics = reader.read_post_metrics(_ctx(account, {"access_token": "t"}), _post("7"))
+    assert (metrics.likes, metrics.views) == (9, 300)
+    assert route.calls[0].request.read() == b'{"filters":{"video_ids":["7"]}}'
+    unnamed = reader.read_post_metrics(_ctx(account, {"access_token": "t"}), _post("v_pub_x"))
+    assert set(unnamed.gaps.values()) == {NOT_OFFERED} and not route.calls[1:]
+
+
+@respx.mock
+def test_pinterest_reads_lifetime_analytics(workspace_a):
+    account = make_account(
+        workspace_a, "pinterest", remote_id="p", handle="pin", credentials={"access_token": "t"}
+    )
+    respx.get("https://api.pinterest.com/v5/pins/55/analytics").respond(
+        200,
+        json={"all": {"lifetime_metrics": {"IMPRESSION": 900, "SAVE": 12, "PIN_CLICK": 40,
+                                           "OUTBOUND_CLICK": 7}}},
+    )  # fmt: skip
+    metrics = get_reader("pinterest").read_post_metrics(
+        _ctx(account, {"access_token": "t"}), _post("55")
+    )
+    assert (metrics.views, metrics.reposts, metrics.clicks, metrics.likes) == (900, 12, 40, None)
+    assert metrics.extra == {"outbound_clicks": 7}
