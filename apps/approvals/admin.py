@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from apps.approvals.models import ApprovalRule, PortalLink, Review, ReviewComment
 
@@ -35,3 +36,6 @@ class PortalLinkAdmin(admin.ModelAdmin):
     # The secret's hash is of no use to an operator, and a link is revoked, never edited.
     exclude = ["secret_hash"]
     readonly_fields = ["expires_at", "last_used_at", "revoked_at", "revoked_by"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # a link is made by a member, who is shown its address once

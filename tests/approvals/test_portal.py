@@ -293,6 +293,7 @@ def test_the_admin_lists_links_without_their_hash(admin_client, workspace_a, ali
     assert listed.status_code == change.status_code == 200
     assert "Acme" in listed.content.decode()
     assert link.secret_hash not in change.content.decode()
+    assert admin_client.get("/admin/approvals/portallink/add/").status_code == 403
 
 
 # --- on hold ------------------------------------------------------------------------------
