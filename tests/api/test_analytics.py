@@ -82,6 +82,13 @@ def test_another_workspaces_rendition_is_404_in_the_envelope(api_b, workspace_a)
     assert answer.json()["error"]["code"] == "NOT_FOUND"
 
 
+def test_another_workspaces_account_in_the_filter_is_404(api_b, workspace_a):
+    theirs = _published(workspace_a).social_account_id
+    answer = api_b.get("/api/v1/analytics", {"account": theirs})
+    assert answer.status_code == 404
+    assert answer.json()["error"]["details"] == {"account": [theirs]}
+
+
 def test_without_a_token_it_is_401(workspace_a):
     rendition = _published(workspace_a)
     assert APIClient().get(f"/api/v1/renditions/{rendition.pk}/metrics").status_code == 401

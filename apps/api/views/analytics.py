@@ -7,7 +7,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.models import Workspace
+from apps.accounts.models import SocialAccount, Workspace
 from apps.analytics import selectors
 from apps.api.base import WorkspaceAPIView
 from apps.api.schema import errors
@@ -56,7 +56,7 @@ class AnalyticsView(WorkspaceAPIView):
             OpenApiParameter("to", str, required=False, description="YYYY-MM-DD"),
             OpenApiParameter("account", int, required=False, many=True),
         ],
-        responses={200: AnalyticsSerializer, **errors()},
+        responses={200: AnalyticsSerializer, **errors(404)},
     )
     def get(self, request: Request) -> Response:
         query: dict = {
@@ -87,6 +87,17 @@ def analytics_shown(workspace: Workspace, query: dict) -> dict:
     serializer = AnalyticsQuerySerializer(data=query)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
+    asked = set(data.get("account") or [])
+    known = set(
+        SocialAccount.objects.for_workspace(workspace)
+        .filter(pk__in=asked)
+        .values_list("pk", flat=True)
+    )
+    if asked - known:
+        # Another workspace's account is not found, as everywhere in the API.
+        raise NotFound(
+            "No such account in this workspace.", details={"account": sorted(asked - known)}
+        )
     today = timezone.now().astimezone(selectors.zone_of(workspace)).date()
     period = selectors.period_of(workspace, data.get("from"), data.get("to"), today)
     result = selectors.workspace_analytics(workspace, period=period, accounts=data.get("account"))
