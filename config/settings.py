@@ -309,6 +309,8 @@ SPECTACULAR_SETTINGS = {
         "DeliveryAttemptKindEnum": "apps.renditions.models.DeliveryAttempt.Kind",
         "DeliveryAttemptOutcomeEnum": "apps.renditions.models.DeliveryAttempt.Outcome",
         "PublicationTargetStatusEnum": ["draft", "scheduled"],
+        # A series' and an evergreen post's (the same three states).
+        "SeriesStatusEnum": "apps.series.models.Series.Status",
     },
     # Self-hosted Swagger UI assets: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

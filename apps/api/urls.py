@@ -7,6 +7,7 @@ from apps.api.views.accounts import AccountViewSet
 from apps.api.views.analytics import AnalyticsView, RenditionMetricsView
 from apps.api.views.bulk import PublicationBulkViewSet
 from apps.api.views.capabilities import CapabilitiesView
+from apps.api.views.evergreen import EvergreenViewSet
 from apps.api.views.inbox import CommentViewSet, ReplyViewSet
 from apps.api.views.me import MeView
 from apps.api.views.media import MediaViewSet
@@ -47,6 +48,7 @@ router.register("portal-links", PortalLinkViewSet, basename="portal-link")
 router.register("tokens", TokenViewSet, basename="token")
 router.register("webhooks", WebhookViewSet, basename="webhook")
 router.register("series", SeriesViewSet, basename="series")
+router.register("evergreen", EvergreenViewSet, basename="evergreen")
 router.register("comments", CommentViewSet, basename="comment")
 router.register("replies", ReplyViewSet, basename="reply")
 

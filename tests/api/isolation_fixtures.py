@@ -15,6 +15,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Workspace
+from apps.publications.models import Publication
 from apps.renditions.models import normalize_error
 from apps.series.services import series_create
 from apps.webhooks.models import WebhookDelivery
@@ -40,6 +41,7 @@ OBJECT_BY_COLLECTION = {
     "renditions": "rendition",
     "reviews": "review",
     "series": "series",
+    "evergreen": "evergreen",
     "tokens": "token",
     "webhooks": "webhook_endpoint",
     "deliveries": "webhook_delivery",
@@ -150,7 +152,20 @@ def workspace_objects(workspace: Workspace) -> dict[str, Model]:
         "webhook_endpoint": endpoint,
         "webhook_delivery": delivery,
         "portal_link": _portal_link(workspace),
+        "evergreen": _evergreen(workspace, publication),
     }
+
+
+def _evergreen(workspace: Workspace, publication: Publication) -> Model:
+    """The publication marked evergreen (active: it can be paused, skipped, stopped)."""
+    from apps.planning.evergreen import EvergreenSettings, evergreen_mark
+
+    return evergreen_mark(
+        workspace=workspace,
+        publications=[publication],
+        actor=None,
+        settings=EvergreenSettings(),
+    )[0]
 
 
 def _comment(rendition) -> Model:

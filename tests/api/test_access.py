@@ -12,6 +12,7 @@ from django.db.models import Model
 from rest_framework.test import APIClient
 
 from apps.accounts import services
+from apps.planning.evergreen import evergreen_pause
 from apps.series.services import series_pause
 from tests.api.helpers import bearer, error, png_bytes
 from tests.api.isolation_fixtures import (
@@ -86,6 +87,15 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "series_pause_create": SERIES_CHANGE,
     "series_resume_create": SERIES_CHANGE,
     "series_end_create": SERIES_CHANGE,
+    "evergreen_list": ("read",),
+    "evergreen_create": SERIES_CHANGE,
+    "evergreen_retrieve": ("read",),
+    "evergreen_partial_update": SERIES_CHANGE,
+    "evergreen_shares_list": ("read",),
+    "evergreen_pause_create": SERIES_CHANGE,
+    "evergreen_resume_create": SERIES_CHANGE,
+    "evergreen_skip_create": SERIES_CHANGE,
+    "evergreen_stop_create": SERIES_CHANGE,
     "tokens_list": ("read",),
     "tokens_create": ("admin",),
     "tokens_destroy": ("admin",),
@@ -163,6 +173,8 @@ BODIES: dict[str, Any] = {
     "series_partial_update": {"name": "Renamed"},
     "series_pause_create": {},
     "series_end_create": {},
+    "evergreen_create": lambda objects: {"publications": [objects["publication"].pk]},
+    "evergreen_partial_update": {"every_days": 14, "variations": ["Again, in other words"]},
     "tokens_create": {"name": "n", "scopes": ["read"]},
     "webhooks_create": {"url": "https://93.184.215.14/new"},
     "webhooks_partial_update": {"description": "Renamed"},
@@ -172,10 +184,11 @@ BODIES: dict[str, Any] = {
     "comments_hide_create": {"hidden": True},
 }
 # Operations whose body names objects: with an outsider's objects, the body is refused.
-NAMES_IN_BODY = {"publications_create", "series_create"}
+NAMES_IN_BODY = {"publications_create", "series_create", "evergreen_create"}
 # What an operation needs of its object beyond workspace_objects().
 PREPARE: dict[str, Callable[[Objects], Any]] = {
     "series_resume_create": lambda objects: series_pause(series=objects["series"]),
+    "evergreen_resume_create": lambda objects: evergreen_pause(evergreen=objects["evergreen"]),
     "publications_queue_create": prepare_queueable,
     "replies_retry_create": prepare_failed_reply,
     "reviews_submit_create": prepare_resubmittable,

@@ -52,6 +52,7 @@ REFUSED_FOR_REASONS_A_SCHEMA_CANNOT_STATE = {
     "GET /api/v1/publications": "cursor",
     "GET /api/v1/reviews": "cursor",
     "GET /api/v1/series": "cursor",
+    "GET /api/v1/evergreen": "cursor",
     "GET /api/v1/tokens": "cursor",
     "GET /api/v1/webhooks": "cursor",
     "GET /api/v1/webhooks/{id}/deliveries": "cursor",
@@ -65,6 +66,11 @@ REFUSED_FOR_REASONS_A_SCHEMA_CANNOT_STATE = {
     "POST /api/v1/series": "recurrence rule",
     "POST /api/v1/series/preview": "recurrence rule",
     "PATCH /api/v1/series/{id}": "recurrence rule",
+    # An evergreen post pauses, resumes, skips or changes only in some states (409).
+    "PATCH /api/v1/evergreen/{id}": "state of the post",
+    "POST /api/v1/evergreen/{id}/pause": "state of the post",
+    "POST /api/v1/evergreen/{id}/resume": "state of the post",
+    "POST /api/v1/evergreen/{id}/skip": "state of the post",
     # A time zone is any name the server's tz database holds, a string to the schema.
     "PUT /api/v1/queue-slots": "IANA zone",
     "PUT /api/v1/accounts/{id}/queue-slots": "IANA zone",
