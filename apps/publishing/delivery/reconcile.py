@@ -28,7 +28,7 @@ reconnected first says ``reconnect``: the check runs again once it is (see recon
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import NoReturn
 
 from django.conf import settings
@@ -42,7 +42,14 @@ from apps.jobs.errors import PermanentError, RetryableError, Snooze, delay_secon
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease
-from apps.providers.base import Adapter, SegmentPayload, SupportsLookup, get_adapter
+from apps.providers.base import (
+    Adapter,
+    PublishContext,
+    PublishedSegment,
+    SegmentPayload,
+    SupportsLookup,
+    get_adapter,
+)
 from apps.providers.errors import ErrorKind, ProviderError
 from apps.publishing.delivery.comment import start_first_comment
 from apps.publishing.delivery.context import media_payloads, publish_context
@@ -52,7 +59,7 @@ from apps.publishing.delivery.run import record_segment
 from apps.publishing.delivery.waiting import accepted_work, resume_waiting
 from apps.publishing.locks import lock_rendition
 from apps.publishing.services.status import publication_refresh_status
-from apps.renditions.models import DeliveryAttempt, Rendition
+from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
 
 logger = logging.getLogger(__name__)
 
@@ -109,27 +116,67 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         .order_by("started_at")
         .first()
     )
-    not_before = (sent.started_at if sent else rendition.updated_at) - LOOKUP_SLACK
     accepted = accepted_work(rendition) is not None
+    if _settled_without_lookup(job, rendition, adapter, ctx, segment, sent, accepted=accepted):
+        return
+    assert isinstance(adapter, SupportsLookup)
+    not_before = (sent.started_at if sent else rendition.updated_at) - LOOKUP_SLACK
+    found = _look_up(job, rendition, adapter, ctx, segment, not_before=not_before)
+    if found is not None and found.pending:
+        # The platform holds our work but has not published it yet (a container still
+        # processing, a video not ready): it is waited for, never called published.
+        _wait_for(job, rendition, segment.position, found.provider_post_id)
+        return
+    if found is not None:
+        record_segment(segment, found)
+        _settle(job, rendition, note="found on the platform")
+        return
+    _absent(job, rendition, adapter, sent, accepted=accepted)
 
+
+def _settled_without_lookup(
+    job: Job,
+    rendition: Rendition,
+    adapter: Adapter,
+    ctx: PublishContext,
+    segment: RenditionSegment,
+    sent: DeliveryAttempt | None,
+    *,
+    accepted: bool,
+) -> bool:
+    """Where no lookup is the way: a resend under an idempotency key the platform still
+    honours (it cannot post twice, a best-effort lookup could miss), or a platform with no
+    lookup at all. True when that settled the job's next step."""
     exact_lookup = isinstance(adapter, SupportsLookup) and adapter.lookup_is_strong
     if (
         not accepted
         and not exact_lookup
-        and adapter.is_retry_safe(account)
+        and adapter.is_retry_safe(rendition.social_account)
         and adapter.resend_settles(ctx)
         and _within_window(adapter, sent)
     ):
-        # A best-effort lookup could miss the post; a resend under the key cannot.
         _resend(job, rendition, note="resent under the same idempotency key")
-        return
-    if not isinstance(adapter, SupportsLookup):
-        if not accepted and adapter.duplicate_refusal_names_post:
-            payload = SegmentPayload(segment.position, segment.text, media_payloads(segment))
-            _resend_once_settled(job, rendition, sent, adapter, payload)
-            return
-        raise PermanentError("no_lookup", "The platform offers no way to check; verify it.")
+        return True
+    if isinstance(adapter, SupportsLookup):
+        return False
+    if not accepted and adapter.duplicate_refusal_names_post:
+        payload = SegmentPayload(segment.position, segment.text, media_payloads(segment))
+        _resend_once_settled(job, rendition, sent, adapter, payload)
+        return True
+    raise PermanentError("no_lookup", "The platform offers no way to check; verify it.")
 
+
+def _look_up(
+    job: Job,
+    rendition: Rendition,
+    adapter: SupportsLookup,
+    ctx: PublishContext,
+    segment: RenditionSegment,
+    *,
+    not_before: datetime,
+) -> PublishedSegment | None:
+    """Ask the platform for the segment's post, recorded as a reconcile attempt (found,
+    pending or absent); a throttled or failed lookup decides nothing."""
     attempt = DeliveryAttempt.objects.create(
         rendition=rendition,
         workspace_id=rendition.workspace_id,
@@ -149,23 +196,29 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         if err.retryable:
             raise RetryableError(err.kind, err.message, retry_at=err.retry_at) from None
         raise PermanentError(err.kind, err.message, details=err.as_dict()) from None
-
-    if found is not None and found.pending:
-        # The platform holds our work but has not published it yet (a container still
-        # processing, a video not ready): it is waited for, never called published.
+    if found is None:
+        attempt.close(DeliveryAttempt.Outcome.ABSENT)
+    elif found.pending:
         attempt.close(DeliveryAttempt.Outcome.PENDING, provider_post_id=found.provider_post_id)
-        _wait_for(job, rendition, segment.position, found.provider_post_id)
-        return
-    if found is not None:
+    else:
         attempt.close(
             DeliveryAttempt.Outcome.FOUND,
             provider_post_id=found.provider_post_id,
             provider_url=found.provider_url,
         )
-        record_segment(segment, found)
-        _settle(job, rendition, note="found on the platform")
-        return
-    attempt.close(DeliveryAttempt.Outcome.ABSENT)
+    return found
+
+
+def _absent(
+    job: Job,
+    rendition: Rendition,
+    adapter: Adapter,
+    sent: DeliveryAttempt | None,
+    *,
+    accepted: bool,
+) -> None:
+    """The lookup found nothing: look again, resend once the absence can be trusted, or
+    hand the rendition to a person."""
     if accepted:
         # The platform accepted this work: it is never sent again by us.
         if job.attempts < job.max_attempts:
@@ -178,7 +231,7 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         # way through the platform. Without an idempotency key to make a resend harmless,
         # trust the absence only once such a request can no longer land.
         settled_at = _settled_at(rendition, sent)
-        if adapter.is_retry_safe(account) or db_now() >= settled_at:
+        if adapter.is_retry_safe(rendition.social_account) or db_now() >= settled_at:
             _resend(job, rendition, note="the platform has no such post")
             return
         raise RetryableError(
