@@ -25,6 +25,7 @@ from apps.publications.models import Publication
 from apps.publishing.delivery.enqueue import publish_dedupe_key
 from apps.publishing.services import publication_reschedule, publication_update
 from apps.publishing.services.approval import approval_hash, approval_parts
+from apps.publishing.services.media_alt_text import media_alt_text_set
 from apps.publishing.services.publications import publication_create
 from apps.publishing.services.reviews import (
     review_approve,
@@ -36,6 +37,7 @@ from apps.renditions.models import Rendition
 from apps.sandbox.services import sandbox_account_create
 from apps.webhooks.models import WebhookEvent
 from apps.webhooks.services import webhook_endpoint_create
+from tests.factories import MediaAssetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -362,3 +364,30 @@ def test_only_a_post_in_review_or_approved_is_put_on_hold(workspace_a, alice, bo
 
     assert refused.value.code == "NOT_HOLDABLE"
     assert Review.objects.get(publication=post).state == Review.State.CHANGES_REQUESTED
+
+
+def test_a_new_default_alt_text_under_a_clients_approval_sends_the_post_back(
+    workspace_a, alice, bob, account
+):
+    asset = MediaAssetFactory(workspace=workspace_a, alt_text="A red bicycle")
+    draft = publication_create(
+        workspace=workspace_a,
+        author=bob,
+        segments=[{"text": "Look", "media": [{"id": asset.pk}]}],
+        destinations=[{"account": account.pk}],
+        scheduled_at=timezone.now() + timedelta(days=2),
+    )
+    review_submit(publication=draft, expected_revision=draft.revision, actor=bob)
+    draft.refresh_from_db()
+    link, _ = make_link(workspace_a, alice)
+    approve(link, draft)
+    draft.refresh_from_db()
+    revision = draft.revision
+
+    media_alt_text_set(asset=asset, alt_text="A blue bicycle", actor=alice)
+
+    draft.refresh_from_db()
+    assert (draft.status, draft.revision) == (Publication.Status.DRAFT, revision + 1)
+    assert Review.objects.get(publication=draft).state == Review.State.IN_REVIEW
+    note = ReviewComment.objects.filter(kind="submitted").last().body
+    assert note.startswith("A media file's default alt text changed after Acme approved it")

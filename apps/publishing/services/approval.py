@@ -32,6 +32,7 @@ from apps.approvals.models import Review, ReviewComment
 from apps.approvals.records import review_record
 from apps.approvals.rule import ApprovalRequired, needs_approval
 from apps.publications.models import Publication, PublicationSegment, SegmentMedia
+from apps.publishing.services.checks import save_publication
 from apps.publishing.services.edits import unschedule
 from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import Rendition, RenditionMedia, RenditionSegment
@@ -147,22 +148,23 @@ def check_approval_kept(publication: Publication, before: Parts | None) -> None:
     )
 
 
-def client_approval_check(publication: Publication, actor: User | None) -> Publication:
-    """After an edit of the (locked) publication, inside its transaction: when a client
-    approved it through a link and the edit changed what they approved, take it off the
-    schedule and put it back in review (the link shows it again). Returns the
-    publication, its status refreshed."""
-    review = (
+def _client_review(publication_id: int) -> Review | None:
+    """The post's review, locked, when a client approved it through a link."""
+    return (
         Review.objects.select_for_update()
         .select_related("decided_via")
-        .filter(publication_id=publication.pk, state=Review.State.APPROVED)
+        .filter(publication_id=publication_id, state=Review.State.APPROVED)
         .exclude(decided_via=None)
         .first()
     )
-    if review is None or approval_hash(approval_parts(publication)) == review.approved_hash:
-        return publication
+
+
+def _send_back(
+    publication: Publication, review: Review, actor: User | None, what: str
+) -> Publication:
+    """Take the (locked) post off the schedule and put it back in review, saying why."""
     link = review.decided_via
-    assert link is not None  # filtered above
+    assert link is not None  # a client's approval (_client_review)
     scheduled = Rendition.objects.select_for_update().filter(
         publication_id=publication.pk, status=Rendition.Status.SCHEDULED
     )
@@ -176,8 +178,33 @@ def client_approval_check(publication: Publication, actor: User | None) -> Publi
     review.approved_hash = ""
     review.save()
     note = (
-        f"Changed after {link.label} approved it through a client link: back in review, "
-        "and off the schedule until it is approved again."
+        f"{what} changed after {link.label} approved it through a client link: back in "
+        "review, and off the schedule until it is approved again."
     )
     review_record(publication, review, actor, ReviewComment.Kind.SUBMITTED, note)
     return publication_refresh_status(publication)
+
+
+def client_approval_check(publication: Publication, actor: User | None) -> Publication:
+    """After an edit of the (locked) publication, inside its transaction: when a client
+    approved it through a link and the edit changed what they approved, take it off the
+    schedule and put it back in review (the link shows it again). Returns the
+    publication, its status refreshed."""
+    review = _client_review(publication.pk)
+    if review is None or approval_hash(approval_parts(publication)) == review.approved_hash:
+        return publication
+    return _send_back(publication, review, actor, "It")
+
+
+def client_approvals_withdraw(*, publication_ids: list[int], actor: User | None, what: str) -> None:
+    """A change made outside the posts that changes what they show (``what``: a media
+    file's default alt text): each of them a client approved goes back to review, as
+    after an edit (its revision moves on). Inside the change's transaction."""
+    locked = Publication.objects.select_for_update().filter(pk__in=publication_ids).order_by("pk")
+    for publication in locked:
+        review = _client_review(publication.pk)
+        if review is None:
+            continue
+        publication.revision += 1
+        save_publication(publication)
+        _send_back(publication, review, actor, what)

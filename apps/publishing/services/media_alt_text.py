@@ -22,6 +22,7 @@ from apps.publications.services.media_library import (
     media_alt_text_check,
     media_asset_set_alt_text,
 )
+from apps.publishing.services.approval import client_approvals_withdraw
 
 # Posts that can send nothing more: a change to them changes no post that goes out.
 _SETTLED = (Publication.Status.DRAFT, Publication.Status.PUBLISHED, Publication.Status.CANCELLED)
@@ -46,7 +47,7 @@ def media_alt_text_set(*, asset: MediaAsset, alt_text: str, actor: User | None) 
     (ApprovalRequired APPROVAL_REQUIRED, ``details.publications`` naming the posts) when the
     actor's posts need approval and a post past draft shows this default; an admin's
     change, or one to no such post, goes through. A change that touches posts past draft
-    is audited on each of them."""
+    is audited on each of them, and sends those a client approved back to review."""
     media_alt_text_check(alt_text)
     locked = MediaAsset.objects.select_for_update().get(pk=asset.pk)
     previous = locked.alt_text
@@ -65,6 +66,10 @@ def media_alt_text_set(*, asset: MediaAsset, alt_text: str, actor: User | None) 
         )
     result = media_asset_set_alt_text(asset=locked, alt_text=alt_text)
     if shown_by:
+        # What a client approved changed with it: those posts go back to review.
+        client_approvals_withdraw(
+            publication_ids=shown_by, actor=actor, what="A media file's default alt text"
+        )
         events.emit(
             events.MEDIA_ALT_TEXT_CHANGED,
             asset=result,
