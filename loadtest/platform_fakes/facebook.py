@@ -23,7 +23,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from loadtest.platform_fakes import multipart
+from loadtest.platform_fakes import engagement, multipart
 from loadtest.platform_fakes.base import FakeRequest, FakeResponse, StoredPost, route
 from loadtest.platform_fakes.meta import VERSION, MetaGraphFake, graph_id, graph_time
 
@@ -258,6 +258,11 @@ class FacebookFake(MetaGraphFake):
         if account is None:
             return self.unauthorized()
         post = self.posts.get(obj)
+        if post is None and obj == account and "followers_count" in (request.arg("fields") or ""):
+            with self.lock:
+                made = sum(1 for p in self.posts.values() if p.account == account)
+            followers = engagement.followers(account, made)
+            return self.ok({"id": obj, "followers_count": followers}, account=account)
         if post is None or post.account != account:
             if any(u.video_id == obj for u in self.uploads.values()):
                 uploading = {"status": "in_progress"}
@@ -276,7 +281,33 @@ class FacebookFake(MetaGraphFake):
                 "permalink_url": f"/{account}/videos/{obj}/",
             }
             return self.ok(body, account=account)
-        return self.ok({"id": obj, "permalink_url": self._permalink(post)}, account=account)
+        body = {"id": obj, "permalink_url": self._permalink(post)}
+        if "reactions" in (request.arg("fields") or ""):
+            grown = engagement.grown(post, self.clock())
+            body["reactions"] = {"data": [], "summary": {"total_count": grown["likes"]}}
+            body["comments"] = {"data": [], "summary": {"total_count": grown["replies"]}}
+            if grown["reposts"]:
+                body["shares"] = {"count": grown["reposts"]}
+        return self.ok(body, account=account)
+
+    @route("GET", VERSION + r"/(?P<obj>\d+_\d+)/insights")
+    def post_insights(self, request: FakeRequest, obj: str) -> FakeResponse:
+        """A Page post's lifetime insights (read_insights)."""
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        post = self.posts.get(obj)
+        if post is None or post.account != account:
+            return self.error(100, "Unsupported get request.", subcode=33)
+        grown = engagement.grown(post, self.clock())
+        counts = {"post_impressions": grown["views"], "post_clicks": grown["views"] // 20}
+        wanted = (request.arg("metric") or "").split(",")
+        data = [
+            {"name": name, "period": "lifetime", "values": [{"value": counts[name]}]}
+            for name in wanted
+            if name in counts
+        ]
+        return self.ok({"data": data}, account=account)
 
     @route("POST", VERSION + r"/(?P<app>\d+)/uploads")
     def upload_session(self, request: FakeRequest, app: str) -> FakeResponse:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 
-from loadtest.platform_fakes import multipart
+from loadtest.platform_fakes import engagement, multipart
 from loadtest.platform_fakes.base import FakeRequest, FakeResponse, route
 from loadtest.platform_fakes.meta import (
     VERSION,
@@ -123,7 +123,11 @@ class InstagramFake(MetaGraphFake):
             )
         post = self.posts.get(obj)
         if post is not None and post.account == account:
-            return self.ok(self._media_item(post), account=account)
+            item = self._media_item(post)
+            if "like_count" in (request.arg("fields") or ""):
+                grown = engagement.grown(post, self.clock())
+                item.update(like_count=grown["likes"], comments_count=grown["replies"])
+            return self.ok(item, account=account)
         if obj == account:
             handle = self.accounts[account]["handle"]
             return self.ok({"id": obj, "user_id": obj, "username": handle}, account=account)
@@ -148,7 +152,31 @@ class InstagramFake(MetaGraphFake):
         if account is None:
             return self.unauthorized()
         handle = self.accounts[account]["handle"]
-        return self.ok({"id": account, "user_id": account, "username": handle, "name": handle})
+        body = {"id": account, "user_id": account, "username": handle, "name": handle}
+        if "followers_count" in (request.arg("fields") or ""):
+            with self.lock:
+                made = sum(1 for p in self.posts.values() if p.account == account)
+            body["followers_count"] = engagement.followers(account, made)
+        return self.ok(body, account=account)
+
+    @route("GET", VERSION + r"/(?P<obj>\d+)/insights")
+    def media_insights(self, request: FakeRequest, obj: str) -> FakeResponse:
+        """A media's lifetime insights (instagram_business_manage_insights)."""
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        post = self.posts.get(obj)
+        if post is None or post.account != account:
+            return self.error(100, "Unsupported get request.", subcode=33)
+        grown = engagement.grown(post, self.clock())
+        counts = {"views": grown["views"], "shares": grown["reposts"], "saved": grown["quotes"]}
+        wanted = (request.arg("metric") or "").split(",")
+        data = [
+            {"name": name, "period": "lifetime", "values": [{"value": counts[name]}]}
+            for name in wanted
+            if name in counts
+        ]
+        return self.ok({"data": data}, account=account)
 
     @route("GET", VERSION + r"/(?P<user>\d+)/media")
     def list_media(self, request: FakeRequest, user: str) -> FakeResponse:

@@ -19,6 +19,8 @@ from apps.renditions.models import Rendition
 from loadtest.platform_fakes import FaultPlan
 from loadtest.platform_fakes.base import StoredPost
 from loadtest.platform_fakes.bluesky import BlueskyFake
+from loadtest.platform_fakes.facebook import FacebookFake
+from loadtest.platform_fakes.instagram import InstagramFake
 from loadtest.platform_fakes.mastodon import MastodonFake
 from loadtest.platform_fakes.reddit import RedditFake
 from loadtest.platform_fakes.server import FakeServer
@@ -46,6 +48,8 @@ STORED = {
         id="vid00000001", account=account, text="", extra={"processed_at": 0, "fails": False}
     ),
     "threads": lambda fake, account: StoredPost(id="17900000001", account=account, text="hi"),
+    "instagram": lambda fake, account: StoredPost(id="17800000001", account=account, text="hi"),
+    "facebook": lambda fake, account: StoredPost(id=f"{account}_1001", account=account, text="hi"),
     "reddit": lambda fake, account: StoredPost(
         id="t3_abc123",
         account=account,
@@ -91,8 +95,12 @@ def _read_twice(account, rendition, clock: Clock) -> list[PostMetricsSample]:
 
 
 @pytest.mark.parametrize(
-    "fake_class", [BlueskyFake, XFake, MastodonFake, YouTubeFake, RedditFake, ThreadsFake]
-)
+    "fake_class",
+    [
+        BlueskyFake, XFake, MastodonFake, YouTubeFake, RedditFake, ThreadsFake, InstagramFake,
+        FacebookFake,
+    ],
+)  # fmt: skip
 def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a, settings):
     settings.ANALYTICS_PLATFORMS = [fake_class.platform]
     clock = Clock()
@@ -113,6 +121,7 @@ def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a
         assert (before is None) == (after is None)
         assert before is None or before <= after
     assert (first.reposts is None) == (fake.platform == "youtube")  # it counts no shares
-    assert first.clicks is None and second.clicks is None  # none of them offers clicks
+    # Only Facebook (with read_insights) counts clicks among these.
+    assert (first.clicks is None) == (fake.platform != "facebook")
     assert (first.views is None) == (fake.platform in ("bluesky", "mastodon", "reddit"))
     assert FollowersSample.objects.get(social_account=account).followers >= 100
