@@ -81,7 +81,7 @@ def test_bad_links_are_refused(client, link, alice):
     assert client.get(link[1]).status_code == 410
 
 
-def test_a_client_approves_and_the_post_is_scheduled(client, link, post):
+def test_a_client_approves_and_the_post_is_scheduled(client, link, post, as_alice):
     response = client.post(
         f"{link[1]}posts/{post.pk}/",
         {"decision": "approve", "note": "Perfect", "revision": post.revision},
@@ -94,6 +94,7 @@ def test_a_client_approves_and_the_post_is_scheduled(client, link, post):
     assert (review.state, review.decided_via_id) == ("approved", link[0].pk)
     page = client.get(link[1]).content.decode()
     assert "Approved: thank you" in page
+    assert 'id="review-client-bound"' in as_alice.get(f"/w/ws-a/posts/{post.pk}/").content.decode()
 
 
 def test_a_client_asks_for_changes_and_a_stale_revision_is_refused(client, link, post):
