@@ -60,6 +60,7 @@ from apps.publishing.services import publication_create
 from apps.renditions.models import DeliveryAttempt, FirstComment, Rendition
 from apps.sandbox.models import SandboxAccount, SandboxPost
 from apps.sandbox.services import sandbox_account_create
+from loadtest import soak_replies
 from loadtest.platform_fakes import registry
 from loadtest.private_pg import PrivatePostgres, copy_database, use_database
 from loadtest.progress import ProgressBar, TextOut
@@ -150,6 +151,9 @@ class SoakConfig:
     # Every publication carries a first comment (posted where the platform takes one),
     # counted at the platform like the posts.
     first_comments: bool = False
+    # Once the posts are settled, this many visitors' comments under published sandbox posts
+    # get a reply from the inbox (workers still killed), each counted at the sandbox.
+    replies: int = 0
 
 
 def pause_default_s() -> float:
@@ -223,6 +227,8 @@ class Soak:
     _due_from: float | None = None
     # rendition id -> what it was owed at the end, for those not final (see _platform_figures)
     _outcomes: dict[int, str] = field(default_factory=dict)
+    # The inbox's replies of this run (see soak_replies).
+    _reply_ids: list[int] = field(default_factory=list)
 
     # -- the run -----------------------------------------------------------------------
 
@@ -326,6 +332,11 @@ class Soak:
                     lifter = threading.Thread(target=lift.run, daemon=True)
                     lifter.start()
                 self._wait(rendition_ids)
+                if self.config.replies:
+                    self._reply_ids = soak_replies.start_replies(
+                        rendition_ids, tag=self.tag, count=self.config.replies
+                    )
+                    soak_replies.wait_replies(self._reply_ids, timeout_s=self.config.timeout_s)
             finally:
                 self._stopping.set()
                 chaos.join()
@@ -336,6 +347,8 @@ class Soak:
             elapsed = time.monotonic() - started
             connection.close()  # opened before the faults, perhaps dead since
             figures = self._figures(rendition_ids, pools, platforms, elapsed)
+            if self.config.replies:
+                figures["replies"] = soak_replies.reply_figures(self._reply_ids)
             if player is not None:
                 figures["faults"] = player.as_dicts()
             if lift is not None:

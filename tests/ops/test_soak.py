@@ -1,5 +1,6 @@
 """A short soak: a few publications to misbehaving sandbox accounts while worker processes
-are SIGKILLed; nothing lost, nothing published twice."""
+are SIGKILLed, then replies from the inbox under some of them; nothing lost, nothing
+published or replied twice."""
 
 import io
 import json
@@ -30,6 +31,7 @@ def test_a_short_soak_loses_nothing_and_duplicates_nothing():
         kill_every_s=2,
         timeout_s=300,  # a bound, not a wait: the run ends once every post is settled
         database_url=test_database_url(),
+        replies=6,  # then replies from the inbox, workers still killed
     )
     progress = io.StringIO()
     figures = Soak(config=config, progress=progress).run()
@@ -48,3 +50,8 @@ def test_a_short_soak_loses_nothing_and_duplicates_nothing():
     assert figures["ambiguous_left"] == figures["awaiting_reconnect"], shown
     assert figures["failed_by_kind"]["auth_expired"] >= 1
     assert "publishing" in progress.getvalue()
+    replies = figures["replies"]
+    assert replies["replies"] >= 1, shown
+    assert replies["reply_duplicates"] == 0, shown
+    assert replies["replies_lost"] == 0, shown
+    assert replies["replies_by_status"].get("pending", 0) == 0, shown

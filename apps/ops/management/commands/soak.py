@@ -134,6 +134,7 @@ class Command(BaseCommand):
             hang_reference=not opts["no_reference"],
             account_behaviours=account_behaviours,
             first_comments=opts["first_comments"],
+            replies=opts["replies"],
         )
         # The progress bars redraw one line with "\r": no newline added to each write.
         self.stderr.ending = ""
@@ -194,4 +195,12 @@ def _platform_arguments(parser: CommandParser, defaults: SoakConfig) -> None:
         "--first-comments",
         action="store_true",
         help="Give every publication a first comment, counted at each platform that takes one.",
+    )
+    parser.add_argument(
+        "--replies",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Once the posts are settled, reply from the inbox to a visitor's comment under N "
+        "published sandbox posts (workers still killed); each reply counted at the sandbox.",
     )
