@@ -177,7 +177,7 @@ def store_comments(sync: CommentSync, remote: list[RemoteComment]) -> list[Comme
                 comment.text, comment.is_hidden = item.text, item.is_hidden
                 comment.save(update_fields=["text", "is_hidden", "updated_at"])
         Comment.objects.bulk_create(new)
-        _link_threads(rendition, known, new)
+        _link_threads(known)
         newest = max((c.created_at for c in remote), default=sync.last_comment_at)
         CommentSync.objects.filter(pk=sync.pk).update(
             last_read_at=timezone.now(),
@@ -235,10 +235,13 @@ def _new_comment(rendition: Rendition, item: RemoteComment, ours: set[str]) -> C
     )
 
 
-def _link_threads(rendition: Rendition, known: dict[str, Comment], new: list[Comment]) -> None:
-    """Each new comment's parent row, and the comments our new replies answer."""
-    for comment in new:
-        parent = known.get(comment.parent_platform_id) if comment.parent_platform_id else None
+def _link_threads(known: dict[str, Comment]) -> None:
+    """Each comment's parent row where it was read after its child (or with it), and the
+    comments our new replies answer."""
+    for comment in known.values():
+        if comment.parent_id is not None or not comment.parent_platform_id:
+            continue
+        parent = known.get(comment.parent_platform_id)
         if parent is None or parent.pk is None:
             continue
         comment.parent = parent

@@ -138,3 +138,20 @@ def test_a_post_going_live_gets_its_read_schedule(workspace_a):
 
     sync = CommentSync.objects.get(rendition=rendition)
     assert sync.platform == "sandbox" and sync.next_read_at is not None
+
+
+def test_a_reply_read_before_its_comment_is_threaded_once_the_comment_is_read(workspace_a):
+    from apps.inbox.sync import store_comments
+    from apps.providers.comment_reading import RemoteComment
+
+    rendition, _post = live_post(workspace_a)
+    sync = sync_start(rendition)
+    now = timezone.now()
+    child = RemoteComment(platform_id="2", text="me too", created_at=now, parent_id="1")
+    store_comments(sync, [child])
+    assert Comment.objects.get(platform_id="2").parent is None
+
+    parent = RemoteComment(platform_id="1", text="open?", created_at=now - timedelta(minutes=1))
+    store_comments(sync, [parent, child])
+
+    assert Comment.objects.get(platform_id="2").parent == Comment.objects.get(platform_id="1")
