@@ -15,6 +15,12 @@ from apps.publications.models import MediaAsset, Publication
 from apps.publishing.selectors import publication_page
 from apps.renditions.models import Rendition
 
+# What a member is told when their change sent a post a client approved back to them
+# (``apps.publishing.services.approval``): it is a draft again, in review.
+SENT_BACK_TO_CLIENT = (
+    "Saved. A client approved this post through their link, so the change sent it back "
+    "to them: it is off the schedule until they approve it again."
+)
 # A page's media links outlive a long look at it, not the link itself.
 MEDIA_URL_S = 2 * 3600
 DECIDABLE = frozenset({Review.State.IN_REVIEW, Review.State.ON_HOLD})

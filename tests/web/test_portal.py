@@ -203,3 +203,35 @@ def test_an_admin_puts_a_post_in_review_on_hold(as_alice, post):
 
     review = Review.objects.get(publication=post)
     assert (review.state, review.decided_via) == ("on_hold", None)
+
+
+@pytest.fixture
+def client_approved(client, link, post):
+    client.post(f"{link[1]}posts/{post.pk}/", {"decision": "approve", "revision": post.revision})
+    post.refresh_from_db()
+    assert post.status == Publication.Status.SCHEDULED
+    return post
+
+
+def test_moving_a_post_a_client_approved_says_it_went_back_to_them(as_alice, client_approved):
+    post = client_approved
+    later = post.scheduled_at + timedelta(days=1)
+    fields = {"date": later.date().isoformat(), "time": "10:00", "revision": post.revision}
+
+    moved = as_alice.post(f"/w/ws-a/calendar/move/{post.pk}/", fields)
+
+    assert moved.status_code == 200
+    assert "sent it back to them" in moved.json()["message"]
+    post.refresh_from_db()
+    assert post.status == Publication.Status.DRAFT
+    assert Review.objects.get(publication=post).state == "in_review"
+
+
+def test_the_reschedule_form_says_so_too(as_alice, client_approved):
+    post = client_approved
+    later = post.scheduled_at + timedelta(days=1)
+    fields = {"date": later.date().isoformat(), "time": "10:00", "revision": post.revision}
+
+    answer = as_alice.post(f"/w/ws-a/posts/{post.pk}/reschedule/", fields, follow=True)
+
+    assert "sent it back to them" in answer.content.decode()

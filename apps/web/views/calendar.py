@@ -47,6 +47,7 @@ from apps.web.calendar_grid import (
     place_counts,
 )
 from apps.web.forms.workspace import RescheduleForm
+from apps.web.portal_posts import SENT_BACK_TO_CLIENT
 
 
 def _local_midnight(day: date, zone: zoneinfo.ZoneInfo) -> datetime:
@@ -170,7 +171,8 @@ def calendar_move(request: WorkspaceRequest, pk: int) -> JsonResponse:
     after = moved.scheduled_at.astimezone(zone)
     return JsonResponse(
         {
-            "message": f"Moved to {_spoken(after)}.",
+            "message": f"Moved to {_spoken(after)}."
+            + (f" {SENT_BACK_TO_CLIENT}" if moved.status == Publication.Status.DRAFT else ""),
             "publication": {
                 "id": moved.pk,
                 "revision": moved.revision,

@@ -42,6 +42,7 @@ from apps.web.composer.submit import (
     SUBMIT_REVIEW,
     draft_submit,
 )
+from apps.web.portal_posts import SENT_BACK_TO_CLIENT
 from apps.web.views.common import redirect_to
 
 SUCCESS = {
@@ -215,7 +216,8 @@ def _submit(
         form.status = 400 if isinstance(exc, ValidationFailed | NotFound) else exc.http_status
         form.errors = _errors(draft, exc)
     else:
-        messages.success(request, SUCCESS[op])
+        sent_back = op != SAVE_DRAFT and saved.status == Publication.Status.DRAFT
+        messages.success(request, SENT_BACK_TO_CLIENT if sent_back else SUCCESS[op])
         return redirect_to(request, _detail_url(request.workspace, saved))
     return form
 

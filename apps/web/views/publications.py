@@ -44,6 +44,7 @@ from apps.web.access import WorkspaceRequest, is_htmx, permits, workspace_view
 from apps.web.composer.destination_retry import destination_edit_and_retry
 from apps.web.composer.sent import SentPart, sent_parts
 from apps.web.forms.workspace import PublicationFilterForm, RescheduleForm, ResolveForm
+from apps.web.portal_posts import SENT_BACK_TO_CLIENT
 from apps.web.post_list import read_page
 from apps.web.views.common import redirect_to
 from apps.web.views.composer import is_editable
@@ -456,7 +457,7 @@ def publication_reschedule_view(request: WorkspaceRequest, pk: int) -> HttpRespo
             data = form.cleaned_data
             local = datetime.combine(data["date"], data["time"]).isoformat(timespec="minutes")
             try:
-                publication_reschedule(
+                moved = publication_reschedule(
                     publication=publication,
                     expected_revision=data["revision"],
                     local_time=local,
@@ -478,7 +479,8 @@ def publication_reschedule_view(request: WorkspaceRequest, pk: int) -> HttpRespo
                 status = 400
                 form.add_error(None, _schedule_message(exc, data, zone))
             else:
-                messages.success(request, "Rescheduled.")
+                sent_back = moved.status == Publication.Status.DRAFT
+                messages.success(request, SENT_BACK_TO_CLIENT if sent_back else "Rescheduled.")
                 return redirect_to(request, next_url)
         else:
             status = 400
