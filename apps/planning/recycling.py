@@ -38,6 +38,7 @@ from apps.accounts.models import Organization, SocialAccount
 from apps.approvals.rule import needs_approval
 from apps.common.errors import DomainError
 from apps.planning.models import EvergreenPost, EvergreenShare
+from apps.planning.selectors import EVERGREEN_KEY_PREFIX
 from apps.planning.services import _as_destination
 from apps.planning.slots import next_common_slot
 from apps.providers.catalog import UnknownPlatform, get_capabilities
@@ -61,7 +62,7 @@ _MINUTE = timedelta(minutes=1)
 
 
 def reference_key(evergreen: EvergreenPost, number: int) -> str:
-    return f"evergreen-{evergreen.pk}-{number}"
+    return f"{EVERGREEN_KEY_PREFIX}{evergreen.pk}-{number}"
 
 
 @dataclass(frozen=True)

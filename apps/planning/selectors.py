@@ -18,6 +18,7 @@ FREE_SLOTS_SHOWN = 5
 # this, not the length of the queue (the rest is in the posts list).
 POSTS_SHOWN = 30
 FREE_SLOTS_WINDOW = timedelta(days=28)
+EVERGREEN_KEY_PREFIX = "evergreen-"  # apps.planning.recycling.reference_key
 
 
 @dataclass
@@ -36,6 +37,12 @@ class QueuedPost:
     def can_move(self) -> bool:
         """It follows its post's time, so a swap through the post's time moves it."""
         return self.rendition.scheduled_at is None
+
+    @property
+    def is_evergreen(self) -> bool:
+        """A turn of an evergreen post (its reference key says so: no query)."""
+        key = self.rendition.publication.reference_key or ""
+        return key.startswith(EVERGREEN_KEY_PREFIX)
 
     @property
     def text(self) -> str:

@@ -142,3 +142,15 @@ def test_a_posts_page_links_to_marking_it(as_alice, as_vera, post):
 
     assert link in as_alice.get(f"/w/ws-a/posts/{post.pk}/").content.decode()
     assert link not in as_vera.get(f"/w/ws-a/posts/{post.pk}/").content.decode()
+
+
+def test_the_queue_marks_a_re_share(as_alice, evergreen, workspace_a):
+    from apps.planning.recycling import evergreen_recycle
+
+    queue_slots_replace(workspace=workspace_a, slots=[(0, time(9))], timezone="Europe/Warsaw")
+    share = evergreen_recycle(evergreen=evergreen).share
+    assert share is not None
+
+    page = as_alice.get("/w/ws-a/queue/").content.decode()
+
+    assert page.count('title="Shared again by an evergreen post">evergreen</span>') == 1
