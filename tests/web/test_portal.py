@@ -17,6 +17,7 @@ from apps.publications.models import Publication
 from apps.publishing.services.publications import publication_create
 from apps.publishing.services.reviews import review_submit
 from apps.sandbox.services import sandbox_account_create
+from tests.factories import MediaAssetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -235,3 +236,25 @@ def test_the_reschedule_form_says_so_too(as_alice, client_approved):
     answer = as_alice.post(f"/w/ws-a/posts/{post.pk}/reschedule/", fields, follow=True)
 
     assert "sent it back to them" in answer.content.decode()
+
+
+def test_media_show_through_signed_urls_with_each_destinations_alt_text(
+    client, link, workspace_a, bob, news
+):
+    asset = MediaAssetFactory(workspace=workspace_a, alt_text="A red bicycle")
+    draft = publication_create(
+        workspace=workspace_a,
+        author=bob,
+        segments=[{"text": "Look", "media": [{"id": asset.pk, "alt_text": "Our new bike"}]}],
+        destinations=[{"account": news.pk}],
+        scheduled_at=timezone.now() + timedelta(days=1),
+    )
+    review_submit(publication=draft, expected_revision=draft.revision, actor=bob)
+
+    page = client.get(link[1]).content.decode()
+
+    src = re.search(r'<img src="([^"]+)" alt="Our new bike"', page).group(1)
+    assert "/media/signed/" in src and f"/media/{asset.pk}/" not in page
+    served = client.get(urlsplit(src).path)
+    assert served.status_code == 200
+    assert b"".join(served.streaming_content).startswith(b"\x89PNG")
