@@ -38,7 +38,7 @@ class CommentAdmin(_ReadOnly):
 class ReplyAttemptInline(admin.TabularInline):
     model = ReplyAttempt
     extra = 0
-    fields = ["kind", "outcome", "job_id", "provider_reply_id", "error", "started_at"]
+    fields = ("kind", "outcome", "job_id", "provider_reply_id", "error", "started_at")
     readonly_fields = fields
     can_delete = False
 

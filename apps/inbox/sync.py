@@ -1,13 +1,13 @@
 """Reading the comments under our published posts: a read, safe to repeat.
 
-Every published rendition gets a ``CommentSync`` row (when it is published, or by the
-sweep for posts published before). The sweep enqueues one read job per due row, in its
-platform's lane, holding no publish seat, and moves the row's next read by the post's
-age (often in its first day, rarely after a month, never after ``READ_FOR_DAYS``), so a
-read that keeps failing cannot make the sweep spin. A read that meets a rate limit is
-retried by its job after the platform's Retry-After. New comments by others emit
-``comment.received``; the account's own (its first comment, replies made anywhere) are
-marked ours.
+Every published rendition gets a ``CommentSync`` row when it is published (those published
+in the 90 days before the inbox existed got theirs from its migration). The sweep enqueues
+one read job per due row, in its platform's lane, holding no publish seat, and moves the
+row's next read by the post's age (often in its first day, rarely after a month, never
+after ``READ_FOR_DAYS``), so a read that keeps failing cannot make the sweep spin. A read
+that meets a rate limit is retried by its job after the platform's Retry-After. New
+comments by others emit ``comment.received``; the account's own (its first comment,
+replies made anywhere) are marked ours.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import logging
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from apps.common import events
@@ -73,27 +72,9 @@ def sync_start(rendition: Rendition) -> CommentSync:
 
 
 def sync_due() -> int:
-    """The sweep: schedules for recent posts that have none, then a read job for each due
-    schedule (its next read moved on first). Returns how many jobs were enqueued."""
+    """The sweep: a read job for each due schedule, its next read moved on first (so a read
+    that keeps failing cannot make the sweep spin). Returns how many jobs were enqueued."""
     now = timezone.now()
-    missing = (
-        Rendition.objects.filter(
-            status=Rendition.Status.PUBLISHED,
-            published_at__gte=now - timedelta(days=READ_FOR_DAYS),
-        )
-        .exclude(provider_post_id="")
-        .exclude(Exists(CommentSync.objects.filter(rendition=OuterRef("pk"))))
-        .only("pk", "workspace_id", "platform")[:SWEEP_BATCH]
-    )
-    CommentSync.objects.bulk_create(
-        [
-            CommentSync(
-                rendition=r, workspace_id=r.workspace_id, platform=r.platform, next_read_at=now
-            )
-            for r in missing
-        ],
-        ignore_conflicts=True,
-    )
     enqueued = 0
     with transaction.atomic():
         due = (

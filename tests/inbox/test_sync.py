@@ -106,9 +106,9 @@ def test_the_cadence_decays_with_the_post_age_and_stops_after_90_days():
     assert next_read_at(now - timedelta(days=91), now) is None
 
 
-def test_the_sweep_schedules_posts_it_finds_and_moves_their_next_read(sandbox_http, workspace_a):
+def test_the_sweep_enqueues_due_reads_and_moves_their_next_read(sandbox_http, workspace_a):
     rendition, _post = live_post(workspace_a)
-    assert not CommentSync.objects.exists()
+    sync_start(rendition)
 
     assert sync_due() == 1
     sync = CommentSync.objects.get(rendition=rendition)
@@ -155,3 +155,19 @@ def test_a_reply_read_before_its_comment_is_threaded_once_the_comment_is_read(wo
     store_comments(sync, [parent, child])
 
     assert Comment.objects.get(platform_id="2").parent == Comment.objects.get(platform_id="1")
+
+
+def test_posts_published_before_the_inbox_get_a_schedule_from_its_migration(workspace_a):
+    import importlib
+
+    from django.apps import apps as registry
+
+    fill = importlib.import_module("apps.inbox.migrations.0002_read_schedules_of_recent_posts")
+    recent, _post = live_post(workspace_a, handle="recent")
+    old, _post = live_post(workspace_a, handle="old")
+    old.published_at = timezone.now() - timedelta(days=100)
+    old.save(update_fields=["published_at"])
+
+    fill.fill(registry, None)
+
+    assert list(CommentSync.objects.values_list("rendition_id", flat=True)) == [recent.pk]
