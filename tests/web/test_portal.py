@@ -7,7 +7,9 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.approvals.models import PortalLink, Review
@@ -258,3 +260,17 @@ def test_media_show_through_signed_urls_with_each_destinations_alt_text(
     served = client.get(urlsplit(src).path)
     assert served.status_code == 200
     assert b"".join(served.streaming_content).startswith(b"\x89PNG")
+
+
+def test_the_page_costs_the_same_queries_for_one_post_or_many(client, link, post, bob, news):
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(link[1]).status_code == 200
+        return len(captured.captured_queries)
+
+    queries()  # the first request of a rate-limit window also clears ended windows
+    one = queries()
+    for n in range(4):
+        in_review(post.workspace, bob, news, f"More {n}")
+
+    assert queries() == one
