@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from loadtest.platform_fakes import multipart
+from loadtest.platform_fakes import engagement, multipart
 from loadtest.platform_fakes.base import (
     FakeRequest,
     FakeResponse,
@@ -228,6 +228,37 @@ class PinterestFake(PlatformFake):
         if pin is None or pin.visible_at > time.time():
             return self._error(404, 50, "Pin not found.")
         return self._ok(self._pin(pin))
+
+    @route("GET", r"/v5/pins/(?P<pin_id>\d+)/analytics")
+    def pin_analytics(self, request: FakeRequest, pin_id: str) -> FakeResponse:
+        """A Pin's lifetime metrics (`all.lifetime_metrics`), growing with its age."""
+        account = self._caller(request)
+        if account is None:
+            return self._unauthorized()
+        pin = self.posts.get(pin_id)
+        if pin is None or pin.account != account:
+            return self._error(404, 50, "Pin not found.")
+        grown = engagement.grown(pin, getattr(self, "clock", time.time)())
+        counts = {
+            "IMPRESSION": grown["views"],
+            "SAVE": grown["reposts"],
+            "PIN_CLICK": grown["likes"],
+            "OUTBOUND_CLICK": grown["replies"],
+        }
+        wanted = (request.arg("metric_types") or "").split(",")
+        lifetime = {name: value for name, value in counts.items() if name in wanted}
+        return self._ok({"all": {"lifetime_metrics": lifetime}})
+
+    @route("GET", r"/v5/user_account")
+    def user_account(self, request: FakeRequest) -> FakeResponse:
+        account = self._caller(request)
+        if account is None:
+            return self._unauthorized()
+        with self.lock:
+            made = sum(1 for p in self.posts.values() if p.account == account)
+        return self._ok(
+            {"username": account, "follower_count": engagement.followers(account, made)}
+        )
 
     @route("DELETE", r"/v5/pins/(?P<pin_id>\d+)")
     def delete_pin(self, request: FakeRequest, pin_id: str) -> FakeResponse:

@@ -17,6 +17,7 @@ import time
 from collections import deque
 from datetime import UTC, datetime, timedelta
 
+from loadtest.platform_fakes import engagement
 from loadtest.platform_fakes.base import (
     FakeRequest,
     FakeResponse,
@@ -381,6 +382,45 @@ class TikTokFake(PlatformFake):
             }
             videos.append({k: v for k, v in video.items() if k in fields})
         return self._ok({"videos": videos[:max_count], "cursor": 0, "has_more": False})
+
+    @route("POST", r"/v2/video/query/")
+    def video_query(self, request: FakeRequest) -> FakeResponse:
+        """The creator's videos named in `filters.video_ids`, with the counts asked for in
+        `fields` (they grow with the video's age; scope video.list)."""
+        found = self._authorised(request)
+        if isinstance(found, FakeResponse):
+            return found
+        open_id, _ = found
+        fields = (request.arg("fields") or "id").split(",")
+        wanted = {str(v) for v in (request.json().get("filters") or {}).get("video_ids") or []}
+        clock = getattr(self, "clock", time.time)
+        videos = []
+        with self.lock:
+            for upload in self.uploads.values():
+                post = self.posts.get(upload["publish_id"])
+                if upload["open_id"] != open_id or str(upload["post_id"]) not in wanted or not post:
+                    continue
+                grown = engagement.grown(post, clock())
+                video = {
+                    "id": str(upload["post_id"]),
+                    "like_count": grown["likes"],
+                    "comment_count": grown["replies"],
+                    "share_count": grown["reposts"],
+                    "view_count": grown["views"],
+                }
+                videos.append({k: v for k, v in video.items() if k in fields})
+        return self._ok({"videos": videos, "cursor": 0, "has_more": False})
+
+    @route("GET", r"/v2/user/info/")
+    def user_info(self, request: FakeRequest) -> FakeResponse:
+        found = self._authorised(request)
+        if isinstance(found, FakeResponse):
+            return found
+        open_id, _ = found
+        with self.lock:
+            made = sum(1 for u in self.uploads.values() if u["open_id"] == open_id)
+        user = {"open_id": open_id, "follower_count": engagement.followers(open_id, made)}
+        return self._ok({"user": user})
 
     # --- tokens ------------------------------------------------------------------------
 

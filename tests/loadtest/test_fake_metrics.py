@@ -22,9 +22,11 @@ from loadtest.platform_fakes.bluesky import BlueskyFake
 from loadtest.platform_fakes.facebook import FacebookFake
 from loadtest.platform_fakes.instagram import InstagramFake
 from loadtest.platform_fakes.mastodon import MastodonFake
+from loadtest.platform_fakes.pinterest import PinterestFake
 from loadtest.platform_fakes.reddit import RedditFake
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.threads import ThreadsFake
+from loadtest.platform_fakes.tiktok import TikTokFake
 from loadtest.platform_fakes.x import XFake
 from loadtest.platform_fakes.youtube import YouTubeFake
 from tests.factories import RenditionFactory
@@ -50,6 +52,7 @@ STORED = {
     "threads": lambda fake, account: StoredPost(id="17900000001", account=account, text="hi"),
     "instagram": lambda fake, account: StoredPost(id="17800000001", account=account, text="hi"),
     "facebook": lambda fake, account: StoredPost(id=f"{account}_1001", account=account, text="hi"),
+    "pinterest": lambda fake, account: StoredPost(id="1000000001", account=account, text="pin"),
     "reddit": lambda fake, account: StoredPost(
         id="t3_abc123",
         account=account,
@@ -59,8 +62,18 @@ STORED = {
 }
 
 
+def _tiktok_video(fake, account: str) -> str:
+    """A published TikTok video as its fake holds it: the post under its publish id, the
+    upload naming its public video id (what a moderated post's rendition keeps)."""
+    fake.store(StoredPost(id="v_pub_1", account=account, text="hi"))
+    fake.uploads["v_pub_1"] = {"open_id": account, "publish_id": "v_pub_1", "post_id": "7301"}
+    return "7301"
+
+
 def _publish(account, text: str, fake) -> Rendition:
-    if account.platform in STORED:
+    if account.platform == "tiktok":
+        post_id = _tiktok_video(fake, account.remote_id)
+    elif account.platform in STORED:
         post_id = fake.store(STORED[account.platform](fake, account.remote_id)).id
     else:
         ctx = PublishContext(
@@ -98,7 +111,7 @@ def _read_twice(account, rendition, clock: Clock) -> list[PostMetricsSample]:
     "fake_class",
     [
         BlueskyFake, XFake, MastodonFake, YouTubeFake, RedditFake, ThreadsFake, InstagramFake,
-        FacebookFake,
+        FacebookFake, TikTokFake, PinterestFake,
     ],
 )  # fmt: skip
 def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a, settings):
@@ -115,13 +128,15 @@ def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a
         rendition = _publish(account, "metrics, please", fake)
         clock.now += 600
         first, second = _read_twice(account, rendition, clock)
+    if fake.platform == "pinterest":  # no likes: its clicks grow instead
+        first.likes, second.likes = first.clicks, second.clicks
     assert 0 < first.likes < second.likes
     for name in ("replies", "reposts", "views"):
         before, after = getattr(first, name), getattr(second, name)
         assert (before is None) == (after is None)
         assert before is None or before <= after
     assert (first.reposts is None) == (fake.platform == "youtube")  # it counts no shares
-    # Only Facebook (with read_insights) counts clicks among these.
-    assert (first.clicks is None) == (fake.platform != "facebook")
+    # Only Facebook (with read_insights) and Pinterest count clicks among these.
+    assert (first.clicks is None) == (fake.platform not in ("facebook", "pinterest"))
     assert (first.views is None) == (fake.platform in ("bluesky", "mastodon", "reddit"))
     assert FollowersSample.objects.get(social_account=account).followers >= 100
