@@ -74,6 +74,8 @@ def li_error(status: int, message: str, code: str | None = None, **extra) -> Fak
 class LinkedInFake(PlatformFake):
     platform = "linkedin"
     hosts = (API, WWW)
+    # The constructor's duplicate options, for one account at a time (`switch`).
+    account_behaviours = ("duplicate_compares_media", "refusal_names_ghost")
 
     def __init__(
         self,
@@ -460,7 +462,9 @@ class LinkedInFake(PlatformFake):
             existing = self._duplicate_of(author, post["commentary"], media)
             if existing is not None:
                 named = (
-                    f"urn:li:share:{next(self._shares)}" if self.refusal_names_ghost else existing
+                    f"urn:li:share:{next(self._shares)}"
+                    if self.refusal_names_ghost or self.switched(author, "refusal_names_ghost")
+                    else existing
                 )
                 return li_error(
                     422,
@@ -504,12 +508,15 @@ class LinkedInFake(PlatformFake):
         if not text.strip():
             return None
         since = self.clock() - self.duplicate_window_s
+        compares = self.duplicate_compares_media or self.switched(
+            author, "duplicate_compares_media"
+        )
         for existing in self.posts.values():
             if (
                 existing.account == author
                 and existing.text == text
                 and existing.created_at >= since
-                and (not self.duplicate_compares_media or existing.media == media)
+                and (not compares or existing.media == media)
             ):
                 return existing.id
         return None

@@ -130,6 +130,9 @@ class XFake(PlatformFake):
     platform = "x"
     hosts = (HOST,)
 
+    # `enforce_limits` for one account at a time (`switch`).
+    account_behaviours = ("enforce_limits",)
+
     def __init__(self, faults=None, *, enforce_limits: bool = False) -> None:
         super().__init__(faults)
         # The documented allowances are counted and reported always; refusing past them is
@@ -215,7 +218,7 @@ class XFake(PlatformFake):
             "x-rate-limit-remaining": str(max(0, limit - used)),
             "x-rate-limit-reset": str(math.ceil(start + WINDOW_S)),
         }
-        return headers, spent and self.enforce_limits
+        return headers, spent and (self.enforce_limits or self.switched(user, "enforce_limits"))
 
     def _throttled(self, endpoint: str, reset: float | None = None) -> FakeResponse:
         reset = reset if reset is not None else self.clock() + self.faults.retry_after_s

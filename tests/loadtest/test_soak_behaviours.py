@@ -11,6 +11,7 @@ from apps.renditions.models import Rendition
 from loadtest.platform_fakes.base import StoredPost
 from loadtest.platform_fakes.linkedin import LinkedInFake
 from loadtest.platform_fakes.reddit import RedditFake
+from loadtest.platform_fakes.x import LIMITS, XFake
 from loadtest.platform_fakes.youtube import YouTubeFake
 from loadtest.soak import comment_witness, published_with_notice, resolve_behaviours
 from loadtest.soak_fakes import (
@@ -25,6 +26,7 @@ from tests.factories import RenditionFactory
 
 def test_all_switches_every_behaviour_the_chosen_platforms_fakes_offer():
     assert resolve_behaviours(["all"], ("x", "reddit", "youtube")) == (
+        "x:enforce_limits",
         "reddit:media_fails",
         "reddit:spam_removed",
         "youtube:lock_private",
@@ -115,3 +117,27 @@ def test_comments_held_reads_replies_and_the_comments_a_fake_keeps_apart():
     assert fleet.comments_held("linkedin", pattern) == Counter(
         {("tc000001", "9"): 1, ("tc000002", "9"): 1}
     )
+
+
+def test_the_linkedin_switches_change_one_authors_duplicate_rule():
+    fake = LinkedInFake()
+    for author in ("urn:li:person:1", "urn:li:person:2"):
+        fake.store(StoredPost(id=f"p{author[-1]}", account=author, text="Rye", media=["img:a"]))
+    fake.switch("urn:li:person:2", "duplicate_compares_media")
+
+    with fake.lock:
+        assert fake._duplicate_of("urn:li:person:1", "Rye", ["img:b"]) == "p1"
+        assert fake._duplicate_of("urn:li:person:2", "Rye", ["img:b"]) is None  # other media
+        assert fake._duplicate_of("urn:li:person:2", "Rye", ["img:a"]) == "p2"
+
+
+def test_the_x_switch_enforces_the_allowance_for_one_user():
+    fake = XFake()
+    fake.switch("u2", "enforce_limits")
+    endpoint = next(iter(LIMITS))
+    for _ in range(LIMITS[endpoint]):
+        for user in ("u1", "u2"):
+            fake._count(user, endpoint)
+
+    assert fake._count("u1", endpoint)[1] is False  # counted, not refused
+    assert fake._count("u2", endpoint)[1] is True
