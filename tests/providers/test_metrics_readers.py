@@ -236,3 +236,40 @@ def test_pinterest_reads_lifetime_analytics(workspace_a):
     )
     assert (metrics.views, metrics.reposts, metrics.clicks, metrics.likes) == (900, 12, 40, None)
     assert metrics.extra == {"outbound_clicks": 7}
+
+
+@respx.mock
+def test_linkedin_reads_a_page_posts_statistics_and_a_partner_members_social_actions(
+    workspace_a,
+):
+    page = make_account(
+        workspace_a, "linkedin", remote_id="org", handle="page",
+        credentials={"access_token": "t"}, settings={"author_urn": "urn:li:organization:5"},
+    )  # fmt: skip
+    stats = respx.get("https://api.linkedin.com/rest/organizationalEntityShareStatistics")
+    stats.respond(
+        200,
+        json={"elements": [{"totalShareStatistics": {
+            "likeCount": 4, "commentCount": 1, "shareCount": 2, "impressionCount": 90,
+            "clickCount": 6,
+        }}]},
+    )  # fmt: skip
+    reader = get_reader("linkedin")
+    ctx = _ctx(page, {"access_token": "t", "scope": "rw_organization_admin"})
+    metrics = reader.read_post_metrics(ctx, _post("urn:li:share:9"))
+    assert metrics.values() == {"likes": 4, "replies": 1, "reposts": 2, "views": 90, "clicks": 6}
+    query = stats.calls[0].request.url.query.decode()
+    assert "organizationalEntity=urn%3Ali%3Aorganization%3A5" in query
+    assert "shares=List(urn%3Ali%3Ashare%3A9)" in query
+
+    member = make_account(
+        workspace_a, "linkedin", remote_id="abc", handle="m", credentials={"access_token": "t"}
+    )
+    respx.get("https://api.linkedin.com/rest/socialActions/urn%3Ali%3Ashare%3A1").respond(
+        200,
+        json={"likesSummary": {"totalLikes": 7}, "commentsSummary": {"aggregatedTotalComments": 2}},
+    )
+    ctx = _ctx(member, {"access_token": "t", "scope": "w_member_social r_member_social"})
+    metrics = reader.read_post_metrics(ctx, _post("urn:li:share:1"))
+    assert (metrics.likes, metrics.replies, metrics.views) == (7, 2, None)
+    assert metrics.gaps["views"] == NOT_OFFERED

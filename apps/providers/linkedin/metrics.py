@@ -78,17 +78,15 @@ class LinkedInMetrics:
 
     def _page_post(self, ctx: PublishContext, urn: str) -> PostMetrics:
         kind = "ugcPosts" if ":ugcPost:" in urn else "shares"
-        params = {
-            "q": "organizationalEntity",
-            "organizationalEntity": _author(ctx),
-            kind: f"List({quote(urn, safe='')})",
-        }
+        # Rest.li 2.0 wants the list's parentheses as they are and each URN encoded once,
+        # which a params dict would encode again: the query is written out here.
+        query = (
+            f"q=organizationalEntity&organizationalEntity={quote(_author(ctx), safe='')}"
+            f"&{kind}=List({quote(urn, safe='')})"
+        )
         with _client(ctx.credentials) as http:
             body = get_json(
-                http,
-                f"{API}/rest/organizationalEntityShareStatistics",
-                classify=classify,
-                params=params,
+                http, f"{API}/rest/organizationalEntityShareStatistics?{query}", classify=classify
             )
         elements = body.get("elements") or []
         if not elements:
