@@ -300,7 +300,7 @@ class FacebookFake(MetaGraphFake):
         if post is None or post.account != account:
             return self.error(100, "Unsupported get request.", subcode=33)
         grown = engagement.grown(post, self.clock())
-        counts = {"post_impressions": grown["views"], "post_clicks": grown["views"] // 20}
+        counts = {"post_media_view": grown["views"], "post_clicks": grown["views"] // 20}
         wanted = (request.arg("metric") or "").split(",")
         data = [
             {"name": name, "period": "lifetime", "values": [{"value": counts[name]}]}

@@ -1,7 +1,8 @@
 """Facebook Pages' read side: a post's reactions, comments and shares (GET /{post-id}
-with summary fields) and its insights (GET /{post-id}/insights: post_impressions,
+with summary fields) and its insights (GET /{post-id}/insights: post_media_view,
 post_clicks; permission read_insights), and the Page's followers (GET
-/{page-id}?fields=followers_count)."""
+/{page-id}?fields=followers_count). Meta retired the post impression metrics in November
+2025; views (post_media_view) replace them."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class FacebookMetrics:
         token = ctx.credentials.get("access_token", "")
         url = f"{FACEBOOK_GRAPH}/{post.provider_post_id}"
         fields = read_fields(token, url, FIELDS)
-        insights = read_insights(token, f"{url}/insights", ["post_impressions", "post_clicks"])
+        insights = read_insights(token, f"{url}/insights", ["post_media_view", "post_clicks"])
         gaps: dict[str, str] = {}
         if insights is None:
             gaps = {"views": PERMISSION, "clicks": PERMISSION}
@@ -42,7 +43,7 @@ class FacebookMetrics:
             replies=count(((fields.get("comments") or {}).get("summary") or {}).get("total_count")),
             # `shares` is absent until the first share.
             reposts=count((fields.get("shares") or {}).get("count", 0)),
-            views=insights.get("post_impressions"),
+            views=insights.get("post_media_view"),
             clicks=insights.get("post_clicks"),
             gaps=gaps,
         )
