@@ -51,6 +51,7 @@ REFUSED_FOR_REASONS_A_SCHEMA_CANNOT_STATE = {
     # (and its status filter: statuses comma-separated, in any order)
     "GET /api/v1/publications": "cursor",
     "GET /api/v1/reviews": "cursor",
+    "GET /api/v1/portal-links": "cursor",
     "GET /api/v1/series": "cursor",
     "GET /api/v1/evergreen": "cursor",
     "GET /api/v1/tokens": "cursor",
