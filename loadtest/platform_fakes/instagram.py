@@ -36,6 +36,9 @@ class InstagramFake(MetaGraphFake):
     platform = "instagram"
     hosts = ("graph.instagram.com",)
     buc_type = "instagram"
+    # Per account (`switch`): every media container ends ERROR (`containers_fail`), or
+    # expires at once, never published (`containers_expire`), as Meta's do after 24 h.
+    account_behaviours = ("containers_fail", "containers_expire")
     throttle_code = 80002  # Business Use Case throttling of the Instagram Platform
     throttle_message = "There have been too many calls to this Instagram account."
 

@@ -229,8 +229,8 @@ class MetaGraphFake(PlatformFake):
         return seconds
 
     def make_container(self, account: str, params: dict) -> Container:
-        fails = bool(params.get("image_url") or params.get("video_url")) and self.faults.strikes(
-            "processing_fails"
+        fails = bool(params.get("image_url") or params.get("video_url")) and (
+            self.faults.strikes("processing_fails") or self.switched(account, "containers_fail")
         )
         container = Container(
             id=graph_id(),
@@ -238,7 +238,8 @@ class MetaGraphFake(PlatformFake):
             params=dict(params),
             created_at=self.clock(),
             fails=fails,
-            ttl_s=self.container_ttl_s,
+            # An account switched to `containers_expire`: each container expires at once.
+            ttl_s=0.0 if self.switched(account, "containers_expire") else self.container_ttl_s,
             clock=lambda: self.clock(),
         )
         container.ready_at = container.created_at + self.processing_time(params)

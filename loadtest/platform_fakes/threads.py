@@ -31,6 +31,9 @@ class ThreadsFake(MetaGraphFake):
     platform = "threads"
     hosts = ("graph.threads.net", "graph.threads.com")
     buc_type = "threads"
+    # Per account (`switch`): every media container ends ERROR (`containers_fail`), or
+    # expires at once, never published (`containers_expire`), as Meta's do after 24 h.
+    account_behaviours = ("containers_fail", "containers_expire")
 
     def sample_content(self, rng: random.Random, marker: str) -> dict:
         segments = [{"text": f"{marker} a thought", "media": []}]

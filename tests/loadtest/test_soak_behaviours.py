@@ -9,8 +9,10 @@ from django.utils import timezone
 
 from apps.renditions.models import Rendition
 from loadtest.platform_fakes.base import StoredPost
+from loadtest.platform_fakes.instagram import InstagramFake
 from loadtest.platform_fakes.linkedin import LinkedInFake
 from loadtest.platform_fakes.reddit import RedditFake
+from loadtest.platform_fakes.threads import ThreadsFake
 from loadtest.platform_fakes.x import LIMITS, XFake
 from loadtest.platform_fakes.youtube import YouTubeFake
 from loadtest.soak import comment_witness, published_with_notice, resolve_behaviours
@@ -141,3 +143,18 @@ def test_the_x_switch_enforces_the_allowance_for_one_user():
 
     assert fake._count("u1", endpoint)[1] is False  # counted, not refused
     assert fake._count("u2", endpoint)[1] is True
+
+
+def test_the_meta_switches_fail_or_expire_one_accounts_containers():
+    fake = ThreadsFake()
+    now = [1000.0]
+    fake.clock = lambda: now[0]
+    fake.switch("1", "containers_fail")
+    fake.switch("2", "containers_expire")
+    image = {"media_type": "IMAGE", "image_url": "https://media.example/a.jpg"}
+
+    failing, expiring, calm = (fake.make_container(a, image) for a in ("1", "2", "3"))
+    now[0] += 3600  # processed long since, well inside Meta's 24 h
+
+    assert (failing.status(), expiring.status(), calm.status()) == ("ERROR", "EXPIRED", "FINISHED")
+    assert InstagramFake.account_behaviours == ThreadsFake.account_behaviours
