@@ -42,7 +42,9 @@ class PinterestMetrics:
                 is_create=False,
                 params=params,
             )
-        lifetime = ((body.get("all") or {}).get("lifetime_metrics")) or {}
+        found = body.get("all") or {}
+        # Lifetime counts where Pinterest gives them, else the summary of the 90 days asked.
+        lifetime = found.get("lifetime_metrics") or found.get("summary_metrics") or {}
         outbound = count(lifetime.get("OUTBOUND_CLICK"))
         return PostMetrics(
             reposts=count(lifetime.get("SAVE")),  # a save is Pinterest's repost
