@@ -185,3 +185,39 @@ def test_admin_changelist_renders(admin_client, account, name):
 
     publish(account)
     assert admin_client.get(reverse(f"admin:{name}_changelist")).status_code == 200
+
+
+def test_a_readers_bug_on_one_post_does_not_stall_the_others(account, sandbox_api, monkeypatch):
+    from apps.providers.metrics import get_reader
+
+    broken, fine = publish(account, post_id="7"), publish(account, post_id="8")
+    make_due(broken)
+    make_due(fine)
+    reader = get_reader("sandbox")
+    original = reader.read_post_metrics
+
+    def read(ctx, post):
+        if post.provider_post_id == "7":
+            raise KeyError("likes")
+        return original(ctx, post)
+
+    monkeypatch.setattr(reader, "read_post_metrics", read)
+    sandbox_api.get(f"{SANDBOX}/posts/8/metrics").mock(return_value=_metrics(5))
+    sandbox_api.get(f"{SANDBOX}/me").respond(200, json={"followers_count": 1})
+    assert sync_workspace_platform(workspace_id=account.workspace_id, platform="sandbox") == 2
+    assert PostMetricsSample.objects.filter(rendition=fine).count() == 1
+    stuck = MetricsSchedule.objects.get(pk=broken.pk)
+    assert stuck.last_error["kind"] == "errored"
+    assert stuck.next_sync_at > db_now() + timedelta(hours=23)  # not read again at once
+
+
+def test_connecting_an_account_starts_its_followers_and_a_reconnect_resumes_them(account):
+    from django.db import transaction
+
+    from apps.common import events
+
+    schedule = FollowersSchedule.objects.get(social_account=account)
+    FollowersSchedule.objects.filter(pk=schedule.pk).update(next_sync_at=None)
+    with transaction.atomic():
+        events.emit(events.ACCOUNT_CONNECTED, account=account)
+    assert FollowersSchedule.objects.get(pk=schedule.pk).next_sync_at is not None
