@@ -11,8 +11,8 @@ Each look at an active evergreen post (``evergreen_recycle``) works out its next
    text would repeat one sent there before is left out, and said so (``repeat_outlook``);
 3. the slot: the earliest posting slot free for every destination left (the queue's own
    ``next_common_slot``, under the organization's lock, so two writers never take one
-   slot). One turn at a time, each a cadence after the last, so one post never fills two
-   slots in a row of an account's queue;
+   slot), passed over where an account's previous post is this same post: never twice in
+   a row on one account (an account that posts nothing else waits, and says so);
 4. the write: one item through the create pipeline (its approval rule, quota and daily
    caps hold), with the reference key ``evergreen-<id>-<n>``; when the post's author needs
    an admin's approval, the copy is a draft at its slot, submitted for review.
@@ -276,7 +276,7 @@ def _look(row: EvergreenPost, now: datetime) -> Look:
             row, number, after, text, outlook, "Every destination would refuse the repeat."
         )
         return Look(share=share, next_check_at=now)
-    found = _slot(row, [o.account for o in kept], after=after, now=now)
+    found = _slot(row, [o.account for o in kept], own=history.publication_ids, after=after, now=now)
     if isinstance(found, Look):
         return found
     slot, zone = found
@@ -338,30 +338,67 @@ def _slot(
     row: EvergreenPost,
     accounts: list[SocialAccount],
     *,
+    own: set[int],
     after: datetime,
     now: datetime,
 ) -> tuple[datetime, str] | Look:
     """The earliest slot from ``after`` free for every account, within FILL_AHEAD, not held
-    by a re-share waiting for approval. Under the organization's lock, as every "add to
-    queue" chooses its slot."""
+    by a re-share waiting for approval, and where no account's previous post is this same
+    post (``own``: its publications), so it never goes out twice in a row on an account.
+    Under the organization's lock, as every "add to queue" chooses its slot."""
     quotas.lock_organization(row.workspace)
     held = _held_by_drafts(row, accounts, now)
     start = max(now, after - timedelta(seconds=1))  # a slot exactly at ``after`` counts
+    follows: SocialAccount | None = None
     while True:
         try:
             slot, zone = next_common_slot(accounts, after=start)
         except DomainError as exc:
             return _note(exc.code, exc.message, again=now + RECHECK)
         if slot > now + FILL_AHEAD:
-            handles = ", ".join(f"@{a.handle}" for a in accounts)
-            return _note(
-                "NO_FREE_SLOT",
-                f"No posting slot of {handles} is free in the next {FILL_AHEAD.days} days.",
-                again=now + RECHECK,
-            )
-        if not any((a.pk, slot) in held for a in accounts):
-            return slot, zone
+            return _no_slot(accounts, follows, now)
         start = slot
+        if any((a.pk, slot) in held for a in accounts):
+            continue
+        follows = _follows_itself(accounts, slot, own)
+        if follows is None:
+            return slot, zone
+
+
+def _no_slot(accounts: list[SocialAccount], follows: SocialAccount | None, now: datetime) -> Look:
+    if follows is not None:
+        return _note(
+            "FOLLOWS_ITSELF",
+            f"Its last post on @{follows.handle} before each free slot of the next "
+            f"{FILL_AHEAD.days} days is this same post; it waits until another post goes out "
+            "there (never twice in a row on one account).",
+            again=now + RECHECK,
+        )
+    handles = ", ".join(f"@{a.handle}" for a in accounts)
+    return _note(
+        "NO_FREE_SLOT",
+        f"No posting slot of {handles} is free in the next {FILL_AHEAD.days} days.",
+        again=now + RECHECK,
+    )
+
+
+def _follows_itself(
+    accounts: list[SocialAccount], slot: datetime, own: set[int]
+) -> SocialAccount | None:
+    """The first account whose post just before the slot (gone out or to go) is this same
+    post (its source or a re-share)."""
+    for account in accounts:
+        previous = (
+            Rendition.objects.with_effective_scheduled_at()
+            .filter(quotas.COUNTS_TOWARD_DAILY_CAP | Q(status=R.PUBLISHED))
+            .filter(social_account=account, effective_at__lt=slot)
+            .order_by("-effective_at", "-pk")
+            .values_list("publication_id", flat=True)
+            .first()
+        )
+        if previous in own:
+            return account
+    return None
 
 
 def _held_by_drafts(

@@ -43,8 +43,7 @@ def _frozen(clock):
         yield
 
 
-def published(workspace, author, accounts, text="Our guide", *, at=LONG_AGO):
-    """A post that went out on every account at ``at``."""
+def went_out(workspace, author, accounts, text, at):
     publication = publication_create(
         workspace=workspace,
         author=author,
@@ -58,6 +57,15 @@ def published(workspace, author, accounts, text="Our guide", *, at=LONG_AGO):
         status=Publication.Status.PUBLISHED, scheduled_at=at
     )
     publication.refresh_from_db()
+    return publication
+
+
+def published(workspace, author, accounts, text="Our guide", *, at=LONG_AGO, alone=False):
+    """A post that went out on every account at ``at``, and (unless ``alone``) another post
+    an hour later, so that the accounts' last post is not this one."""
+    publication = went_out(workspace, author, accounts, text, at)
+    if not alone:
+        went_out(workspace, author, accounts, f"Not {text}", at + timedelta(hours=1))
     return publication
 
 
@@ -188,6 +196,12 @@ def test_texts_are_taken_in_turn(workspace_a, alice, news, set_slots):
         status=Rendition.Status.PUBLISHED, published_at=MON_9
     )
     Publication.objects.filter(pk=first.publication_id).update(status="published")
+    queued_publication_create(
+        workspace=workspace_a,
+        author=alice,
+        segments=[{"text": "Between"}],
+        destinations=[{"account": news.pk}],
+    )  # Tuesday: the post does not follow itself
 
     second = evergreen_recycle(evergreen=row, now=MON_9 + timedelta(days=1)).share
 
@@ -338,3 +352,21 @@ def test_the_sweep_goes_on_in_batches_within_its_budget(workspace_a, alice, news
     assert evergreen_recycle_due(limit=1) == 1
     assert evergreen_recycle_due(limit=1, budget_s=60) == 1
     assert EvergreenShare.objects.count() == 2
+
+
+def test_it_never_goes_out_twice_in_a_row_on_an_account(workspace_a, alice, news, set_slots):
+    set_slots([(MON, "09:00"), (MON, "12:00")])
+    source = published(workspace_a, alice, [news], at=NOW - timedelta(days=3), alone=True)
+    row = mark(workspace_a, alice, source, every_days=1, min_gap_days=0)
+
+    look = evergreen_recycle(evergreen=row)
+
+    assert look.share is None and look.note["code"] == "FOLLOWS_ITSELF"
+    assert "Its last post on @news before each free slot" in look.note["message"]
+    queued_publication_create(
+        workspace=workspace_a,
+        author=alice,
+        segments=[{"text": "Something else"}],
+        destinations=[{"account": news.pk}],
+    )  # takes Monday 09:00
+    assert evergreen_recycle(evergreen=row).share.slot_at == MON_12
