@@ -154,3 +154,8 @@ def test_the_queue_marks_a_re_share(as_alice, evergreen, workspace_a):
     page = as_alice.get("/w/ws-a/queue/").content.decode()
 
     assert page.count('title="Shared again by an evergreen post">evergreen</span>') == 1
+    turns = as_alice.get(f"{LIST}{evergreen.pk}/").content.decode()
+    assert (
+        f'href="/w/ws-a/posts/{share.publication_id}/"><span class="badge status-scheduled">'
+        in (turns)
+    )
