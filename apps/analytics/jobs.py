@@ -26,7 +26,9 @@ def sync_dedupe_key(workspace_id: int, platform: str) -> str:
 
 @job_type(
     SYNC_JOB,
-    max_attempts=6,
+    # Many: a read is harmless to repeat, and a failed job would let the next sweep start
+    # a fresh one at once, undoing the backoff a platform asked for.
+    max_attempts=20,
     backoff=Backoff(base_s=60, cap_s=6 * 3600),
     # "errored" is in: a read repeated after our bug adds a sample, it never posts.
     retry_kinds=frozenset(
