@@ -29,10 +29,12 @@ TOOLS = {
     "set_queue_slots",
     "resolve_rendition",
     "get_analytics",
+    "send_test_webhook",
     "list_comments",
     "get_comment_thread",
     "reply_to_comment",
     "update_comment",
+    "moderate_comment",
 }
 
 

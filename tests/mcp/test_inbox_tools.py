@@ -65,3 +65,19 @@ def test_scopes_and_other_workspaces(workspace_a, workspace_b, make_token):
     assert code(tools.get_comment_thread(full, comment_id=theirs.pk)) == "NOT_FOUND"
     assert code(tools.update_comment(full, comment_id=theirs.pk, done=True)) == "NOT_FOUND"
     assert not Reply.objects.exists()
+
+
+def test_moderation_where_the_platform_allows_it(workspace_a, make_token):
+    from apps.jobs.models import Job
+
+    allowed = _comment(workspace_a)
+    refused = _comment(workspace_a, platform="mastodon")
+    ctx = context(make_token(workspace_a).token)
+
+    hidden = tools.moderate_comment(ctx, comment_id=allowed.pk, action="hide")
+
+    assert not hidden.is_error, hidden
+    assert Job.objects.filter(type="inbox.moderate", payload__action="hide").exists()
+    assert code(tools.moderate_comment(ctx, comment_id=refused.pk, action="delete")) == (
+        "INBOX_ACTION_UNAVAILABLE"
+    )

@@ -20,6 +20,7 @@
 | get_comment_thread     | GET /comments/{id}                  | read                           |
 | reply_to_comment       | POST /comments/{id}/reply           | publish                        |
 | update_comment         | POST /comments/{id}/done, …/assign  | write                          |
+| moderate_comment       | POST /comments/{id}/hide, …/delete  | publish                        |
 
 Inputs go through the API's serializers and the same services; outputs are the API's
 JSON. Another workspace's id is NOT_FOUND, as in the API. Refusals are tool errors whose
@@ -75,7 +76,12 @@ from apps.common.envelope import envelope
 from apps.common.errors import DomainError, NotFound
 from apps.inbox.models import Comment
 from apps.inbox.selectors import comment_list
-from apps.inbox.services import comment_assign, comment_set_state, reply_submit
+from apps.inbox.services import (
+    comment_assign,
+    comment_moderate,
+    comment_set_state,
+    reply_submit,
+)
 from apps.ops.services import maintenance_state
 from apps.planning.services import publication_queue, queue_slots_replace, queue_slots_reset
 from apps.providers.live.readiness import effective_capabilities, effective_capabilities_for
@@ -846,3 +852,23 @@ def update_comment(
         return _json(comment_shown(comment))
 
     return _run(ctx, work, scopes=("write",), writes=True)
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True))
+def moderate_comment(
+    ctx: Context,
+    comment_id: CommentId,
+    action: Annotated[
+        Literal["hide", "unhide", "delete"],
+        Field(description="On the platform, where it allows it (get_comment_thread: allows)."),
+    ],
+) -> CallToolResult:
+    """Hide, show again or delete a comment on its platform (done by a job); refused with
+    INBOX_ACTION_UNAVAILABLE where the platform does not allow it."""
+
+    def work(token: ApiToken) -> dict:
+        comment = _comment(token, comment_id)
+        comment_moderate(comment=comment, action=action)
+        return _json(comment_shown(comment))
+
+    return _run(ctx, work, scopes=("publish",), writes=True)
