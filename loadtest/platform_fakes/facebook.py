@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from loadtest.platform_fakes import engagement, multipart
 from loadtest.platform_fakes.base import FakeRequest, FakeResponse, StoredPost, route
+from loadtest.platform_fakes.facebook_comments import CommentsMixin
 from loadtest.platform_fakes.meta import VERSION, MetaGraphFake, graph_id, graph_time
 
 VIDEO_HOST = "graph-video.facebook.com"
@@ -41,7 +42,7 @@ class Upload:
     received: bytearray = field(default_factory=bytearray)
 
 
-class FacebookFake(MetaGraphFake):
+class FacebookFake(CommentsMixin, MetaGraphFake):
     platform = "facebook"
     hosts = ("graph.facebook.com", VIDEO_HOST)
     buc_type = "pages"
@@ -257,6 +258,8 @@ class FacebookFake(MetaGraphFake):
         account = self.caller(request)
         if account is None:
             return self.unauthorized()
+        if obj in self.comments:
+            return self.comment_object(obj, account)
         post = self.posts.get(obj)
         if post is None and obj == account and "followers_count" in (request.arg("fields") or ""):
             with self.lock:
@@ -329,6 +332,8 @@ class FacebookFake(MetaGraphFake):
         account = self.caller(request)
         if account is None:
             return self.unauthorized()
+        if obj in self.comments:
+            return self.comment_object(obj, account, delete=True)
         with self.lock:
             post = self.posts.get(obj)
             if post is None or post.account != account:

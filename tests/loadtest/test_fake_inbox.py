@@ -154,3 +154,61 @@ def test_bluesky_threads_are_read_and_a_lost_reply_is_found_by_its_record_key(
     assert [p.text for p in answers] == ["Rye on Mondays"]
     assert answers[0].extra["record"]["reply"]["root"]["uri"] == post.provider_post_id
     assert reply.status == Reply.Status.SENT and reply.provider_reply_id == answers[0].id
+
+
+def test_facebook_comments_a_reply_once_and_moderation(settings, worker, workspace_a, alice):
+    """The Graph takes no idempotency handle: a resend after the lost answer would be a
+    second comment, so only the lookup keeps the reply single."""
+    from apps.inbox.services import comment_moderate
+    from apps.providers.base import SegmentPayload, get_adapter
+    from apps.providers.comment_reading import comment_reader
+    from loadtest.platform_fakes.facebook import FacebookFake
+    from tests.loadtest.test_fake_facebook import _ctx
+
+    fake = FacebookFake(FaultPlan(rates={}, hang_s=1.5))
+    server = FakeServer([fake]).start()
+    settings.PROVIDER_API_REDIRECT = server.base_url
+    settings.PROVIDER_TIMEOUT_S = 0.75
+    try:
+        page = fake.new_account("Bakery")
+        post = get_adapter("facebook").publish_segment(
+            _ctx(fake, page), SegmentPayload(0, "Fresh bread"), reply_to=None
+        )
+        account = make_account(workspace_a, "facebook", **page)
+        rendition = RenditionFactory(
+            publication__workspace=workspace_a,
+            social_account=account,
+            status=Rendition.Status.PUBLISHED,
+            provider_post_id=post.provider_post_id,
+            published_at=timezone.now(),
+        )
+        question = fake.add_comment(post.provider_post_id, "Ann", "Open Sunday?")
+        fake.add_comment(question["id"], "Bob", "Also Monday?")
+
+        sync_start(rendition)
+        sync_due()
+        drain(worker, SYNC_JOB)
+        comments = {c.platform_id: c for c in Comment.objects.filter(rendition=rendition)}
+        assert len(comments) == 2 and comments[question["id"]].author_name == "Ann"
+        assert comment_reader("facebook").reply_lookup_is_strong is False
+
+        fake.faults.rates["timeout_after_accept"] = 1.0
+        reply = reply_create(
+            comment=comments[question["id"]], author=alice, text="9 to 1", needs_approval=False
+        )
+        drain(worker, replying.REPLY_JOB)
+        fake.faults.rates.clear()
+        drain(worker, replying.REPLY_JOB)
+
+        comment_moderate(comment=comments[question["id"]], action="hide")
+        drain(worker, "inbox.moderate")
+    finally:
+        server.stop()
+
+    reply.refresh_from_db()
+    ours = [c for c in fake.comments.values() if c["message"] == "9 to 1"]
+    assert len(ours) == 1 and ours[0]["parent"] == question["id"]
+    assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0]["id"]
+    assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
+    assert fake.comments[question["id"]]["is_hidden"] is True
+    assert Comment.objects.get(pk=comments[question["id"]].pk).is_hidden
