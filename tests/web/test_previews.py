@@ -220,6 +220,7 @@ def test_the_count_is_x_weighted_and_bluesky_graphemes(as_alice, workspace_a):
     assert 'data-count="92">92 / 280 weighted characters' in preview_of(page, x)
     # Bluesky: 30 + 3 + 1 + 4 + 36 user-perceived characters, the link as written.
     assert 'data-count="74">74 / 300 characters' in preview_of(page, sky)
+    assert "img/platforms/x.svg" in preview_of(page, x)  # each card carries its network's mark
 
 
 def test_x_cuts_cjk_at_half_the_characters(as_alice, workspace_a):
