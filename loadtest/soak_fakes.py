@@ -209,7 +209,8 @@ class FakeFleet:
     def comments_held(self, platform: str, pattern: re.Pattern) -> Counter:
         """Comments the platform holds, counted by (comment marker, account remote id):
         replies (Mastodon's and Bluesky's first comments are replies to the post) and the
-        comments a fake keeps apart (`comments`: post id -> list of {actor, message})."""
+        comments a fake keeps apart (`comments`: post id -> list of {actor, message}, or
+        Facebook's comment id -> {from, message})."""
         fake = self.fakes[platform]
         aliases = self._aliases.get(platform, {})
         texts = [(post.account, post.text) for post in fake.published() if post.reply_to]
@@ -219,6 +220,9 @@ class FakeFleet:
                 for comment in comments if isinstance(comments, list) else ():
                     if isinstance(comment, dict) and isinstance(comment.get("message"), dict):
                         texts.append((comment.get("actor", ""), comment["message"].get("text")))
+                # Facebook's: comment id -> {"from": {"id"}, "message": text, ...}.
+                if isinstance(comments, dict) and isinstance(comments.get("message"), str):
+                    texts.append(((comments.get("from") or {}).get("id", ""), comments["message"]))
         held: Counter = Counter()
         for account, text in texts:
             for marker in set(pattern.findall(text or "")):

@@ -121,6 +121,20 @@ def test_comments_held_reads_replies_and_the_comments_a_fake_keeps_apart():
     )
 
 
+def test_comments_held_reads_the_facebook_fakes_comments():
+    from loadtest.platform_fakes.facebook import FacebookFake
+
+    pattern = comment_marker_pattern("t")
+    fleet = FakeFleet(classes={}, seed=1, fault_rate=0.0, hang_s=1.0)
+    fake = fleet.fakes["facebook"] = FacebookFake()
+    page = fake.new_account("Bakery")["remote_id"]
+    fake.store(StoredPost(id=f"{page}_1", account=page, text="tn000001 post"))
+    fake._comment(f"{page}_1", {"id": page, "name": "Bakery"}, "link tc000001")
+    fake.add_comment(f"{page}_1", "Ann", "not ours")
+
+    assert fleet.comments_held("facebook", pattern) == Counter({("tc000001", page): 1})
+
+
 def test_the_linkedin_switches_change_one_authors_duplicate_rule():
     fake = LinkedInFake()
     for author in ("urn:li:person:1", "urn:li:person:2"):
