@@ -436,6 +436,18 @@ except ValueError:
     ) from None
 if any(units < 0 for units in ANALYTICS_DAILY_READ_BUDGET.values()):
     raise ImproperlyConfigured("ANALYTICS_DAILY_READ_BUDGET units must not be negative.")
+# Engagement (likes + replies + reposts) at which a post.engagement_reached webhook event is
+# sent, once per post and threshold; empty: none.
+try:
+    ANALYTICS_ENGAGEMENT_THRESHOLDS = sorted(
+        {int(n) for n in env.list("ANALYTICS_ENGAGEMENT_THRESHOLDS", default=["100", "1000"])}
+    )
+except ValueError:
+    raise ImproperlyConfigured(
+        "ANALYTICS_ENGAGEMENT_THRESHOLDS looks like 100,1000 (whole numbers)."
+    ) from None
+if any(n < 1 for n in ANALYTICS_ENGAGEMENT_THRESHOLDS):
+    raise ImproperlyConfigured("ANALYTICS_ENGAGEMENT_THRESHOLDS must be at least 1.")
 
 # Outgoing webhooks: one delivery attempt's timeout, plain http:// URLs (https only by
 # default), private/loopback targets (self-hosted intranets; metadata addresses stay

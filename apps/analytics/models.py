@@ -135,6 +135,9 @@ class MetricsSchedule(models.Model):
     syncs = models.PositiveIntegerField(default=0)
     last_error = models.JSONField(null=True, blank=True)
     stopped_reason = models.CharField(max_length=32, blank=True)
+    # The highest ANALYTICS_ENGAGEMENT_THRESHOLDS value announced for this post: a count
+    # that falls and rises again (a Reddit score) announces nothing twice.
+    engagement_notified = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

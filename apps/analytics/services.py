@@ -19,9 +19,13 @@ from apps.analytics.models import (
     PostMetricsSample,
     ReadBudget,
 )
+from apps.common import events
 from apps.common.db_clock import db_now
 from apps.providers.metrics import FOLLOWERS, Followers, PostMetrics
 from apps.renditions.models import Rendition
+
+# What "engagement" adds up (the selectors rank by the same).
+ENGAGEMENT_METRICS = ("likes", "replies", "reposts")
 
 
 def metrics_schedule_start(*, rendition: Rendition) -> MetricsSchedule | None:
@@ -107,6 +111,7 @@ def post_sample_record(
         gaps=metrics.gaps,
         checked=list(metrics.values()),
     )
+    _engagement_announce(schedule=schedule, metrics=metrics)
     next_at = next_post_sync(schedule.published_at, now)
     MetricsSchedule.objects.filter(pk=schedule.pk).update(
         next_sync_at=next_at,
@@ -117,6 +122,33 @@ def post_sample_record(
         updated_at=now,
     )
     return sample
+
+
+def _engagement_announce(*, schedule: MetricsSchedule, metrics: PostMetrics) -> None:
+    """Emit post.engagement_reached for each threshold this read reached beyond the last
+    one announced (in the sample's transaction: the webhook outbox commits with it)."""
+    value = sum(metrics.values().get(name) or 0 for name in ENGAGEMENT_METRICS)
+    reached = [
+        t
+        for t in settings.ANALYTICS_ENGAGEMENT_THRESHOLDS
+        if schedule.engagement_notified < t <= value
+    ]
+    if not reached:
+        return
+    # Guarded: of two reads at once, only the one that moves the mark announces.
+    moved = MetricsSchedule.objects.filter(
+        pk=schedule.pk, engagement_notified=schedule.engagement_notified
+    ).update(engagement_notified=max(reached))
+    if not moved:
+        return
+    schedule.engagement_notified = max(reached)
+    for threshold in reached:
+        events.emit(
+            events.POST_ENGAGEMENT_REACHED,
+            rendition=schedule.rendition,
+            threshold=threshold,
+            engagement=value,
+        )
 
 
 @transaction.atomic

@@ -123,6 +123,11 @@ TWO_FACTOR_DISABLED = "user.two_factor_disabled"
 COMMENT_RECEIVED = "comment.received"
 COMMENT_REPLIED = "comment.replied"
 
+# A published post's engagement (likes + replies + reposts, as apps/analytics reads it)
+# reached one of ANALYTICS_ENGAGEMENT_THRESHOLDS, once per threshold. Payload: rendition,
+# threshold, engagement.
+POST_ENGAGEMENT_REACHED = "post.engagement_reached"
+
 PAYLOADS: dict[str, frozenset[str]] = {
     RENDITION_PUBLISHED: frozenset({"rendition"}),
     RENDITION_FAILED: frozenset({"rendition"}),
@@ -156,6 +161,7 @@ PAYLOADS: dict[str, frozenset[str]] = {
     TWO_FACTOR_DISABLED: frozenset({"user"}),
     COMMENT_RECEIVED: frozenset({"comment"}),
     COMMENT_REPLIED: frozenset({"reply"}),
+    POST_ENGAGEMENT_REACHED: frozenset({"rendition", "threshold", "engagement"}),
 }
 
 Handler = Callable[..., Any]

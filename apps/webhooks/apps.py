@@ -29,6 +29,7 @@ class WebhooksConfig(AppConfig):
                 None,
             ),
             (events.COMMENT_RECEIVED, webhook_events.emit_comment_received, None),
+            (events.POST_ENGAGEMENT_REACHED, webhook_events.emit_post_engagement_reached, None),
             (events.COMMENT_REPLIED, webhook_events.emit_comment_replied, None),
         ]
         for name, handler, many in subscriptions:

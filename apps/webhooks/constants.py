@@ -16,6 +16,7 @@ PUBLICATION_CHANGES_REQUESTED = "publication.changes_requested"
 PUBLICATION_ON_HOLD = "publication.on_hold"
 COMMENT_RECEIVED = "comment.received"
 COMMENT_REPLIED = "comment.replied"
+POST_ENGAGEMENT_REACHED = "post.engagement_reached"
 # The webhook event of each review state a publication enters.
 REVIEW_EVENTS = {
     "in_review": PUBLICATION_REVIEW_REQUESTED,
@@ -37,6 +38,7 @@ EVENT_TYPES = (
     PUBLICATION_ON_HOLD,
     COMMENT_RECEIVED,
     COMMENT_REPLIED,
+    POST_ENGAGEMENT_REACHED,
 )
 
 # Sent only when an admin asks for it (the endpoint page's "Send test event"), to that one

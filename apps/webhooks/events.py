@@ -178,6 +178,19 @@ def emit_comment_replied(reply: Any) -> None:
     )
 
 
+def emit_post_engagement_reached(rendition: Rendition, *, threshold: int, engagement: int):
+    """A published post's engagement (likes + replies + reposts) reached `threshold`: the
+    rendition as ``rendition.published`` shows it, and the two numbers."""
+    emit_lazy(
+        workspace_id=rendition.workspace_id,
+        event=constants.POST_ENGAGEMENT_REACHED,
+        build=lambda: {
+            **rendition_data(rendition),
+            "engagement": {"threshold": threshold, "value": engagement},
+        },
+    )
+
+
 def emit_publication_review_change(publication: Publication, *, review: str, actor, note: str):
     """``publication.review_requested``, ``publication.approved``,
     ``publication.changes_requested`` or ``publication.on_hold``: the publication, who

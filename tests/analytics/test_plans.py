@@ -35,9 +35,9 @@ def _history(workspace: Workspace, posts: int) -> None:
             """
             INSERT INTO analytics_metricsschedule (rendition_id, workspace_id,
                 social_account_id, platform, published_at, next_sync_at, syncs,
-                stopped_reason, created_at, updated_at)
+                stopped_reason, engagement_notified, created_at, updated_at)
             SELECT id, workspace_id, social_account_id, platform, published_at,
-                   now() + interval '7 days', 2, '', now(), now()
+                   now() + interval '7 days', 2, '', 0, now(), now()
               FROM renditions_rendition WHERE workspace_id = %s
             """,
             [workspace.pk],

@@ -64,6 +64,7 @@ DELIVERY_EVENTS = {
     "publication.review_changed",
     "comment.received",
     "comment.replied",
+    "post.engagement_reached",
 }
 SECURITY_EVENTS = {
     "member.invited",

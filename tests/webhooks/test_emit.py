@@ -184,6 +184,7 @@ class TestEmit:
             "publication.on_hold",
             "comment.received",
             "comment.replied",
+            "post.engagement_reached",
         }
 
 
