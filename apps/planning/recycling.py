@@ -7,8 +7,9 @@ Each look at an active evergreen post (``evergreen_recycle``) works out its next
    the post last went out there; a turn is made at most FILL_AHEAD before its slot, and
    never while the previous re-share has not gone out yet;
 2. where: the destinations of the source still live; one where the platform refuses a post
-   identical to one it already has (the catalog's ``duplicate_content_rejected``) and the
-   text would repeat one sent there before is left out, and said so (``repeat_outlook``);
+   identical to one it already has (the catalog's ``duplicate_content_rejected``; within
+   the adapter's ``duplicate_window`` where it has one, LinkedIn's day) and the text would
+   repeat one sent there before is left out, and said so (``repeat_outlook``);
 3. the slot: the earliest posting slot free for every destination left (the queue's own
    ``next_common_slot``, under the organization's lock, so two writers never take one
    slot), passed over where an account's previous post is this same post: never twice in
@@ -41,6 +42,7 @@ from apps.planning.models import EvergreenPost, EvergreenShare
 from apps.planning.selectors import EVERGREEN_KEY_PREFIX
 from apps.planning.services import _as_destination
 from apps.planning.slots import next_common_slot
+from apps.providers.base import get_adapter
 from apps.providers.catalog import UnknownPlatform, get_capabilities
 from apps.publications.models import Publication
 from apps.publishing import quotas
@@ -86,7 +88,8 @@ class Lineage:
     shares: list[EvergreenShare]
     last_turn: datetime | None  # the source's time, or the latest share's slot
     last_out: dict[int, datetime] = field(default_factory=dict)  # per account
-    sent: dict[int, set[str]] = field(default_factory=dict)  # first-part texts per account
+    # Per account, each first-part text it got from this post and when it last went out.
+    sent: dict[int, dict[str, datetime]] = field(default_factory=dict)
     publication_ids: set[int] = field(default_factory=set)
 
     @property
@@ -146,9 +149,10 @@ def lineage(evergreen: EvergreenPost) -> Lineage:
     for row in rows:
         share = made.get(row.publication_id)
         text = _own_text(row, share.text if share is not None else source_text)
-        result.sent.setdefault(row.social_account_id, set()).add(text)
         out_at = row.published_at or row.effective_at
         if out_at is not None:
+            texts = result.sent.setdefault(row.social_account_id, {})
+            texts[text] = max(out_at, texts.get(text, out_at))
             previous = result.last_out.get(row.social_account_id)
             result.last_out[row.social_account_id] = max(out_at, previous or out_at)
             if share is None:  # the source's own time starts the cadence
@@ -168,16 +172,28 @@ def _duplicate_rule(platform: str) -> bool | str:
     return rule if isinstance(rule, str) else bool(rule)
 
 
+def _duplicate_window(platform: str) -> timedelta | None:
+    """How long the platform refuses an identical post, where its adapter knows (LinkedIn:
+    about a day); None: for as long as it holds the first one."""
+    try:
+        return get_adapter(platform).duplicate_window
+    except LookupError:
+        return None
+
+
 def repeat_outlook(
-    evergreen: EvergreenPost, history: Lineage, renditions: list[Rendition], text: str
+    history: Lineage, renditions: list[Rendition], text: str, *, at: datetime
 ) -> list[DestinationOutlook]:
-    """Per destination of the source, the text the turn would send there and whether the
-    platform would refuse it as a repeat of one it already has from this post."""
+    """Per destination of the source, the text a turn at ``at`` would send there and
+    whether the platform would refuse it as a repeat of one it already has from this post
+    (within the platform's window, where it has one)."""
     outlook = []
     for rendition in renditions:
         sent_text = _own_text(rendition, text)
         rule = _duplicate_rule(rendition.platform)
-        repeated = sent_text in history.sent.get(rendition.social_account_id, set())
+        last = history.sent.get(rendition.social_account_id, {}).get(sent_text)
+        window = _duplicate_window(rendition.platform)
+        repeated = last is not None and (window is None or at - last < window)
         outlook.append(
             DestinationOutlook(
                 rendition=rendition,
@@ -187,6 +203,13 @@ def repeat_outlook(
             )
         )
     return outlook
+
+
+def _cadence_at(row: EvergreenPost, history: Lineage, now: datetime) -> datetime:
+    """The earliest a turn may go out by the cadence alone."""
+    if history.last_turn is None:
+        return now
+    return max(now, history.last_turn + timedelta(days=row.every_days))
 
 
 def turn_text(evergreen: EvergreenPost, number: int) -> str:
@@ -262,7 +285,7 @@ def _look(row: EvergreenPost, now: datetime) -> Look:
         return _note("NO_DESTINATIONS", "The post has no destination left.", again=now + FILL_AHEAD)
     number = history.next_number
     text = turn_text(row, number)
-    outlook = repeat_outlook(row, history, renditions, text)
+    outlook = repeat_outlook(history, renditions, text, at=_cadence_at(row, history, now))
     kept = [
         o for o in outlook if not o.refused and o.account.status != SocialAccount.Status.DISABLED
     ]
@@ -290,9 +313,7 @@ def _earliest(
 ) -> datetime:
     """The first instant the turn may take: the cadence after the last turn, and the gap
     after the last time on each destination kept."""
-    after = now
-    if history.last_turn is not None:
-        after = max(after, history.last_turn + timedelta(days=row.every_days))
+    after = _cadence_at(row, history, now)
     gap = timedelta(days=row.min_gap_days)
     for item in kept:
         last = history.last_out.get(item.account.pk)
@@ -573,9 +594,10 @@ class NextTurn:
     destinations: list[DestinationOutlook]
 
 
-def next_turn(evergreen: EvergreenPost) -> NextTurn:
+def next_turn(evergreen: EvergreenPost, now: datetime | None = None) -> NextTurn:
     history = lineage(evergreen)
     number = history.next_number
     text = turn_text(evergreen, number)
     renditions = _live_renditions(evergreen.source)
-    return NextTurn(number, text, repeat_outlook(evergreen, history, renditions, text))
+    at = _cadence_at(evergreen, history, now or django_timezone.now())
+    return NextTurn(number, text, repeat_outlook(history, renditions, text, at=at))

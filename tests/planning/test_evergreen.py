@@ -20,7 +20,12 @@ from apps.planning.evergreen import (
     evergreen_stop,
 )
 from apps.planning.models import EvergreenPost, EvergreenShare
-from apps.planning.recycling import evergreen_recycle, evergreen_recycle_due, lineage
+from apps.planning.recycling import (
+    evergreen_recycle,
+    evergreen_recycle_due,
+    lineage,
+    repeat_outlook,
+)
 from apps.planning.services import queued_publication_create
 from apps.publications.models import Publication
 from apps.publishing.services import publication_create
@@ -370,3 +375,20 @@ def test_it_never_goes_out_twice_in_a_row_on_an_account(workspace_a, alice, news
         destinations=[{"account": news.pk}],
     )  # takes Monday 09:00
     assert evergreen_recycle(evergreen=row).share.slot_at == MON_12
+
+
+def test_linkedin_refuses_a_repeat_only_within_its_day_x_always(workspace_a, alice):
+    linked = SocialAccountFactory(workspace=workspace_a, platform="linkedin", handle="co")
+    x = SocialAccountFactory(workspace=workspace_a, platform="x", handle="onx")
+    source = published(workspace_a, alice, [linked, x])
+    row = mark(workspace_a, alice, source)
+    history = lineage(row)
+    renditions = list(source.renditions.select_related("social_account").order_by("pk"))
+
+    weeks_later = repeat_outlook(history, renditions, "Our guide", at=NOW)
+    same_day = repeat_outlook(history, renditions, "Our guide", at=LONG_AGO + timedelta(hours=12))
+    other_text = repeat_outlook(history, renditions, "Our guide, again", at=NOW)
+
+    assert [o.refused for o in weeks_later] == [False, True]
+    assert [o.refused for o in same_day] == [True, True]
+    assert [o.refused for o in other_text] == [False, False]
