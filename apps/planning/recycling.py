@@ -286,9 +286,12 @@ def _look(row: EvergreenPost, now: datetime) -> Look:
     number = history.next_number
     text = turn_text(row, number)
     outlook = repeat_outlook(history, renditions, text, at=_cadence_at(row, history, now))
-    kept = [
-        o for o in outlook if not o.refused and o.account.status != SocialAccount.Status.DISABLED
-    ]
+    usable = [o for o in outlook if o.account.status != SocialAccount.Status.DISABLED]
+    if not usable:
+        return _note(
+            "NO_DESTINATIONS", "Every destination's account is disabled.", again=now + FILL_AHEAD
+        )
+    kept = [o for o in usable if not o.refused]
     after = _earliest(row, history, kept, now)
     if after > now + FILL_AHEAD:
         return _note(

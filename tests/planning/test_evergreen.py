@@ -392,3 +392,15 @@ def test_linkedin_refuses_a_repeat_only_within_its_day_x_always(workspace_a, ali
     assert [o.refused for o in weeks_later] == [False, True]
     assert [o.refused for o in same_day] == [True, True]
     assert [o.refused for o in other_text] == [False, False]
+
+
+def test_disabled_destinations_make_no_turn(workspace_a, alice, news, set_slots):
+    set_slots([(MON, "09:00")])
+    row = mark(workspace_a, alice, published(workspace_a, alice, [news]))
+    news.status = "disabled"
+    news.save()
+
+    look = evergreen_recycle(evergreen=row)
+
+    assert look.share is None and look.note["code"] == "NO_DESTINATIONS"
+    assert not EvergreenShare.objects.exists()
