@@ -136,3 +136,12 @@ def test_done_and_assign(workspace_a, alice, bob, charlie):
     assert done.json()["state"] == "done"
     assert assigned.json()["assignee"]["id"] == bob.pk
     assert outsider.status_code == 400 and "assignee" in error(outsider)["details"]
+
+
+def test_http_delete_on_a_comment_is_not_allowed(workspace_a, alice):
+    comment = _comment(workspace_a)
+
+    response = _as(alice, workspace_a).delete(f"/api/v1/comments/{comment.pk}")
+
+    assert response.status_code == 405
+    assert not Job.objects.filter(type="inbox.moderate").exists()

@@ -75,7 +75,7 @@ class CommentViewSet(WorkspaceViewSet):
         "done": "write",
         "assign": "write",
         "hide": "publish",
-        "delete": "publish",
+        "remove": "publish",
     }
 
     def get_queryset(self) -> QuerySet:
@@ -169,8 +169,9 @@ class CommentViewSet(WorkspaceViewSet):
         parameters=[IDEMPOTENCY_KEY],
         responses={202: CommentDetailSerializer, **post_errors(404, codes=ACTION_CODES)},
     )
-    @action(detail=True, methods=["post"])
-    def delete(self, request: ApiRequest, pk: str) -> Response:
+    # Not named `delete`: a method of that name would answer HTTP DELETE on the comment.
+    @action(detail=True, methods=["post"], url_path="delete")
+    def remove(self, request: ApiRequest, pk: str) -> Response:
         comment = self.get_object()
         comment_moderate(comment=comment, action="delete")
         return self._detail(comment, status=202)
