@@ -173,12 +173,14 @@ def _duplicate_rule(platform: str) -> bool | str:
 
 
 def _duplicate_window(platform: str) -> timedelta | None:
-    """How long the platform refuses an identical post, where its adapter knows (LinkedIn:
-    about a day); None: for as long as it holds the first one."""
+    """How long the platform may refuse an identical post, where its adapter knows: twice
+    the adapter's window, the shortest the refusal lasts (LinkedIn's is said to last 24 to
+    48 hours, docs/platforms/linkedin.md); None: for as long as it holds the first one."""
     try:
-        return get_adapter(platform).duplicate_window
+        window = get_adapter(platform).duplicate_window
     except LookupError:
         return None
+    return None if window is None else 2 * window
 
 
 def repeat_outlook(

@@ -64,7 +64,7 @@ class EvergreenForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 5}),
         help_text="Taken in turn with the post's own text; put a line holding only --- "
         "between two. X and Facebook refuse a post identical to one they already have "
-        "(LinkedIn within a day): without another text, a repeat is not sent there.",
+        "(LinkedIn within two days): without another text, a repeat is not sent there.",
     )
 
     def settings(self) -> EvergreenSettings:
