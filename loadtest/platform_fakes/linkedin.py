@@ -45,6 +45,7 @@ import uuid
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote
 
+from loadtest.platform_fakes import engagement
 from loadtest.platform_fakes.base import (
     FakeRequest,
     FakeResponse,
@@ -587,6 +588,49 @@ class LinkedInFake(PlatformFake):
             self.remove(urn)
             self.comments.pop(urn, None)
         return FakeResponse(204, None)
+
+    # --- social actions and followers (metrics grow with the post's age) ---------------
+
+    @route("GET", r"/rest/socialActions/(?P<encoded>[^/]+)")
+    def social_actions(self, request: FakeRequest, encoded: str) -> FakeResponse:
+        """A post's likes and comments: r_member_social for a member's post (a scope LinkedIn
+        grants partners only), r_organization_social for a page's."""
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        urn = unquote(encoded)
+        with self.lock:
+            post = self.posts.get(urn)
+            if post is None:
+                return li_error(404, f"Not found: {urn}")
+            if not self._may_read(caller, post.account):
+                return self._denied("partnerApiSocialActions.GET")
+            grown = engagement.grown(post, self.clock())
+            comments = grown["replies"] + len(self.comments.get(urn, []))
+        return json_response(
+            {
+                "target": urn,
+                "likesSummary": {"totalLikes": grown["likes"], "likedByCurrentUser": False},
+                "commentsSummary": {
+                    "aggregatedTotalComments": comments,
+                    "totalFirstLevelComments": comments,
+                },
+            }
+        )
+
+    @route("GET", r"/rest/memberFollowersCount")
+    def member_followers(self, request: FakeRequest) -> FakeResponse:
+        """The caller's followers (q=me), with r_member_followers only."""
+        caller = self._rest(request)
+        if isinstance(caller, FakeResponse):
+            return caller
+        if "r_member_followers" not in caller["scopes"]:
+            return self._denied("partnerApiMemberFollowersCount.FINDER-me")
+        author = f"urn:li:person:{caller['member']}"
+        with self.lock:
+            made = sum(1 for p in self.posts.values() if p.account == author)
+        followers = engagement.followers(caller["member"], made)
+        return json_response({"elements": [{"memberFollowersCount": followers}]})
 
     # --- comments ------------------------------------------------------------------------
 

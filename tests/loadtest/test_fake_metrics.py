@@ -21,6 +21,7 @@ from loadtest.platform_fakes.base import StoredPost
 from loadtest.platform_fakes.bluesky import BlueskyFake
 from loadtest.platform_fakes.facebook import FacebookFake
 from loadtest.platform_fakes.instagram import InstagramFake
+from loadtest.platform_fakes.linkedin import MEMBER_SCOPES, LinkedInFake
 from loadtest.platform_fakes.mastodon import MastodonFake
 from loadtest.platform_fakes.pinterest import PinterestFake
 from loadtest.platform_fakes.reddit import RedditFake
@@ -33,6 +34,8 @@ from tests.factories import RenditionFactory
 from tests.providers.social_helpers import make_account
 
 pytestmark = pytest.mark.django_db
+
+PARTNER_SCOPES = MEMBER_SCOPES | {"r_member_social", "r_member_followers"}
 
 
 class Clock:
@@ -111,7 +114,7 @@ def _read_twice(account, rendition, clock: Clock) -> list[PostMetricsSample]:
     "fake_class",
     [
         BlueskyFake, XFake, MastodonFake, YouTubeFake, RedditFake, ThreadsFake, InstagramFake,
-        FacebookFake, TikTokFake, PinterestFake,
+        FacebookFake, TikTokFake, PinterestFake, LinkedInFake,
     ],
 )  # fmt: skip
 def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a, settings):
@@ -122,7 +125,10 @@ def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a
     with FakeServer([fake]) as server:
         settings.PROVIDER_API_REDIRECT = server.base_url
         settings.PROVIDER_TIMEOUT_S = 2
-        opened = fake.new_account("alice")
+        if fake.platform == "linkedin":  # a partner app's member scopes
+            opened = fake.new_account("alice", scopes=PARTNER_SCOPES)
+        else:
+            opened = fake.new_account("alice")
         opened.pop("display_name", None)
         account = make_account(workspace_a, fake.platform, **opened)
         rendition = _publish(account, "metrics, please", fake)
@@ -135,8 +141,9 @@ def test_metrics_read_from_the_fake_grow_between_samples(fake_class, workspace_a
         before, after = getattr(first, name), getattr(second, name)
         assert (before is None) == (after is None)
         assert before is None or before <= after
-    assert (first.reposts is None) == (fake.platform == "youtube")  # it counts no shares
+    assert (first.reposts is None) == (fake.platform in ("youtube", "linkedin"))  # no shares
     # Only Facebook (with read_insights) and Pinterest count clicks among these.
     assert (first.clicks is None) == (fake.platform not in ("facebook", "pinterest"))
-    assert (first.views is None) == (fake.platform in ("bluesky", "mastodon", "reddit"))
+    no_views = ("bluesky", "mastodon", "reddit", "linkedin")
+    assert (first.views is None) == (fake.platform in no_views)
     assert FollowersSample.objects.get(social_account=account).followers >= 100
