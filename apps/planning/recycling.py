@@ -172,6 +172,12 @@ def _duplicate_rule(platform: str) -> bool | str:
     return rule if isinstance(rule, str) else bool(rule)
 
 
+# Platforms that refuse an identical post only right after the same one (Facebook's "(#506)
+# Duplicate status message" is for consecutive statuses, docs/platforms/facebook.md): a
+# turn never follows its own post on an account, so a repeat is taken there.
+REFUSED_ONLY_RIGHT_AFTER = frozenset({"facebook"})
+
+
 def _duplicate_window(platform: str) -> timedelta | None:
     """How long the platform may refuse an identical post, where its adapter knows: twice
     the adapter's window, the shortest the refusal lasts (LinkedIn's is said to last 24 to
@@ -193,6 +199,8 @@ def repeat_outlook(
     for rendition in renditions:
         sent_text = _own_text(rendition, text)
         rule = _duplicate_rule(rendition.platform)
+        if rendition.platform in REFUSED_ONLY_RIGHT_AFTER:
+            rule = False
         last = history.sent.get(rendition.social_account_id, {}).get(sent_text)
         window = _duplicate_window(rendition.platform)
         repeated = last is not None and (window is None or at - last < window)

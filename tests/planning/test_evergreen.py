@@ -377,10 +377,11 @@ def test_it_never_goes_out_twice_in_a_row_on_an_account(workspace_a, alice, news
     assert evergreen_recycle(evergreen=row).share.slot_at == MON_12
 
 
-def test_linkedin_refuses_a_repeat_only_within_two_days_x_always(workspace_a, alice):
+def test_a_repeat_is_refused_by_x_by_linkedin_for_two_days_never_by_facebook(workspace_a, alice):
     linked = SocialAccountFactory(workspace=workspace_a, platform="linkedin", handle="co")
     x = SocialAccountFactory(workspace=workspace_a, platform="x", handle="onx")
-    source = published(workspace_a, alice, [linked, x])
+    page = SocialAccountFactory(workspace=workspace_a, platform="facebook", handle="page")
+    source = published(workspace_a, alice, [linked, x, page])
     row = mark(workspace_a, alice, source)
     history = lineage(row)
     renditions = list(source.renditions.select_related("social_account").order_by("pk"))
@@ -389,9 +390,10 @@ def test_linkedin_refuses_a_repeat_only_within_two_days_x_always(workspace_a, al
     next_day = repeat_outlook(history, renditions, "Our guide", at=LONG_AGO + timedelta(hours=36))
     other_text = repeat_outlook(history, renditions, "Our guide, again", at=NOW)
 
-    assert [o.refused for o in weeks_later] == [False, True]
-    assert [o.refused for o in next_day] == [True, True]  # the refusal may last 48 h
-    assert [o.refused for o in other_text] == [False, False]
+    # Facebook refuses only a status identical to the one just before it: never the case.
+    assert [o.refused for o in weeks_later] == [False, True, False]
+    assert [o.refused for o in next_day] == [True, True, False]  # LinkedIn's may last 48 h
+    assert [o.refused for o in other_text] == [False, False, False]
 
 
 def test_disabled_destinations_make_no_turn(workspace_a, alice, news, set_slots):

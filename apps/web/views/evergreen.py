@@ -63,8 +63,8 @@ class EvergreenForm(forms.Form):
         required=False,
         widget=forms.Textarea(attrs={"rows": 5}),
         help_text="Taken in turn with the post's own text; put a line holding only --- "
-        "between two. X and Facebook refuse a post identical to one they already have "
-        "(LinkedIn within two days): without another text, a repeat is not sent there.",
+        "between two. X refuses a post identical to one it already has (LinkedIn "
+        "within two days): without another text, a repeat is not sent there.",
     )
 
     def settings(self) -> EvergreenSettings:
