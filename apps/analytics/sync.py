@@ -25,7 +25,13 @@ from apps.common.db_clock import db_now
 from apps.jobs.errors import INTERRUPTIONS, RetryableError, Snooze
 from apps.providers.base import PublishContext, PublishedSegment, get_adapter
 from apps.providers.errors import ErrorKind, ProviderError
-from apps.providers.metrics import PERMISSION, MetricsReader, PostMetrics, get_reader
+from apps.providers.metrics import (
+    PERMISSION,
+    MetricsReader,
+    PostMetrics,
+    get_reader,
+    readers,
+)
 from apps.publishing.delivery.context import (
     fresh_credentials,
     publish_context,
@@ -46,8 +52,9 @@ BACK_OFF_KINDS = frozenset(
 
 
 def enabled_platforms() -> frozenset[str]:
-    """The platforms whose reads the operator switched on (ANALYTICS_PLATFORMS)."""
-    return frozenset(settings.ANALYTICS_PLATFORMS)
+    """The platforms whose reads the operator switched on (ANALYTICS_PLATFORMS) and that
+    have a reader (a platform without one is never swept, so never a job for nothing)."""
+    return frozenset(settings.ANALYTICS_PLATFORMS) & frozenset(readers())
 
 
 def sync_workspace_platform(*, workspace_id: int, platform: str) -> int:
@@ -69,13 +76,15 @@ def sync_workspace_platform(*, workspace_id: int, platform: str) -> int:
     for schedule in due_posts:
         _spend(reader)
         reads += _read_post(reader, schedule, credentials)
-    if reader.offers.followers:
-        due_accounts = FollowersSchedule.objects.filter(
-            workspace_id=workspace_id, platform=platform, next_sync_at__lte=Now()
-        ).select_related("social_account")[:BATCH]
-        for followers_schedule in due_accounts:
-            _spend(reader)
-            reads += _read_followers(reader, followers_schedule, credentials)
+    due_accounts = FollowersSchedule.objects.filter(
+        workspace_id=workspace_id, platform=platform, next_sync_at__lte=Now()
+    ).select_related("social_account")
+    if not reader.offers.followers:
+        due_accounts.update(next_sync_at=None)  # nothing to read, ever: not due again
+        return reads
+    for followers_schedule in due_accounts[:BATCH]:
+        _spend(reader)
+        reads += _read_followers(reader, followers_schedule, credentials)
     return reads
 
 

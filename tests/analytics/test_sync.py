@@ -221,3 +221,17 @@ def test_connecting_an_account_starts_its_followers_and_a_reconnect_resumes_them
     with transaction.atomic():
         events.emit(events.ACCOUNT_CONNECTED, account=account)
     assert FollowersSchedule.objects.get(pk=schedule.pk).next_sync_at is not None
+
+
+def test_a_platform_without_follower_counts_stops_asking(account, sandbox_api, monkeypatch):
+    from apps.providers.metrics import Offers, get_reader
+
+    reader = get_reader("sandbox")
+    monkeypatch.setattr(reader, "offers", Offers(post=frozenset({"likes"}), followers=False))
+    FollowersSchedule.objects.filter(social_account=account).update(
+        next_sync_at=db_now() - timedelta(seconds=1)
+    )
+    assert sync_workspace_platform(workspace_id=account.workspace_id, platform="sandbox") == 0
+    assert FollowersSchedule.objects.get(social_account=account).next_sync_at is None
+    assert analytics_jobs.analytics_sweep() == 0  # nothing due: no job for nothing
+    assert not sandbox_api.calls
