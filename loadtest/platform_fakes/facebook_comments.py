@@ -30,8 +30,9 @@ class CommentsMixin(MetaGraphFake):
 
     def _comment(self, object_id: str, author: dict, text: str) -> dict:
         post_id = self.comments[object_id]["post"] if object_id in self.comments else object_id
+        comment_id = f"{post_id.split('_')[-1]}_{graph_id()}"
         comment = {
-            "id": f"{post_id.split('_')[-1]}_{graph_id()}",
+            "id": comment_id,
             "post": post_id,
             "parent": object_id if object_id in self.comments else None,
             "from": author,
@@ -40,7 +41,7 @@ class CommentsMixin(MetaGraphFake):
             "is_hidden": False,
         }
         with self.lock:
-            self.comments[comment["id"]] = comment
+            self.comments[comment_id] = comment
         return comment
 
     def _comment_json(self, comment: dict) -> dict:
