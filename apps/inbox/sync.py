@@ -125,6 +125,8 @@ def read_comments(job: Job) -> None:
         remote = reader.read_comments(ctx, published_post(rendition), sync.last_comment_at)
     except ProviderError as err:
         if err.kind in RETRYABLE_KINDS:
+            if err.kind == ErrorKind.RATE_LIMITED:
+                _hold_account(rendition, err.retry_at)
             # The job's retry waits at least the platform's Retry-After.
             raise RetryableError(err.kind, err.message, retry_at=err.retry_at) from err
         if err.kind in UNAVAILABLE_KINDS:
@@ -132,6 +134,15 @@ def read_comments(job: Job) -> None:
         CommentSync.objects.filter(pk=sync.pk).update(last_error=err.as_dict())
         return
     store_comments(sync, remote)
+
+
+def _hold_account(rendition: Rendition, retry_at: datetime | None) -> None:
+    """A rate limit is the account's: its other posts' reads wait as long (those already
+    due are moved past the platform's Retry-After, or a minute when it named none)."""
+    until = retry_at or timezone.now() + timedelta(minutes=1)
+    CommentSync.objects.filter(
+        rendition__social_account_id=rendition.social_account_id, next_read_at__lt=until
+    ).update(next_read_at=until)
 
 
 def _unavailable(sync: CommentSync, why: str) -> None:

@@ -14,6 +14,7 @@ from apps.jobs.models import Job
 from apps.renditions.models import FirstComment
 from apps.sandbox.comments import sandbox_comment_add
 from apps.sandbox.models import SandboxPost
+from tests.factories import RenditionFactory
 from tests.inbox.conftest import live_post, misbehave, run_due
 
 pytestmark = pytest.mark.django_db
@@ -87,6 +88,18 @@ def test_a_rate_limited_read_waits_for_retry_after_and_stores_nothing(
     rendition, post = live_post(workspace_a, retry_after_s=120)
     sandbox_comment_add(post=post, handle="fan", text="Hello")
     misbehave("baker", read_rate_limit_times=1)
+    sibling = RenditionFactory(
+        publication__workspace=workspace_a,
+        social_account=rendition.social_account,
+        status="published",
+        provider_post_id="other",
+        published_at=timezone.now(),
+    )
+    later_sync = sync_start(sibling)
+    # Due in half a minute: not read by this sweep, but before the platform's Retry-After.
+    CommentSync.objects.filter(pk=later_sync.pk).update(
+        next_read_at=timezone.now() + timedelta(seconds=30)
+    )
 
     read_once(worker, rendition)
 
@@ -95,6 +108,9 @@ def test_a_rate_limited_read_waits_for_retry_after_and_stores_nothing(
     assert job.run_at >= timezone.now() + timedelta(seconds=100)
     assert job.last_error["kind"] == "rate_limited"
     assert not Comment.objects.exists()
+    # The account's other reads wait as long.
+    later_sync.refresh_from_db()
+    assert later_sync.next_read_at >= timezone.now() + timedelta(seconds=100)
 
 
 def test_the_cadence_decays_with_the_post_age_and_stops_after_90_days():
