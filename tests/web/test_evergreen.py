@@ -159,3 +159,9 @@ def test_the_queue_marks_a_re_share(as_alice, evergreen, workspace_a):
         f'href="/w/ws-a/posts/{share.publication_id}/"><span class="badge status-scheduled">'
         in (turns)
     )
+
+
+def test_without_posts_the_page_says_where_to_write_one(as_alice):
+    page = as_alice.get(LIST).content.decode()
+
+    assert 'id="no-posts"' in page and 'href="/w/ws-a/compose/"' in page

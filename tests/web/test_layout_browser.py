@@ -9,7 +9,7 @@ from tests.web.test_browser import DESKTOP, PHONE, browser, shot, site  # noqa: 
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-PAGES = ["", "compose/", "calendar/", "posts/", "accounts/", "team/", "analytics/"]
+PAGES = ["", "compose/", "calendar/", "posts/", "accounts/", "team/", "analytics/", "evergreen/"]
 
 
 def _signed_in_page(browser, site, viewport):  # noqa: F811 - the fixture, passed in
