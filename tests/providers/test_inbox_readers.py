@@ -187,3 +187,122 @@ def test_platforms_without_comments_say_why_and_refuse():
     with pytest.raises(ProviderError) as refused:
         comment_reader("pinterest").reply(None, PublishedSegment("1"), "2", "x", key="k")  # type: ignore[arg-type]
     assert refused.value.code == "inbox_reply_unavailable"
+
+
+def test_instagram_reads_comments_with_replies_and_finds_its_reply(respx_mock, workspace_a):
+    account = make_account(
+        workspace_a,
+        "instagram",
+        remote_id="ig1",
+        handle="Bakery",
+        credentials={"access_token": "t"},
+    )
+    comment = {
+        "id": "c1",
+        "text": "Vegan?",
+        "username": "ann",
+        "timestamp": "2026-12-02T10:00:00+0000",
+        "replies": {"data": [{"id": "c2", "text": "yes", "username": "bakery", "hidden": True}]},
+    }
+    respx_mock.get(url__regex=r".*/m1/comments.*").mock(
+        return_value=httpx.Response(200, json={"data": [comment]})
+    )
+    replies = respx_mock.get(url__regex=r".*/c1/replies.*").mock(
+        return_value=httpx.Response(
+            200, json={"data": [{"id": "c3", "text": "Yes!", "username": "BAKERY"}]}
+        )
+    )
+    reader, ctx = comment_reader("instagram"), make_ctx(account)
+
+    found = reader.read_comments(ctx, PublishedSegment("m1", "https://instagram.com/p/x"), None)
+    mine = reader.find_reply(ctx, PublishedSegment("m1"), "c1", "Yes!", key="k")
+
+    assert [(c.platform_id, c.parent_id, c.is_hidden) for c in found] == [
+        ("c1", None, False),
+        ("c2", "c1", True),
+    ]
+    assert found[0].url == "https://instagram.com/p/x"
+    assert replies.called and mine is not None and mine.provider_post_id == "c3"
+
+
+def test_reddit_walks_the_comment_tree(respx_mock, workspace_a):
+    account = make_account(
+        workspace_a, "reddit", remote_id="u1", handle="bakery", credentials={"access_token": "t"}
+    )
+
+    def thing(name, body, parent, replies=""):
+        return {
+            "kind": "t1",
+            "data": {
+                "name": name,
+                "body": body,
+                "author": "ann",
+                "created_utc": 1796205600,
+                "parent_id": parent,
+                "permalink": f"/r/x/comments/abc/_/{name}/",
+                "replies": replies,
+            },
+        }
+
+    child = thing("t1_b", "agreed", "t1_a")
+    top = thing("t1_a", "nice", "t3_abc", {"data": {"children": [child, {"kind": "more"}]}})
+    respx_mock.get("https://oauth.reddit.com/comments/abc").mock(
+        return_value=httpx.Response(200, json=[{"data": {}}, {"data": {"children": [top]}}])
+    )
+
+    found = comment_reader("reddit").read_comments(
+        make_ctx(account), PublishedSegment("t3_abc"), None
+    )
+
+    assert [(c.platform_id, c.parent_id) for c in found] == [("t1_a", None), ("t1_b", "t1_a")]
+    assert found[1].url == "https://www.reddit.com/r/x/comments/abc/_/t1_b/"
+
+
+def test_x_searches_the_conversation_and_threads_reads_the_conversation(respx_mock, workspace_a):
+    x_account = make_account(
+        workspace_a, "x", remote_id="42", handle="bakery", credentials={"access_token": "t"}
+    )
+    search = respx_mock.get(url__startswith="https://api.x.com/2/tweets/search/recent").mock(
+        return_value=httpx.Response(
+            200,
+            json={
+                "data": [
+                    {
+                        "id": "9",
+                        "text": "@bakery when?",
+                        "author_id": "7",
+                        "created_at": "2026-12-02T10:00:00.000Z",
+                        "referenced_tweets": [{"type": "replied_to", "id": "1"}],
+                    }
+                ],
+                "includes": {"users": [{"id": "7", "username": "ann", "name": "Ann"}]},
+            },
+        )
+    )
+    th_account = make_account(
+        workspace_a, "threads", remote_id="th1", handle="bakery", credentials={"access_token": "t"}
+    )
+    respx_mock.get(url__regex=r".*/p1/conversation.*").mock(
+        return_value=httpx.Response(
+            200,
+            json={
+                "data": [
+                    {"id": "r1", "text": "hi", "username": "ann", "replied_to": {"id": "p1"}},
+                    {"id": "r2", "text": "yo", "username": "bob", "replied_to": {"id": "r1"}},
+                ]
+            },
+        )
+    )
+
+    (reply,) = comment_reader("x").read_comments(make_ctx(x_account), PublishedSegment("1"), None)
+    threads = comment_reader("threads").read_comments(
+        make_ctx(th_account), PublishedSegment("p1"), None
+    )
+
+    assert search.calls.last.request.url.params["query"] == "conversation_id:1"
+    assert (reply.parent_id, reply.author_handle, reply.url) == (
+        None,
+        "ann",
+        "https://x.com/ann/status/9",
+    )
+    assert [(c.platform_id, c.parent_id) for c in threads] == [("r1", None), ("r2", "r1")]
