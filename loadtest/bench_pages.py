@@ -23,23 +23,27 @@ from __future__ import annotations
 import os
 import secrets
 import statistics
-import time
+import time as clock
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.test import Client
-from django.test.utils import override_settings
+from django.test.utils import CaptureQueriesContext, override_settings
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Organization, SocialAccount, User, Workspace
 from apps.jobs.models import Job
+from apps.planning.services import queue_slots_replace
 from apps.publications.models import Publication, PublicationSegment
 from apps.publishing.delivery.enqueue import PUBLISH_JOB, publish_dedupe_key
 from apps.renditions.models import Rendition
 from apps.sandbox.services import sandbox_account_create
+from apps.series.models import Series
+from apps.series.occurrences import series_materialize
+from apps.series.services import series_create
 from loadtest.progress import ProgressBar, TextOut
 
 WEB_BUDGET_MS = 300.0
@@ -47,6 +51,7 @@ READYZ_BUDGET_MS = 20.0
 API_LIST_BUDGET_MS = 50.0
 YEAR = timedelta(days=365)
 BATCH = 2000  # publications written per round of bulk_create
+SLOT_TIMES = ((9, 0), (12, 30), (17, 0))  # the posting slots of each weekday
 
 
 @dataclass
@@ -56,6 +61,15 @@ class PagesBenchConfig:
     repeats: int = 15
     warmup: int = 3
     keep: bool = False
+    pages: tuple[str, ...] = ()  # only these pages (by name); empty: every page
+    series: int = 5  # recurring series in the measured workspace
+
+
+@dataclass(frozen=True)
+class Measure:
+    p50_ms: float
+    queries: int  # statements of one warm request
+    kb: float  # size of its answer
 
 
 @dataclass
@@ -80,6 +94,33 @@ def make_tenant(tag: str, destinations: int) -> Tenant:
         workspace=workspace, name="bench", scopes=["read", "write", "publish"]
     )
     return Tenant(owner, workspace, accounts, token.clear)
+
+
+def seed_pages(tenant: Tenant, series: int) -> None:
+    """What the queue, slots and series pages show besides the filled posts: the
+    workspace's posting slots (three a weekday), and `series` recurring series posting
+    daily to every destination, each with its next 60 days made into publications (as
+    the materialize job would have done)."""
+    queue_slots_replace(
+        workspace=tenant.workspace,
+        account=None,
+        slots={(day, time(hour, minute)) for day in range(5) for hour, minute in SLOT_TIMES},
+        timezone="",
+    )
+    for i in range(series):
+        series = series_create(
+            workspace=tenant.workspace,
+            name=f"Series {i + 1}",
+            template={
+                "segments": [{"text": f"Daily note {i + 1}."}],
+                "destinations": [{"account": a.pk} for a in tenant.accounts],
+            },
+            rrule="FREQ=DAILY",
+            dtstart=f"{datetime.now(UTC).date():%Y-%m-%d}T{8 + i % 10:02d}:30",
+            timezone="Europe/Warsaw",
+            created_by=tenant.owner,
+        )
+        series_materialize(series=series)
 
 
 def _insert_select(model, supplied: dict[str, tuple[str, list]]) -> tuple[str, str, list]:
@@ -226,11 +267,18 @@ class PagesBench:
 
     def run(self) -> dict:
         results: dict[str, dict[str, float]] = {}
+        queries: dict[str, dict[str, int]] = {}
+        sizes_kb: dict[str, dict[str, float]] = {}
         for size in self.config.sizes:
-            results[str(size)] = self._run_size(size)
+            measured = self._run_size(size)
+            results[str(size)] = {name: m.p50_ms for name, m in measured.items()}
+            queries[str(size)] = {name: m.queries for name, m in measured.items()}
+            sizes_kb[str(size)] = {name: m.kb for name, m in measured.items()}
         return {
             "sizes": list(self.config.sizes),
             "p50_ms": results,
+            "queries": queries,
+            "kb": sizes_kb,
             "budgets_ms": {
                 "web": WEB_BUDGET_MS,
                 "readyz": READYZ_BUDGET_MS,
@@ -242,7 +290,7 @@ class PagesBench:
             "loadavg": [round(x, 2) for x in os.getloadavg()],
         }
 
-    def _run_size(self, size: int) -> dict[str, float]:
+    def _run_size(self, size: int) -> dict[str, Measure]:
         tag = f"{self.tag}-{size}"
         measured = make_tenant(tag, self.config.destinations)
         other = make_tenant(f"{tag}-beside", self.config.destinations)
@@ -277,64 +325,92 @@ class PagesBench:
                     on_batch=advanced,
                 )
             bar.close()
+            seed_pages(measured, self.config.series)
             analyze()
             return self._measure(measured, now)
         finally:
             if not self.config.keep:
                 self._cleanup(tag)
 
-    def _measure(self, tenant: Tenant, now: datetime) -> dict[str, float]:
+    def _measure(self, tenant: Tenant, now: datetime) -> dict[str, Measure]:
         slug = tenant.workspace.slug
         # The busiest month and week are any of the year: every day holds the same.
         month = (now + timedelta(days=40)).date().isoformat()
         posts_list = f"/w/{slug}/posts/"
+        series = Series.objects.filter(workspace=tenant.workspace).order_by("pk").first()
+        post = (
+            Publication.objects.filter(
+                workspace=tenant.workspace, series_occurrences__isnull=True, scheduled_at__gt=now
+            )
+            .order_by("scheduled_at", "pk")
+            .first()
+        )
         pages: dict[str, str | None] = {
             "calendar_month": f"/w/{slug}/calendar/?view=month&date={month}",
             "calendar_week": f"/w/{slug}/calendar/?view=week&date={month}",
             "calendar_agenda": f"/w/{slug}/calendar/?view=agenda&date={month}",
             "queue": f"/w/{slug}/queue/",
+            "queue_slots": f"/w/{slug}/queue/slots/",
+            "series_list": f"/w/{slug}/series/",
+            "series_page": f"/w/{slug}/series/{series.pk}/" if series else None,
+            "post_page": f"/w/{slug}/posts/{post.pk}/" if post else None,
             "posts_list": posts_list,
             "posts_list_page_2": None,  # the next page, from the first page's link
             "readyz": "/readyz",
             "api_list_50": "/api/v1/publications?limit=50",
+            "metrics": "/metrics",
         }
         web = Client()
         web.force_login(tenant.owner)
         api = Client(headers={"Authorization": f"Bearer {tenant.token}"})
-        p50: dict[str, float] = {}
+        measured: dict[str, Measure] = {}
         with override_settings(API_THROTTLE_RATE=None, ALLOWED_HOSTS=["*"]):
             first_list = web.get(posts_list, secure=True).content.decode()
             after = _next_cursor(first_list)
             pages["posts_list_page_2"] = f"/w/{slug}/posts/?after={after}" if after else None
             for name, url in pages.items():
-                if url is None:
+                if url is None or (self.config.pages and name not in self.config.pages):
                     continue
                 client = api if name.startswith("api_") else web
-                p50[name] = self._p50(client, url)
-            p50["metrics"] = self._p50(web, "/metrics", REMOTE_ADDR="127.0.0.1")
-        return p50
+                extra = {"REMOTE_ADDR": "127.0.0.1"} if name == "metrics" else {}
+                measured[name] = self._p50(client, url, **extra)
+        return measured
 
-    def _p50(self, client: Client, url: str, **extra) -> float:
+    def _p50(self, client: Client, url: str, **extra) -> Measure:
+        """The median time of the measured requests, with the statements and the size of
+        the last one."""
         timings = []
         for i in range(self.config.warmup + self.config.repeats):
-            started = time.perf_counter()
-            response = client.get(url, secure=True, **extra)
-            took = (time.perf_counter() - started) * 1000
+            with CaptureQueriesContext(connection) as statements:
+                started = clock.perf_counter()
+                response = client.get(url, secure=True, **extra)
+                took = (clock.perf_counter() - started) * 1000
             if response.status_code != 200:
                 raise RuntimeError(f"{url} answered {response.status_code}")
             if i >= self.config.warmup:
                 timings.append(took)
-        return round(statistics.median(timings), 1)
+        return Measure(
+            p50_ms=round(statistics.median(timings), 1),
+            queries=len(statements),
+            kb=round(len(response.content) / 1024, 1),
+        )
 
     def _cleanup(self, tag: str) -> None:
-        """The filled rows go by SQL (Django's cascade would read every one of them back
-        first), then the tenants themselves through the ORM."""
+        """The series go first, then the filled rows by SQL (Django's cascade would read
+        every one of them back first), then the tenants themselves through the ORM."""
         orgs = list(Organization.objects.filter(slug__startswith=tag).values_list("pk", flat=True))
         workspaces = list(
             Workspace.objects.filter(organization__in=orgs).values_list("pk", flat=True)
         )
+        Series.objects.filter(workspace__in=workspaces).delete()
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("DELETE FROM jobs_job WHERE organization_id = ANY(%s)", [orgs])
+            cursor.execute(
+                """DELETE FROM renditions_renditionsegment s
+                    USING renditions_rendition r
+                    WHERE s.rendition_id = r.id AND r.workspace_id = ANY(%s)""",
+                [workspaces],
+            )
             cursor.execute(
                 "DELETE FROM renditions_rendition WHERE workspace_id = ANY(%s)", [workspaces]
             )
@@ -375,10 +451,16 @@ def _verdicts(p50: dict[str, float]) -> dict[str, bool]:
 
 
 def table(result: dict) -> str:
-    """The p50 of each page at each size, with its budget and verdict, as text."""
+    """The p50 of each page at each size, with its budget and verdict, then the statements
+    and the size of one request at the last size, as text."""
     sizes = [str(s) for s in result["sizes"]]
+    last = sizes[-1]
     names = list(result["p50_ms"][sizes[0]])
-    lines = [f"{'page':<20}" + "".join(f"{s + ' posts':>14}" for s in sizes) + "  budget  ok"]
+    lines = [
+        f"{'page':<20}"
+        + "".join(f"{s + ' posts':>14}" for s in sizes)
+        + "  budget  ok  queries      KB"
+    ]
     for name in names:
         row = [result["p50_ms"][s].get(name) for s in sizes]
         budget = (
@@ -390,5 +472,10 @@ def table(result: dict) -> str:
         )
         ok = all(v is not None and v <= budget for v in row)
         cells = "".join(f"{v:>11.1f} ms" if v is not None else f"{'-':>14}" for v in row)
-        lines.append(f"{name:<20}{cells}  {budget:>6.0f}  {'yes' if ok else 'NO'}")
+        queries = result["queries"][last].get(name, 0)
+        kb = result["kb"][last].get(name, 0.0)
+        lines.append(
+            f"{name:<20}{cells}  {budget:>6.0f}  {'yes' if ok else 'NO ':<3}"
+            f" {queries:>8} {kb:>7.1f}"
+        )
     return "\n".join(lines)

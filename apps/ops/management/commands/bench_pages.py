@@ -43,6 +43,12 @@ class Command(BaseCommand):
             "--repeats", type=int, default=defaults.repeats, help="Measured requests a page."
         )
         parser.add_argument("--keep", action="store_true", help="Keep the benchmark's data.")
+        parser.add_argument(
+            "--pages",
+            default="",
+            help="Measure only these pages, comma-separated (e.g. queue,series_list); "
+            "default every page.",
+        )
 
     def handle(self, *args, **opts) -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
@@ -52,6 +58,7 @@ class Command(BaseCommand):
             destinations=opts["destinations"],
             repeats=opts["repeats"],
             keep=opts["keep"],
+            pages=tuple(name for name in opts["pages"].split(",") if name),
         )
         result = PagesBench(config=config, progress=self.stderr).run()
         self.stdout.write(table(result))
