@@ -58,7 +58,7 @@ def reads(run: Callable[[], object], tables: tuple[str, ...]) -> list[Scan]:
     found = []
     for query in captured.captured_queries:
         sql = query["sql"]
-        if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+        if not sql.lstrip(" \n(").upper().startswith(("SELECT", "WITH")):  # (a UNION)
             continue
         if not any(table in sql for table in tables):
             continue

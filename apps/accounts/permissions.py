@@ -55,7 +55,11 @@ def effective_role(user: User, org_role: str | None, membership_role: str | None
 
 
 def can(user: User, workspace: Workspace, action: Action | str) -> bool:
-    role = workspace_role(user, workspace)
+    return role_can(workspace_role(user, workspace), action)
+
+
+def role_can(role: str | None, action: Action | str) -> bool:
+    """`can` for a role already read (a page asks about several actions)."""
     return role is not None and Action(action) in _ALLOWED[role]
 
 

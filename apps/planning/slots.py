@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from django.db.models import Q
+
 from apps.accounts.models import SocialAccount
 from apps.common.errors import Conflict, ValidationFailed
-from apps.planning.models import WEEKDAY_NAMES, QueueSchedule
+from apps.planning.models import WEEKDAY_NAMES, QueueSchedule, QueueSlot
 from apps.providers.catalog import UnknownPlatform, get_capabilities
 from apps.publications.scheduling import local_to_utc
 from apps.publishing.quotas import COUNTS_TOWARD_DAILY_CAP
@@ -69,6 +71,38 @@ def weekly_slots(account: SocialAccount) -> WeeklySlots:
         return WeeklySlots(account.workspace.default_timezone, (), is_own=False)
     times = tuple(schedule.slots.order_by("weekday", "time").values_list("weekday", "time"))
     return WeeklySlots(schedule.zone_name, times, is_own=own is not None)
+
+
+def weekly_slots_of(accounts: Sequence[SocialAccount]) -> dict[int, WeeklySlots]:
+    """`weekly_slots` of each account (of one workspace), by account id, in two queries
+    whatever their number: the schedules (each account's own and the default), then
+    their slots."""
+    if not accounts:
+        return {}
+    workspace_id = accounts[0].workspace_id
+    schedules = list(
+        QueueSchedule.objects.filter(workspace_id=workspace_id).filter(
+            Q(social_account__isnull=True) | Q(social_account__in=[a.pk for a in accounts])
+        )
+    )
+    times: dict[int, list[tuple[int, time]]] = {s.pk: [] for s in schedules}
+    for schedule_id, weekday, at in (
+        QueueSlot.objects.filter(workspace_id=workspace_id, schedule__in=[s.pk for s in schedules])
+        .order_by("weekday", "time")
+        .values_list("schedule_id", "weekday", "time")
+    ):
+        times[schedule_id].append((weekday, at))
+    own = {s.social_account_id: s for s in schedules if s.social_account_id is not None}
+    default = next((s for s in schedules if s.social_account_id is None), None)
+    found: dict[int, WeeklySlots] = {}
+    for account in accounts:
+        schedule = own.get(account.pk) or default
+        if schedule is None:
+            found[account.pk] = WeeklySlots(account.workspace.default_timezone, (), is_own=False)
+            continue
+        zone = schedule.timezone or account.workspace.default_timezone
+        found[account.pk] = WeeklySlots(zone, tuple(times[schedule.pk]), is_own=account.pk in own)
+    return found
 
 
 def slot_instants(slots: WeeklySlots, *, after: datetime, until: datetime) -> Iterator[datetime]:

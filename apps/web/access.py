@@ -21,7 +21,7 @@ from django.utils import timezone
 from apps.accounts.http import AuthenticatedRequest
 from apps.accounts.membership import MANAGERS, organization_role
 from apps.accounts.models import Organization, Workspace
-from apps.accounts.permissions import Action, can, workspace_role, workspaces_for
+from apps.accounts.permissions import Action, can, role_can, workspace_role, workspaces_for
 
 LAST_WORKSPACE_KEY = "last_workspace"
 # Methods that change nothing: all a read-only (suspended or deleted) organization serves.
@@ -44,13 +44,15 @@ def is_htmx(request: HttpRequest) -> bool:
 
 def workspace_for(
     request: AuthenticatedRequest, slug: str, action: Action = Action.VIEW
-) -> Workspace:
-    """The workspace the user may `action` in: 404 when they cannot see it, 403 when they
-    see it but may not do that."""
+) -> tuple[Workspace, str]:
+    """The workspace the user may `action` in, and their role there: 404 when they cannot
+    see it, 403 when they see it but may not do that."""
     workspace = get_object_or_404(workspaces_for(request.user), slug=slug)
-    if not can(request.user, workspace, action):
+    role = workspace_role(request.user, workspace)
+    if not role_can(role, action):
         raise PermissionDenied(f"Your role in {workspace.name} does not allow this.")
-    return workspace
+    assert role is not None  # role_can refuses no role
+    return workspace, role
 
 
 def require(request: WorkspaceRequest, action: Action) -> None:
@@ -96,11 +98,9 @@ def workspace_view(action: Action = Action.VIEW, *, writes: bool | None = None) 
         def wrapper(
             request: WorkspaceRequest, workspace_slug: str, *args, **kwargs
         ) -> HttpResponse:
-            workspace = workspace_for(request, workspace_slug, action)
+            workspace, role = workspace_for(request, workspace_slug, action)
             if writes and (refused := read_only_refusal(request, workspace.organization)):
                 return refused
-            role = workspace_role(request.user, workspace)
-            assert role is not None  # workspace_for let the user in: they hold a role there
             request.workspace = workspace
             request.role = role
             if request.session.get(LAST_WORKSPACE_KEY) != workspace.slug:
@@ -177,7 +177,12 @@ def verified_user_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
 
 
 def permits(request: AuthenticatedRequest, workspace: Workspace, action: Action | str) -> bool:
-    """`can`, remembered for the rest of the request (a page asks several times)."""
+    """`can`, remembered for the rest of the request (a page asks several times); in the
+    page's own workspace, from the role `workspace_view` read."""
+    current = getattr(request, "workspace", None)
+    role = getattr(request, "role", None)
+    if isinstance(current, Workspace) and current.pk == workspace.pk and role:
+        return role_can(role, action)
     memo = request.__dict__.setdefault("_web_permits", {})
     key = (workspace.pk, str(action))
     if key not in memo:

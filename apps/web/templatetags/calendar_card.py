@@ -24,7 +24,7 @@ register = template.Library()
 _SENTINEL = 987654321  # an id no card has, replaced by each card's own
 
 
-def _truncate(text: str, length: int) -> str:
+def truncate(text: str, length: int) -> str:
     """The `truncatechars` filter, without its cost for a text that fits."""
     if len(text) <= length:
         return unicodedata.normalize("NFC", text)
@@ -102,7 +102,7 @@ def render_card(card, links: _Links, *, drag: bool, wide: int) -> str:
         if movable_here
         else "",
         f' aria-label="{hhmm}, {status_words}:'
-        f' {escape(_truncate(card.text or "media only", 60))}">\n',
+        f' {escape(truncate(card.text or "media only", 60))}">\n',
         '  <span class="cal-head">\n',
         f'    <span class="time">{hhmm}</span>\n',
         '    <span class="cal-platforms">',
@@ -132,7 +132,7 @@ def render_card(card, links: _Links, *, drag: bool, wide: int) -> str:
         )
     out.append(
         f'\n    <a href="{links.fill(links.detail, card.pk)}" draggable="false">'
-        f"{escape(_truncate(card.text or '(media only)', wide))}</a>\n  </span>\n"
+        f"{escape(truncate(card.text or '(media only)', wide))}</a>\n  </span>\n"
     )
     thread = f' <span class="muted">thread of {card.parts}</span>' if card.parts > 1 else ""
     out.append(
