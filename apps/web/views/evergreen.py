@@ -32,6 +32,9 @@ from apps.web.access import WorkspaceRequest, permits, post_only, workspace_view
 # Posts offered to mark, newest first (older ones: from their own page's link).
 POSTS_OFFERED = 100
 VARIATION_SEPARATOR = "---"
+# Evergreen posts the list shows (active ones first): each is a row, so the page's cost
+# follows this, not the size of the library (the API lists them all, a page at a time).
+EVERGREEN_SHOWN = 200
 
 
 class EvergreenForm(forms.Form):
@@ -159,7 +162,9 @@ def _render_list(
     context = {
         "workspace": request.workspace,
         "section": "evergreen",
-        "evergreens": [(row, _first_text(row.source)) for row in _evergreens(request)],
+        "evergreens": [
+            (row, _first_text(row.source)) for row in _evergreens(request)[:EVERGREEN_SHOWN]
+        ],
         "form": form or MarkForm(offered=offered, initial=initial),
         "can_publish": permits(request, request.workspace, Action.PUBLISH),
     }
