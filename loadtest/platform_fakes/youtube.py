@@ -36,6 +36,7 @@ from loadtest.platform_fakes.base import (
     json_response,
     route,
 )
+from loadtest.platform_fakes.youtube_comments import CommentsMixin
 
 API_HOST = "www.googleapis.com"
 TOKEN_HOST = "oauth2.googleapis.com"
@@ -63,7 +64,7 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
-class YouTubeFake(PlatformFake):
+class YouTubeFake(CommentsMixin, PlatformFake):
     platform = "youtube"
     hosts = (API_HOST, TOKEN_HOST)
     # `lock_private` per channel, as `lock_private(channel)` does (the soak's switch).

@@ -212,3 +212,53 @@ def test_facebook_comments_a_reply_once_and_moderation(settings, worker, workspa
     assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
     assert fake.comments[question["id"]]["is_hidden"] is True
     assert Comment.objects.get(pk=comments[question["id"]].pk).is_hidden
+
+
+def test_youtube_threads_a_reply_once_and_a_hidden_comment(settings, worker, workspace_a, alice):
+    """comments.insert takes no idempotency handle: only the lookup keeps the reply single."""
+    from apps.inbox.services import comment_moderate
+    from loadtest.platform_fakes.youtube import YouTubeFake
+
+    fake = YouTubeFake(FaultPlan(rates={}, hang_s=1.5))
+    server = FakeServer([fake]).start()
+    settings.PROVIDER_API_REDIRECT = server.base_url
+    settings.PROVIDER_TIMEOUT_S = 0.75
+    try:
+        opened = fake.new_account("bakery")
+        account = make_account(workspace_a, "youtube", **opened)
+        fake.store(StoredPost(id="vid1", account=opened["remote_id"], text="How to bake"))
+        rendition = RenditionFactory(
+            publication__workspace=workspace_a,
+            social_account=account,
+            status=Rendition.Status.PUBLISHED,
+            provider_post_id="vid1",
+            published_at=timezone.now(),
+        )
+        question = fake.add_comment("vid1", "ann", "Which flour?")
+        fake.add_comment("vid1", "bob", "Same", parent=question["id"])
+
+        sync_start(rendition)
+        sync_due()
+        drain(worker, SYNC_JOB)
+        comments = {c.platform_id: c for c in Comment.objects.filter(rendition=rendition)}
+        assert len(comments) == 2 and comments[question["id"]].author_name == "@ann"
+
+        fake.faults.rates["timeout_after_accept"] = 1.0
+        reply = reply_create(
+            comment=comments[question["id"]], author=alice, text="Rye", needs_approval=False
+        )
+        drain(worker, replying.REPLY_JOB)
+        fake.faults.rates.clear()
+        drain(worker, replying.REPLY_JOB)
+
+        comment_moderate(comment=comments[question["id"]], action="hide")
+        drain(worker, "inbox.moderate")
+    finally:
+        server.stop()
+
+    reply.refresh_from_db()
+    ours = [c for c in fake.comments["vid1"] if c["message"]["text"] == "Rye"]
+    assert len(ours) == 1 and ours[0]["parent"] == question["id"]
+    assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0]["id"]
+    assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
+    assert question["moderation"] == "rejected"
