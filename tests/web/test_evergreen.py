@@ -165,3 +165,25 @@ def test_without_posts_the_page_says_where_to_write_one(as_alice):
     page = as_alice.get(LIST).content.decode()
 
     assert 'id="no-posts"' in page and 'href="/w/ws-a/compose/"' in page
+
+
+def test_the_list_shows_active_then_paused_then_ended(as_alice, workspace_a, alice, news):
+    from apps.planning.evergreen import evergreen_pause, evergreen_stop
+
+    rows = []
+    for text in ("Stopped one", "Paused one", "Active one"):
+        source = publication_create(
+            workspace=workspace_a,
+            author=alice,
+            segments=[{"text": text}],
+            destinations=[{"account": news.pk}],
+        )
+        rows += evergreen_mark(
+            workspace=workspace_a, publications=[source], actor=alice, settings=EvergreenSettings()
+        )
+    evergreen_stop(evergreen=rows[0])
+    evergreen_pause(evergreen=rows[1])
+
+    page = as_alice.get(LIST).content.decode()
+
+    assert page.index("Active one") < page.index("Paused one") < page.index("Stopped one")

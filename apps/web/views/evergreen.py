@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from django import forms
 from django.contrib import messages
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Case, Prefetch, QuerySet, Value, When
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
@@ -142,6 +142,14 @@ def _offered(request: WorkspaceRequest) -> list[Publication]:
     return offered
 
 
+# Active first, then paused, then ended.
+_STATUS_ORDER = Case(
+    When(status=EvergreenPost.Status.ACTIVE, then=Value(0)),
+    When(status=EvergreenPost.Status.PAUSED, then=Value(1)),
+    default=Value(2),
+)
+
+
 def _evergreens(request: WorkspaceRequest) -> QuerySet[EvergreenPost]:
     return (
         EvergreenPost.objects.for_workspace(request.workspace)
@@ -149,7 +157,7 @@ def _evergreens(request: WorkspaceRequest) -> QuerySet[EvergreenPost]:
         .prefetch_related(
             Prefetch("source__segments", PublicationSegment.objects.order_by("position"))
         )
-        .order_by("status", "-id")
+        .order_by(_STATUS_ORDER, "-id")
     )
 
 
