@@ -406,3 +406,31 @@ def test_disabled_destinations_make_no_turn(workspace_a, alice, news, set_slots)
 
     assert look.share is None and look.note["code"] == "NO_DESTINATIONS"
     assert not EvergreenShare.objects.exists()
+
+
+def test_a_turn_copies_the_parts_media_settings_and_first_comment(
+    workspace_a, alice, news, set_slots
+):
+    from tests.factories import MediaAssetFactory
+
+    set_slots([(MON, "09:00")])
+    image = MediaAssetFactory(workspace=workspace_a)
+    source = publication_create(
+        workspace=workspace_a,
+        author=alice,
+        segments=[
+            {"text": "One", "media": [{"id": image.pk, "alt_text": "A chart"}]},
+            {"text": "Two"},
+        ],
+        destinations=[{"account": news.pk, "settings": {}}],
+        first_comment="More below",
+    )
+    row = mark(workspace_a, alice, source, variations=("Uno",))
+
+    publication = evergreen_recycle(evergreen=row).share.publication
+
+    segments = list(publication.segments.order_by("position"))
+    assert [s.text for s in segments] == ["Uno", "Two"]
+    links = list(segments[0].media_links.all())
+    assert [(m.media_id, m.alt_text) for m in links] == [(image.pk, "A chart")]
+    assert publication.first_comment == "More below"
