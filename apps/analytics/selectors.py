@@ -34,6 +34,7 @@ from apps.renditions.models import Rendition, RenditionSegment
 DISABLED = "disabled"
 # The longest period one analytics read covers.
 MAX_PERIOD = timedelta(days=366)
+_EARLIEST, _LATEST = date(1970, 1, 1), date(9998, 12, 31)
 TOP_POSTS = 10
 # Posts one period read takes at most (the earliest of the period first).
 MAX_POSTS = 5000
@@ -119,10 +120,11 @@ def zone_of(workspace: Workspace) -> zoneinfo.ZoneInfo:
 
 
 def period_of(workspace: Workspace, start: date | None, end: date | None, today: date) -> Period:
-    """The period asked for (default: the 30 days up to today), bounded to MAX_PERIOD."""
+    """The period asked for (default: the 30 days up to today), bounded to MAX_PERIOD and
+    to the years a post can be in (any date is a valid query: 0001-01-01 must not overflow)."""
     zone = zone_of(workspace)
-    end = end or today
-    start = start or end - timedelta(days=29)
+    end = min(max(end or today, _EARLIEST), _LATEST)
+    start = min(max(start or end - timedelta(days=29), _EARLIEST), _LATEST)
     if start > end:
         start, end = end, start
     if end - start > MAX_PERIOD:

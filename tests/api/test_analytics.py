@@ -130,3 +130,13 @@ def test_a_bad_date_or_an_unknown_parameter_is_a_400_envelope(api_a):
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "VALIDATION_ERROR"
     unknown = api_a.get("/api/v1/analytics", {"acount": "1"})
     assert unknown.status_code == 400
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{"to": "0001-01-05"}, {"from": "9999-12-31"}, {"from": "0001-01-01", "to": "9999-12-31"}],
+)
+def test_any_date_is_a_period_even_at_the_ends_of_the_calendar(api_a, query):
+    response = api_a.get("/api/v1/analytics", query)
+    assert response.status_code == 200, response.content
+    assert response.json()["posts"] == 0
