@@ -22,6 +22,7 @@ from loadtest.platform_fakes.base import (
     json_response,
     route,
 )
+from loadtest.platform_fakes.reddit_comments import CommentsMixin
 
 API_HOST = "oauth.reddit.com"
 WWW_HOST = "www.reddit.com"
@@ -48,7 +49,7 @@ def _multipart(request: FakeRequest) -> dict[str, bytes]:
     return fields
 
 
-class RedditFake(PlatformFake):
+class RedditFake(CommentsMixin, PlatformFake):
     """Per account (`switch`): `media_fails`, every media post's processing fails (Reddit
     says so only on the submission's websocket, kept here in `extra["websocket"]`; no post
     is made, none is listed); `spam_removed`, Reddit's spam filter removes each new post at

@@ -262,3 +262,50 @@ def test_youtube_threads_a_reply_once_and_a_hidden_comment(settings, worker, wor
     assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0]["id"]
     assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
     assert question["moderation"] == "rejected"
+
+
+def test_reddit_reads_the_tree_and_a_lost_reply_is_found_among_the_users_comments(
+    settings, worker, workspace_a, alice
+):
+    from loadtest.platform_fakes.reddit import RedditFake
+
+    fake = RedditFake(FaultPlan(rates={}, hang_s=1.5))
+    server = FakeServer([fake]).start()
+    settings.PROVIDER_API_REDIRECT = server.base_url
+    settings.PROVIDER_TIMEOUT_S = 0.75
+    try:
+        opened = fake.new_account("bakery")
+        account = make_account(workspace_a, "reddit", **opened)
+        fake.store(StoredPost(id="t3_abc", account=opened["remote_id"], text="My rye"))
+        rendition = RenditionFactory(
+            publication__workspace=workspace_a,
+            social_account=account,
+            status=Rendition.Status.PUBLISHED,
+            provider_post_id="t3_abc",
+            published_at=timezone.now(),
+        )
+        question = fake.add_comment("t3_abc", "ann", "Hydration?")
+        fake.add_comment(question["id"], "bob", "Following")
+
+        sync_start(rendition)
+        sync_due()
+        drain(worker, SYNC_JOB)
+        comments = {c.platform_id: c for c in Comment.objects.filter(rendition=rendition)}
+        assert set(comments) == {c["id"] for c in fake.comments["t3_abc"]}
+        assert comments[question["id"]].author_handle == "ann"
+
+        fake.faults.rates["timeout_after_accept"] = 1.0
+        reply = reply_create(
+            comment=comments[question["id"]], author=alice, text="80%", needs_approval=False
+        )
+        drain(worker, replying.REPLY_JOB)
+        fake.faults.rates.clear()
+        drain(worker, replying.REPLY_JOB)
+    finally:
+        server.stop()
+
+    reply.refresh_from_db()
+    ours = [c for c in fake.comments["t3_abc"] if c["message"]["text"] == "80%"]
+    assert len(ours) == 1 and ours[0]["parent"] == question["id"]
+    assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0]["id"]
+    assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
