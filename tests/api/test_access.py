@@ -92,6 +92,7 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "evergreen_retrieve": ("read",),
     "evergreen_partial_update": SERIES_CHANGE,
     "evergreen_shares_list": ("read",),
+    "evergreen_next_retrieve": ("read",),
     "evergreen_pause_create": SERIES_CHANGE,
     "evergreen_resume_create": SERIES_CHANGE,
     "evergreen_skip_create": SERIES_CHANGE,

@@ -80,3 +80,31 @@ def test_an_unknown_publication_is_404_and_marks_nothing(api_a, post):
     assert response.status_code == 404
     assert error(response)["details"] == {"publications": [post.pk + 1000]}
     assert not EvergreenPost.objects.exists()
+
+
+def test_the_next_turn_says_where_a_repeat_is_refused(api_a, post, workspace_a):
+    from tests.factories import SocialAccountFactory
+
+    x = SocialAccountFactory(workspace=workspace_a, platform="x", handle="onx")
+    source = publication_create(
+        workspace=workspace_a,
+        author=None,
+        segments=[{"text": "Same words"}],
+        destinations=[{"account": x.pk}],
+        status="scheduled",
+    )
+    marked = api_a.post(URL, {"publications": [source.pk]}, format="json").json()["results"][0]
+
+    turn = api_a.get(f"{URL}/{marked['id']}/next").json()
+
+    assert (turn["number"], turn["text"]) == (1, "Same words")
+    assert turn["destinations"] == [
+        {
+            "account": x.pk,
+            "handle": "onx",
+            "platform": "x",
+            "text": "Same words",
+            "refused": True,
+            "caution": "",
+        }
+    ]

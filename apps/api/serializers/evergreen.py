@@ -86,3 +86,22 @@ class EvergreenMarkedSerializer(serializers.Serializer):
     """POST /evergreen's answer: the evergreen posts, in the order of the publications."""
 
     results = EvergreenSerializer(many=True, read_only=True)
+
+
+class NextTurnDestinationSerializer(serializers.Serializer):
+    account = serializers.IntegerField(source="account.pk")
+    handle = serializers.CharField(source="account.handle")
+    platform = serializers.CharField(source="rendition.platform")
+    text = serializers.CharField(help_text="The first part's text it would get.")
+    refused = serializers.BooleanField(
+        help_text="The platform would refuse it as a repeat: it is left out of the turn."
+    )
+    caution = serializers.CharField(help_text="The platform's partial rule on repeats, if any.")
+
+
+class NextTurnSerializer(serializers.Serializer):
+    """GET /evergreen/{id}/next: the next turn as it would be made now."""
+
+    number = serializers.IntegerField()
+    text = serializers.CharField()
+    destinations = NextTurnDestinationSerializer(many=True)

@@ -17,6 +17,7 @@ from apps.api.serializers.evergreen import (
     EvergreenSerializer,
     EvergreenSettingsSerializer,
     EvergreenShareSerializer,
+    NextTurnSerializer,
 )
 from apps.common.errors import NotFound
 from apps.planning.evergreen import (
@@ -29,6 +30,7 @@ from apps.planning.evergreen import (
     evergreen_update,
 )
 from apps.planning.models import EvergreenPost
+from apps.planning.recycling import next_turn
 from apps.publications.models import Publication
 
 # Re-shares are scheduled publications: changing them needs what scheduling needs.
@@ -64,6 +66,7 @@ class EvergreenViewSet(WorkspaceViewSet):
         "list": "read",
         "retrieve": "read",
         "shares": "read",
+        "next": "read",
         "create": CHANGE,
         "partial_update": CHANGE,
         "pause": CHANGE,
@@ -144,6 +147,17 @@ class EvergreenViewSet(WorkspaceViewSet):
         row = self.get_object()
         turns = row.shares.order_by("-number")[:100]
         return Response(EvergreenShareSerializer(turns, many=True).data)
+
+    @extend_schema(
+        summary="An evergreen post's next turn",
+        description="Its number, the first part's text, and per destination the text it "
+        "would get and whether the platform would refuse it as a repeat (X; LinkedIn "
+        "within two days), so it is left out: add variations to send it.",
+        responses={200: NextTurnSerializer, **errors(404)},
+    )
+    @action(detail=True, methods=["get"], pagination_class=None)
+    def next(self, request: ApiRequest, pk: str) -> Response:
+        return Response(NextTurnSerializer(next_turn(self.get_object())).data)
 
     def _act(self, service: Callable[..., object]) -> Response:
         row = self.get_object()
