@@ -3,22 +3,32 @@
 Ids never change and never repeat, so a page boundary cannot skip or repeat a row while
 other rows are created or edited between two requests (which offset pages would).
 ``?limit=`` sets the page size (default 50, 1 to 200, else 400); ``next``/``previous`` are
-complete URLs or null. A cursor that is not one of ours is 400 INVALID_CURSOR.
+complete URLs or null.
+
+A cursor is plain text a schema can state (CURSOR_PATTERN): an optional ``r`` (a page
+before, not after), the id the page starts beyond, and an optional ``.offset``. Every string
+of that form is a page (perhaps an empty one); any other is 400 INVALID_CURSOR.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
+from rest_framework.utils.urls import replace_query_param
 
 from apps.common.errors import ValidationFailed
 
 
 class InvalidCursor(ValidationFailed):
     code = "INVALID_CURSOR"
+
+
+# Ids are at most 18 digits (ID_PATTERN); an offset stays under DRF's offset_cutoff.
+CURSOR_PATTERN = r"^(r?)([0-9]{0,18})(?:\.([0-9]{1,4}))?$"
+_CURSOR = re.compile(CURSOR_PATTERN.removeprefix("^").removesuffix("$"))
 
 
 class StableCursorPagination(CursorPagination):
@@ -28,19 +38,27 @@ class StableCursorPagination(CursorPagination):
     max_page_size = 200
 
     def decode_cursor(self, request: Request) -> Cursor | None:
-        try:
-            cursor = super().decode_cursor(request)
-        except NotFound:  # DRF answers 404 for a bad cursor; it is a bad parameter.
-            cursor = None
-            valid = False
-        else:
-            valid = cursor is None or _is_id(cursor.position)
-        if not valid:
+        encoded = request.query_params.get(self.cursor_query_param)
+        if encoded is None:
+            return None
+        match = _CURSOR.fullmatch(encoded)
+        if match is None:
             raise InvalidCursor(
                 "The cursor is not valid; use the next or previous URL of a page.",
-                details={"cursor": ["Not a cursor this API issued."]},
+                details={"cursor": ["Not a cursor: [r]<id>[.<offset>], e.g. 1234."]},
             )
-        return cursor
+        reverse, position, offset = match.groups()
+        return Cursor(
+            offset=min(int(offset or 0), self.offset_cutoff),
+            reverse=bool(reverse),
+            position=position or None,
+        )
+
+    def encode_cursor(self, cursor: Cursor) -> str:
+        offset = min(cursor.offset, self.offset_cutoff)
+        text = f"{'r' if cursor.reverse else ''}{cursor.position or ''}"
+        text += f".{offset}" if offset else ""
+        return replace_query_param(self.base_url, self.cursor_query_param, text)
 
     def get_page_size(self, request: Request) -> int:
         raw = request.query_params.get(self.page_size_query_param)
@@ -61,15 +79,10 @@ class StableCursorPagination(CursorPagination):
                 parameter["schema"].update(minimum=1, maximum=self.max_page_size)
             if parameter["name"] == self.cursor_query_param:
                 parameter["description"] = "From a page's next or previous URL."
+                parameter["schema"]["pattern"] = CURSOR_PATTERN
         return parameters
 
     def get_paginated_response_schema(self, schema: dict) -> dict:
         response = super().get_paginated_response_schema(schema)
         response["required"] = ["next", "previous", "results"]
         return response
-
-
-def _is_id(position: Any) -> bool:
-    return position is None or (
-        isinstance(position, str) and position.isdigit() and len(position) <= 18
-    )

@@ -13,6 +13,7 @@ Endpoints document their failures with ``errors(...)``::
 
 from __future__ import annotations
 
+import zoneinfo
 from typing import Any
 
 from drf_spectacular.extensions import (
@@ -149,7 +150,10 @@ def tighten(result: dict, generator: Any, request: Any, public: bool) -> dict:
       component requires all of its properties (a client may rely on ``status`` and
       ``revision`` being there), but for OPTIONAL_IN_ANSWERS;
     - a new publication needs its text: ``text`` or ``segments`` (one of them, at least
-      one segment), and an edit needs the ``revision`` it was made against.
+      one segment), and an edit needs the ``revision`` it was made against;
+    - ``timezone`` in a request is one of the names of the server's tz database;
+    - the publications' ``status`` filter is a comma-separated list of statuses, each once;
+    - a list that takes a ``cursor`` answers 400 INVALID_CURSOR for a malformed one.
     """
     for item in result.get("paths", {}).values():
         for operation in item.values():
@@ -168,4 +172,46 @@ def tighten(result: dict, generator: Any, request: Any, public: bool) -> dict:
     edit = schemas.get("PatchedPublicationUpdateRequest")
     if edit is not None:
         edit["required"] = ["revision"]
+    _zones_named(schemas)
+    for path, item in result.get("paths", {}).items():
+        for method, operation in item.items():
+            if isinstance(operation, dict):
+                _query_parameters(f"{method.upper()} {path}", operation, schemas)
     return result
+
+
+def _zones_named(schemas: dict) -> None:
+    """Request ``timezone`` fields take the names get_zone accepts (and blank or null where
+    the serializer does: the workspace's zone)."""
+    zones = sorted(zoneinfo.available_timezones())
+    for name, schema in schemas.items():
+        field = schema.get("properties", {}).get("timezone")
+        if not name.endswith("Request") or not field or field.get("type") != "string":
+            continue
+        field["enum"] = [*zones, *([""] if field.get("minLength") != 1 else [])]
+        field.pop("minLength", None)
+        field.pop("maxLength", None)
+        if field.get("nullable"):
+            field["enum"].append(None)
+
+
+def _query_parameters(label: str, operation: dict, schemas: dict) -> None:
+    parameters = operation.get("parameters", [])
+    names = {parameter.get("name") for parameter in parameters}
+    if "cursor" in names and "400" not in operation.get("responses", {}):
+        operation["responses"]["400"] = {
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}
+            },
+            "description": "Error codes: " + ", ".join([*COMMON_CODES[400], "INVALID_CURSOR"]),
+        }
+    if label == "GET /api/v1/publications":
+        status = next(p for p in parameters if p["name"] == "status")
+        statuses = schemas["PublicationStatusEnum"]["enum"]
+        status["schema"] = {
+            "type": "array",
+            "items": {"type": "string", "enum": statuses},
+            "minItems": 1,
+            "uniqueItems": True,
+        }
+        status.update(style="form", explode=False)

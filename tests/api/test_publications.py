@@ -250,13 +250,37 @@ def test_pages_are_stable_while_rows_are_added(api_a, workspace_a):
     assert seen == sorted(existing, reverse=True)
 
 
+def test_a_cursor_is_the_plain_text_the_schema_states(api_a, workspace_a):
+    ids = [PublicationFactory(workspace=workspace_a).pk for _ in range(4)]
+
+    second = api_a.get(URL, {"limit": 2}).json()["next"]
+    assert f"cursor={ids[2]}&" in second  # beyond the last id shown
+    page = api_a.get(second).json()
+    assert [p["id"] for p in page["results"]] == [ids[1], ids[0]]
+    back = api_a.get(page["previous"]).json()
+    assert [p["id"] for p in back["results"]] == [ids[3], ids[2]]
+
+    # Any string of the stated form is a page: beyond an id, before one, or past the end.
+    assert [p["id"] for p in api_a.get(URL, {"cursor": str(ids[1])}).json()["results"]] == [ids[0]]
+    assert [p["id"] for p in api_a.get(URL, {"cursor": f"r{ids[1]}"}).json()["results"]] == [
+        ids[3],
+        ids[2],
+    ]
+    for cursor in ("", "0", ".3", "r", "999999999999999999.9999"):
+        assert api_a.get(URL, {"cursor": cursor}).status_code == 200, cursor
+
+
 @pytest.mark.parametrize(
     ("params", "path"),
     [
         ({"status": "sent"}, "status"),
+        ({"status": "draft,,failed"}, "status"),
+        ({"status": "draft,draft"}, "status"),
         ({"scheduled_after": "yesterday"}, "scheduled_after"),
         ({"cursor": "not-a-cursor"}, "cursor"),
-        ({"cursor": "cD1hYmM="}, "cursor"),  # p=abc: a position that is not an id
+        ({"cursor": "cD1hYmM="}, "cursor"),  # an earlier (base64) form
+        ({"cursor": "12\n"}, "cursor"),
+        ({"cursor": "1234567890123456789"}, "cursor"),  # longer than any id
     ],
 )
 def test_bad_filters_and_cursors_are_400(api_a, params, path):

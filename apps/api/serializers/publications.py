@@ -165,7 +165,8 @@ class PublicationFilterSerializer(serializers.Serializer):
     status = serializers.CharField(
         required=False,
         max_length=200,
-        help_text="One status or several, comma-separated: " + ", ".join(Publication.Status.values),
+        help_text="One status or several, comma-separated, each once: "
+        + ", ".join(Publication.Status.values),
     )
     scheduled_after = serializers.DateTimeField(
         required=False, help_text="Scheduled at or after this instant (ISO 8601; UTC if naive)."
@@ -178,13 +179,16 @@ class PublicationFilterSerializer(serializers.Serializer):
     )
 
     def validate_status(self, value: str) -> list[str]:
-        statuses = [part.strip() for part in value.split(",") if part.strip()]
+        # As the schema states it: a list of statuses, none blank, none twice.
+        statuses = [part.strip() for part in value.split(",")]
         unknown = [s for s in statuses if s not in Publication.Status.values]
-        if unknown or not statuses:
+        if unknown:
             raise serializers.ValidationError(
                 f"Unknown status {', '.join(unknown) or '(none)'}; "
                 f"choose from {', '.join(Publication.Status.values)}."
             )
+        if len(set(statuses)) < len(statuses):
+            raise serializers.ValidationError("A status is named twice.")
         return statuses
 
 

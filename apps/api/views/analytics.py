@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +17,7 @@ from apps.api.serializers.analytics import (
     AnalyticsSerializer,
     RenditionMetricsSerializer,
 )
+from apps.api.serializers.base import MAX_ID
 from apps.common.errors import NotFound
 from apps.renditions.models import Rendition
 
@@ -37,6 +39,14 @@ class RenditionMetricsView(WorkspaceAPIView):
         return Response(rendition_metrics_shown(self.request.auth.workspace, int(pk)))
 
 
+# As AnalyticsQuerySerializer reads `account` (repeated).
+ACCOUNT_IDS = {
+    "type": "array",
+    "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+    "maxItems": 100,
+}
+
+
 class AnalyticsView(WorkspaceAPIView):
     """A workspace's period: totals, top posts, followers, posting times."""
 
@@ -52,11 +62,11 @@ class AnalyticsView(WorkspaceAPIView):
         "latest counts, the top posts by engagement, followers over time per account, and "
         "engagement by weekday and hour of posting (the heat-map) with the best times.",
         parameters=[
-            OpenApiParameter("from", str, required=False, description="YYYY-MM-DD"),
-            OpenApiParameter("to", str, required=False, description="YYYY-MM-DD"),
-            OpenApiParameter("account", int, required=False, many=True),
+            OpenApiParameter("from", OpenApiTypes.DATE, required=False, description="YYYY-MM-DD"),
+            OpenApiParameter("to", OpenApiTypes.DATE, required=False, description="YYYY-MM-DD"),
+            OpenApiParameter("account", ACCOUNT_IDS, required=False, explode=True),
         ],
-        responses={200: AnalyticsSerializer, **errors(404)},
+        responses={200: AnalyticsSerializer, **errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
         query: dict = {
