@@ -29,6 +29,7 @@ from apps.web.views import media_library as media_views  # the media library (is
 from apps.web.views import queue as queue_views  # queue and posting slots (issue 20)
 from apps.web.views import series as series_views  # webhooks and series (issue 10)
 from apps.web.views import webhooks as webhook_views  # webhooks and series (issue 10)
+from apps.web.views import zones as zone_views  # zone names for the zone fields (issue 34)
 
 auth_patterns = [
     path("login/", security_login.LoginView.as_view(), name="login"),
@@ -290,4 +291,5 @@ urlpatterns = [
     # A client's review through a link, without an account.
     path("portal/<str:token>/", portal.portal_page, name="portal"),
     path("portal/<str:token>/posts/<int:pk>/", portal.portal_decide, name="portal-decide"),
+    path("zones/", zone_views.zone_name_options, name="zone-names"),
 ]

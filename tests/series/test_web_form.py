@@ -99,8 +99,11 @@ def test_the_zone_comes_from_the_list(bob, workspace_a, account_a):
 
     assert response.status_code == 400
     assert not Series.objects.exists()
-    page = login(bob).get("/w/ws-a/series/").content.decode()
-    assert '<option value="Europe/Paris">' in page
+    client = login(bob)
+    page = client.get("/w/ws-a/series/").content.decode()
+    # The names are offered as one types, from one list the page fetches when needed.
+    assert 'list="id_timezone-names"' in page and 'hx-get="/zones/"' in page
+    assert '<option value="Europe/Paris">' in client.get("/zones/").content.decode()
 
 
 @pytest.mark.django_db

@@ -7,7 +7,6 @@ changed meanwhile is refused (409) and the queue is shown again as it now is.
 
 from __future__ import annotations
 
-import zoneinfo
 from datetime import time
 
 from django import forms
@@ -34,14 +33,11 @@ from apps.planning.slots import weekly_slots
 from apps.publications.models import Publication
 from apps.renditions.models import Rendition
 from apps.web.access import WorkspaceRequest, is_htmx, permits, workspace_view
+from apps.web.forms.common import ZoneNameInput, zone_name_choices
 from apps.web.views.analytics import best_time_labels
 from apps.web.views.common import redirect_to
 
 WEEKDAY_CHOICES = list(enumerate(WEEKDAY_NAMES))
-
-
-def zone_choices() -> list[tuple[str, str]]:
-    return [(name, name) for name in sorted(zoneinfo.available_timezones())]
 
 
 class SlotAddForm(forms.Form):
@@ -58,16 +54,15 @@ class SlotAddForm(forms.Form):
 
 
 class SlotZoneForm(forms.Form):
-    timezone = forms.ChoiceField(label="Time zone", required=False)
+    timezone = forms.ChoiceField(
+        label="Time zone", required=False, choices=zone_name_choices, widget=ZoneNameInput
+    )
 
     def __init__(self, *args, workspace: Workspace, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         field = self.fields["timezone"]
-        assert isinstance(field, forms.ChoiceField)
-        field.choices = [
-            ("", f"The workspace's zone ({workspace.default_timezone})"),
-            *zone_choices(),
-        ]
+        field.help_text = f"Empty: the workspace's zone ({workspace.default_timezone})."
+        field.widget.attrs["placeholder"] = f"The workspace's zone ({workspace.default_timezone})"
 
 
 def _queue_url(workspace: Workspace) -> str:

@@ -23,7 +23,7 @@ from apps.publishing.services.reviews import (
     review_request_changes,
     review_submit,
 )
-from apps.web.access import WorkspaceRequest, workspace_view
+from apps.web.access import WorkspaceRequest, permits, workspace_view
 from apps.web.views.common import redirect_to
 
 
@@ -183,7 +183,7 @@ def review_panel_context(request, publication: Publication) -> dict:
         # This person's changes to the post would be refused (see
         # apps.publishing.services.approval): say so before they try.
         "bound": required and not is_draft and not is_approver(user, workspace),
-        "can_submit": is_draft and not in_review and can(user, workspace, Action.EDIT),
+        "can_submit": is_draft and not in_review and permits(request, workspace, Action.EDIT),
         "can_decide": decidable and is_approver(user, workspace),
-        "can_comment": can(user, workspace, Action.EDIT),
+        "can_comment": permits(request, workspace, Action.EDIT),
     }

@@ -20,6 +20,7 @@ from apps.series.models import DEFAULT_HORIZON_DAYS, DEFAULT_LATE_WINDOW_MINUTES
 from apps.series.rules import schedule_preview, series_preview
 from apps.series.services import series_create, series_delete, series_pause, series_resume
 from apps.web.access import WorkspaceRequest, permits, post_only, workspace_view
+from apps.web.forms.common import ZoneNameInput, zone_name_choices
 from apps.web.series_text import describe_rule, weekly_rule
 
 PREVIEW_COUNT = 8
@@ -82,7 +83,7 @@ class SeriesForm(forms.Form):
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
         help_text="Wall-clock time in the zone below; it stays the same across DST changes.",
     )
-    timezone = forms.ChoiceField(label="Time zone")
+    timezone = forms.ChoiceField(label="Time zone", choices=zone_name_choices, widget=ZoneNameInput)
     count = forms.IntegerField(
         label="Number of posts", min_value=1, required=False, help_text="Empty: no limit."
     )
@@ -104,8 +105,7 @@ class SeriesForm(forms.Form):
             .exclude(status=SocialAccount.Status.DISABLED)
             .order_by("platform", "handle")
         )
-        zone.choices = [(name, name) for name in sorted(zoneinfo.available_timezones())]
-        self.fields["timezone"].initial = workspace.default_timezone
+        zone.initial = workspace.default_timezone
 
     def clean(self) -> dict:
         super().clean()
