@@ -13,6 +13,7 @@ content_publishing_limit and refresh_access_token references.
   container that is not ready is refused with 9007/2207027, the 24 h cap with 9/2207042.
 - `GET /{ig-user-id}/media` lists feed posts and Reels, never stories (those live 24 h on
   the stories edge), with `caption`, `timestamp`, `permalink`.
+- A media's comments (the first comment): instagram_comments.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import random
 
 from loadtest.platform_fakes import engagement, multipart
 from loadtest.platform_fakes.base import FakeRequest, FakeResponse, route
+from loadtest.platform_fakes.instagram_comments import CommentsMixin
 from loadtest.platform_fakes.meta import (
     VERSION,
     Container,
@@ -32,7 +34,7 @@ QUOTA_TOTAL = 100  # the publishing guide's figure; the reference says "currentl
 MAX_CAROUSEL = 10
 
 
-class InstagramFake(MetaGraphFake):
+class InstagramFake(CommentsMixin, MetaGraphFake):
     platform = "instagram"
     hosts = ("graph.instagram.com",)
     buc_type = "instagram"

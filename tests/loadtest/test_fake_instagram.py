@@ -9,10 +9,18 @@ import pytest
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
-from apps.providers.base import MediaPayload, PublishContext, SegmentPayload, get_adapter
+from apps.providers.base import (
+    MediaPayload,
+    PublishContext,
+    PublishedSegment,
+    SegmentPayload,
+    get_adapter,
+)
 from apps.providers.errors import Action, ErrorKind, ProviderError
+from loadtest.platform_fakes.base import StoredPost
 from loadtest.platform_fakes.faults import FaultPlan
 from loadtest.platform_fakes.instagram import InstagramFake
+from loadtest.platform_fakes.meta import graph_id
 from loadtest.platform_fakes.server import FakeServer
 
 
@@ -205,3 +213,93 @@ def test_the_quota_and_a_token_refresh_are_read_from_the_platform(fake, account)
     fresh = adapter.refresh_credentials(ctx.account, {**account["credentials"]})
     assert fresh["access_token"] != account["credentials"]["access_token"]
     assert fake.tokens[fresh["access_token"]] == account["remote_id"]
+
+
+# --- the first comment ------------------------------------------------------------------
+
+
+def _own_media(fake, account, text="Fresh rye"):
+    post = fake.store(StoredPost(id=graph_id(), account=account["remote_id"], text=text))
+    return PublishedSegment(provider_post_id=post.id)
+
+
+def test_a_first_comment_goes_under_the_media_as_the_account_and_is_found_again(fake, account):
+    adapter = get_adapter("instagram")
+    ctx = _ctx(fake, account)
+    media = _own_media(fake, account)
+    fake.add_comment(media.provider_post_id, "a_visitor", "Looks great")
+
+    made = adapter.publish_comment(ctx, media, "Recipe in bio", key="c-1")
+
+    stored = fake.comments_on(media.provider_post_id)
+    assert [(c["from"]["username"], c["text"]) for c in stored] == [
+        ("a_visitor", "Looks great"),
+        ("shop", "Recipe in bio"),
+    ]
+    assert made.provider_post_id == stored[1]["id"]
+    found = adapter.find_comment(ctx, media, "Recipe in bio", key="c-1")
+    assert found is not None and found.provider_post_id == made.provider_post_id
+    # The visitor's words are not ours, and another text is not our comment.
+    assert adapter.find_comment(ctx, media, "Looks great", key="c-1") is None
+
+
+def test_a_lost_comment_answer_is_found_in_the_listing_not_sent_twice(fake, account):
+    adapter = get_adapter("instagram")
+    ctx = _ctx(fake, account)
+    media = _own_media(fake, account)
+    fake.faults.rates["timeout_after_accept"] = 1.0
+
+    with pytest.raises(ProviderError) as lost:
+        adapter.publish_comment(ctx, media, "Recipe in bio", key="c-1")
+
+    assert lost.value.kind == ErrorKind.OUTCOME_UNKNOWN
+    fake.faults.rates.clear()
+    found = adapter.find_comment(ctx, media, "Recipe in bio", key="c-1")
+    assert found is not None
+    assert [c["id"] for c in fake.comments_on(media.provider_post_id)] == [found.provider_post_id]
+
+
+# A 5xx to a write leaves its outcome unknown to the adapter; the lookup then says none was made.
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    [
+        ("rate_limit", ErrorKind.RATE_LIMITED),
+        ("server_error_before", ErrorKind.OUTCOME_UNKNOWN),
+    ],
+)
+def test_a_comment_refused_before_it_is_stored_leaves_nothing(fake, account, fault, kind):
+    adapter = get_adapter("instagram")
+    ctx = _ctx(fake, account)
+    media = _own_media(fake, account)
+    fake.faults.rates[fault] = 1.0
+
+    with pytest.raises(ProviderError) as refused:
+        adapter.publish_comment(ctx, media, "Hi", key="c-1")
+
+    assert refused.value.kind == kind
+    assert fake.comments_on(media.provider_post_id) == []
+    fake.faults.rates.clear()
+    assert adapter.find_comment(ctx, media, "Hi", key="c-1") is None
+
+
+def test_a_lagging_listing_hides_a_new_comment_for_a_while(fake, account):
+    adapter = get_adapter("instagram")
+    ctx = _ctx(fake, account)
+    media = _own_media(fake, account)
+    fake.faults.rates["listing_lag"] = 1.0
+    fake.faults.listing_lag_s = 60
+
+    adapter.publish_comment(ctx, media, "Recipe in bio", key="c-1")
+
+    assert len(fake.comments_on(media.provider_post_id)) == 1
+    assert adapter.find_comment(ctx, media, "Recipe in bio", key="c-1") is None
+
+
+def test_another_accounts_media_takes_no_comment(fake, account):
+    other = fake.new_account("rival")
+    media = _own_media(fake, other)
+
+    with pytest.raises(ProviderError):
+        get_adapter("instagram").publish_comment(_ctx(fake, account), media, "Hi", key="c-1")
+
+    assert fake.comments_on(media.provider_post_id) == []
