@@ -3,6 +3,8 @@ makes of the answer."""
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -306,3 +308,43 @@ def test_x_searches_the_conversation_and_threads_reads_the_conversation(respx_mo
         "https://x.com/ann/status/9",
     )
     assert [(c.platform_id, c.parent_id) for c in threads] == [("r1", None), ("r2", "r1")]
+
+
+def test_x_replies_in_reply_to_the_comment_and_finds_its_reply_by_the_search(
+    respx_mock, workspace_a
+):
+    account = make_account(
+        workspace_a, "x", remote_id="42", handle="bakery", credentials={"access_token": "t"}
+    )
+    create = respx_mock.post("https://api.x.com/2/tweets").mock(
+        return_value=httpx.Response(201, json={"data": {"id": "77", "text": "At 7"}})
+    )
+    respx_mock.get(url__startswith="https://api.x.com/2/tweets/search/recent").mock(
+        return_value=httpx.Response(
+            200,
+            json={
+                "data": [
+                    {
+                        "id": "77",
+                        "text": "@ann At 7",
+                        "author_id": "42",
+                        "created_at": "2026-12-02T10:05:00.000Z",
+                        "referenced_tweets": [{"type": "replied_to", "id": "9"}],
+                    }
+                ],
+                "includes": {"users": [{"id": "42", "username": "bakery", "name": "Bakery"}]},
+            },
+        )
+    )
+    reader, ctx = comment_reader("x"), make_ctx(account)
+
+    sent = reader.reply(ctx, PublishedSegment("1"), "9", "At 7", key="k")
+    found = reader.find_reply(ctx, PublishedSegment("1"), "9", "At 7", key="k")
+
+    assert json.loads(create.calls.last.request.content) == {
+        "text": "At 7",
+        "reply": {"in_reply_to_tweet_id": "9"},
+    }
+    assert sent.provider_post_id == "77" and sent.provider_url == "https://x.com/bakery/status/77"
+    assert found is not None and found.provider_post_id == "77"
+    assert reader.reply_lookup_is_strong is False

@@ -1,8 +1,9 @@
 """Replies to a post on X: a recent search by conversation (``GET /2/tweets/search/recent
 ?query=conversation_id:{id}``), which covers the last 7 days and is a billed read on X's
-paid tiers. The author of a post may hide replies to it (``PUT /2/tweets/{id}/hidden``).
-Replying from the inbox is not built: a reply is a post, and X's create takes no
-idempotency handle."""
+paid tiers. A reply from the inbox is a post in reply to the comment (``POST /2/tweets``
+with ``reply.in_reply_to_tweet_id``); X's create takes no idempotency handle, so a lost
+answer is looked for by the same search, from the account (weak: the search lags). The
+author of a post may hide replies to it (``PUT /2/tweets/{id}/hidden``), not delete them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from datetime import datetime
 
 from apps.providers.base import PublishContext, PublishedSegment, get_adapter
 from apps.providers.comment_reading import CommentReader, InboxOffer, RemoteComment
-from apps.providers.x.adapter import API, XAdapter, _Api
+from apps.providers.x.adapter import API, XAdapter, _Api, _normalize
 from apps.providers.x.errors import classify
 
 MAX_RESULTS = 100
@@ -20,13 +21,15 @@ class XComments(CommentReader):
     platform = "x"
     offer = InboxOffer(
         read=True,
+        reply=True,
         hide=True,
         note=(
             "Replies are found by a recent search: only the last 7 days, and each read is "
-            "billed on X's paid API tiers. Replying from the inbox is not built yet; the "
-            "author of a post can hide replies but not delete them."
+            "billed on X's paid API tiers. The author of a post can hide replies but not "
+            "delete them."
         ),
     )
+    reply_lookup_is_strong = False
 
     @staticmethod
     def _api(ctx: PublishContext) -> _Api:
@@ -52,6 +55,29 @@ class XComments(CommentReader):
         body = response.json()
         users = {u["id"]: u for u in (body.get("includes") or {}).get("users", [])}
         return [_comment(item, users, post.provider_post_id) for item in body.get("data", [])]
+
+    def reply(
+        self, ctx: PublishContext, post: PublishedSegment, comment_id: str, text: str, *, key: str
+    ) -> PublishedSegment:
+        payload = {"text": text, "reply": {"in_reply_to_tweet_id": comment_id}}
+        response = self._api(ctx).send("POST", f"{API}/tweets", is_create=True, json=payload)
+        if response.status_code != 201:
+            raise classify(response, is_create=True)
+        reply_id = str(response.json()["data"]["id"])
+        return PublishedSegment(reply_id, f"https://x.com/{ctx.account.handle}/status/{reply_id}")
+
+    def find_reply(
+        self, ctx: PublishContext, post: PublishedSegment, comment_id: str, text: str, *, key: str
+    ) -> PublishedSegment | None:
+        wanted = _normalize(text)
+        for item in self.read_comments(ctx, post, None):
+            if (
+                item.author_id == ctx.account.remote_id
+                and item.parent_id == comment_id
+                and _normalize(item.text) == wanted
+            ):
+                return PublishedSegment(item.platform_id, item.url)
+        return None
 
     def hide_comment(self, ctx: PublishContext, comment_id: str, *, hidden: bool) -> None:
         response = self._api(ctx).send(
