@@ -102,15 +102,12 @@ class CommentsMixin(MetaGraphFake):
             return self.unauthorized()
         if self._owner(obj) is None:
             return self.error(100, "Unsupported post request.", subcode=33)
-        if self.faults.strikes("rate_limit"):
-            return self.throttled(account)
+        if fault := self.write_fault(account):
+            return fault
         name = self.accounts[account]["handle"]
         message = request.form().get("message", "")
         comment = self._comment(obj, {"id": account, "name": name}, message)
-        if self.faults.strikes("timeout_after_accept"):
-            hang = self.faults.hang_s
-            return FakeResponse(200, {"id": comment["id"]}, delay_s=hang)
-        return self.ok({"id": comment["id"]}, account=account)
+        return self.after_store(self.ok({"id": comment["id"]}, account=account))
 
     def comment_object(self, obj: str, account: str, *, delete: bool = False) -> FakeResponse:
         """`GET /{comment-id}` (its permalink) or `DELETE /{comment-id}` by the post's Page."""

@@ -160,6 +160,8 @@ class CommentsMixin(PlatformFake):
             return _error(400, "commentTextRequired", "The comment has no text.")
         if self.faults.strikes("rate_limit"):
             return self._throttled()
+        if self.faults.strikes("server_error_before"):
+            return _error(503, "backendError", "Backend Error")
         name = self.accounts[channel]["handle"]
         comment = self._store_comment(video_id, channel, name, text, parent)
         body = self._comment_json(comment)
@@ -169,6 +171,8 @@ class CommentsMixin(PlatformFake):
                 "id": comment["id"],
                 "snippet": {"videoId": video_id, "topLevelComment": body},
             }
+        if self.faults.strikes("server_error_after"):
+            return _error(503, "backendError", "Backend Error")
         if self.faults.strikes("timeout_after_accept"):
             return FakeResponse(200, body, delay_s=self.faults.hang_s)
         return FakeResponse(200, body)

@@ -205,3 +205,57 @@ def test_a_lost_feed_answer_is_found_in_the_published_posts(fake, page):
 
     [post] = fake.published()
     assert found.provider_post_id == post.id
+
+
+# --- the first comment ------------------------------------------------------------------
+
+
+def test_a_first_comment_goes_under_the_post_as_the_page_and_is_found_again(fake, page):
+    adapter = get_adapter("facebook")
+    ctx = _ctx(fake, page)
+    post = adapter.publish_segment(ctx, SegmentPayload(0, "Open till six"), reply_to=None)
+    fake.add_comment(post.provider_post_id, "A neighbour", "See you there")
+
+    made = adapter.publish_comment(ctx, post, "Menu in the photos", key="c-1")
+
+    ours = [c for c in fake.comments.values() if c["from"]["id"] == page["remote_id"]]
+    assert [(c["post"], c["message"]) for c in ours] == [
+        (post.provider_post_id, "Menu in the photos")
+    ]
+    assert made.provider_post_id == ours[0]["id"]
+    assert made.provider_url == f"https://www.facebook.com/{made.provider_post_id}"
+    assert [p.id for p in fake.published()] == [post.provider_post_id]  # not a post
+    found = adapter.find_comment(ctx, post, "Menu in the photos", key="c-1")
+    assert found is not None and found.provider_post_id == made.provider_post_id
+    assert adapter.find_comment(ctx, post, "See you there", key="c-1") is None
+
+
+def test_a_lost_comment_answer_is_found_under_the_post_not_sent_twice(fake, page):
+    adapter = get_adapter("facebook")
+    ctx = _ctx(fake, page)
+    post = adapter.publish_segment(ctx, SegmentPayload(0, "Open till six"), reply_to=None)
+    fake.faults.rates["timeout_after_accept"] = 1.0
+
+    with pytest.raises(ProviderError) as lost:
+        adapter.publish_comment(ctx, post, "Menu in the photos", key="c-1")
+
+    assert lost.value.kind == ErrorKind.OUTCOME_UNKNOWN
+    fake.faults.rates.clear()
+    found = adapter.find_comment(ctx, post, "Menu in the photos", key="c-1")
+    assert found is not None
+    assert list(fake.comments) == [found.provider_post_id]
+
+
+def test_a_rate_limited_comment_leaves_nothing_and_is_not_found(fake, page):
+    adapter = get_adapter("facebook")
+    ctx = _ctx(fake, page)
+    post = adapter.publish_segment(ctx, SegmentPayload(0, "Open till six"), reply_to=None)
+    fake.faults.rates["rate_limit"] = 1.0
+
+    with pytest.raises(ProviderError) as throttled:
+        adapter.publish_comment(ctx, post, "Menu in the photos", key="c-1")
+
+    assert throttled.value.kind == ErrorKind.RATE_LIMITED
+    fake.faults.rates.clear()
+    assert fake.comments == {}
+    assert adapter.find_comment(ctx, post, "Menu in the photos", key="c-1") is None

@@ -10,9 +10,16 @@ import pytest
 from django.utils import timezone
 
 from apps.accounts import services as account_services
-from apps.providers.base import MediaPayload, PublishContext, SegmentPayload, get_adapter
+from apps.providers.base import (
+    MediaPayload,
+    PublishContext,
+    PublishedSegment,
+    SegmentPayload,
+    get_adapter,
+)
 from apps.providers.errors import ErrorKind, ProviderError
 from apps.providers.youtube import media as youtube_media
+from loadtest.platform_fakes.base import StoredPost
 from loadtest.platform_fakes.faults import FaultPlan
 from loadtest.platform_fakes.server import FakeServer
 from loadtest.platform_fakes.youtube import CHUNK_MULTIPLE, YouTubeFake
@@ -214,3 +221,67 @@ def test_an_unknown_token_is_an_auth_error(fake, account):
         get_adapter("youtube").publish_segment(ctx, _segment(), reply_to=None)
 
     assert err.value.kind == ErrorKind.AUTH_EXPIRED and fake.sessions == {}
+
+
+# --- the first comment ------------------------------------------------------------------
+
+
+def _video(fake, account):
+    video = fake.store(StoredPost(id="vid00000001", account=account.remote_id, text=TITLE))
+    return PublishedSegment(provider_post_id=video.id)
+
+
+def _ours(fake, video):
+    return [c for c in fake.comments.get(video.provider_post_id, []) if c["name"] == "baker"]
+
+
+def test_a_first_comment_is_a_thread_under_the_video_and_is_found_again(fake, account):
+    adapter, ctx = get_adapter("youtube"), _ctx(account, Saved(fake))
+    video = _video(fake, account)
+    fake.add_comment(video.provider_post_id, "viewer", "Which flour?")
+
+    made = adapter.publish_comment(ctx, video, "Recipe in the description", key="c-1")
+
+    [ours] = _ours(fake, video)
+    assert (ours["actor"], ours["message"]["text"], ours["parent"]) == (
+        account.remote_id,
+        "Recipe in the description",
+        None,
+    )
+    assert made.provider_post_id == ours["id"]
+    assert made.provider_url == f"https://www.youtube.com/watch?v=vid00000001&lc={ours['id']}"
+    found = adapter.find_comment(ctx, video, "Recipe in the description", key="c-1")
+    assert found is not None and found.provider_post_id == made.provider_post_id
+    assert adapter.find_comment(ctx, video, "Which flour?", key="c-1") is None
+
+
+def test_a_lost_comment_answer_is_found_among_the_threads_not_sent_twice(fake, account):
+    adapter, ctx = get_adapter("youtube"), _ctx(account, Saved(fake))
+    video = _video(fake, account)
+    fake.faults.rates["timeout_after_accept"] = 1.0
+
+    with pytest.raises(ProviderError) as lost:
+        adapter.publish_comment(ctx, video, "Recipe in the description", key="c-1")
+
+    assert lost.value.kind == ErrorKind.OUTCOME_UNKNOWN
+    fake.faults.rates.clear()
+    found = adapter.find_comment(ctx, video, "Recipe in the description", key="c-1")
+    assert found is not None
+    assert [c["id"] for c in _ours(fake, video)] == [found.provider_post_id]
+
+
+@pytest.mark.parametrize(
+    ("fault", "stored"), [("server_error_before", 0), ("server_error_after", 1)]
+)
+def test_a_backend_error_leaves_the_outcome_to_the_lookup(fake, account, fault, stored):
+    adapter, ctx = get_adapter("youtube"), _ctx(account, Saved(fake))
+    video = _video(fake, account)
+    fake.faults.rates[fault] = 1.0
+
+    with pytest.raises(ProviderError):
+        adapter.publish_comment(ctx, video, "Recipe in the description", key="c-1")
+
+    fake.faults.rates.clear()
+    assert len(_ours(fake, video)) == stored
+    found = adapter.find_comment(ctx, video, "Recipe in the description", key="c-1")
+    assert (found is not None) == bool(stored)
