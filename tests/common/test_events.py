@@ -88,6 +88,9 @@ SECURITY_EVENTS = {
     "approval.rule_changed",
     "publication.review_changed",
     "media.alt_text_changed",
+    "portal.link_created",
+    "portal.link_revoked",
+    "portal.viewed",
 }
 
 
