@@ -43,7 +43,7 @@ class CommentsMixin(MetaGraphFake):
             "media": media_id,
             "parent": parent,
             "from": author,
-            "text": text,
+            "message": text,  # the key the soak's witness reads (as on Facebook's fake)
             "created_time": now,
             "visible_at": now + lag,
             "hidden": False,
@@ -55,7 +55,7 @@ class CommentsMixin(MetaGraphFake):
     def _comment_json(self, comment: dict, with_replies: bool) -> dict:
         body = {
             "id": comment["id"],
-            "text": comment["text"],
+            "text": comment["message"],
             "username": comment["from"]["username"],
             "from": dict(comment["from"]),
             "timestamp": graph_time(comment["created_time"]),

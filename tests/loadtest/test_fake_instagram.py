@@ -232,7 +232,7 @@ def test_a_first_comment_goes_under_the_media_as_the_account_and_is_found_again(
     made = adapter.publish_comment(ctx, media, "Recipe in bio", key="c-1")
 
     stored = fake.comments_on(media.provider_post_id)
-    assert [(c["from"]["username"], c["text"]) for c in stored] == [
+    assert [(c["from"]["username"], c["message"]) for c in stored] == [
         ("a_visitor", "Looks great"),
         ("shop", "Recipe in bio"),
     ]

@@ -135,6 +135,21 @@ def test_comments_held_reads_the_facebook_fakes_comments():
     assert fleet.comments_held("facebook", pattern) == Counter({("tc000001", page): 1})
 
 
+def test_comments_held_reads_the_instagram_fakes_comments():
+    from loadtest.platform_fakes.instagram import InstagramFake
+
+    pattern = comment_marker_pattern("t")
+    fleet = FakeFleet(classes={}, seed=1, fault_rate=0.0, hang_s=1.0)
+    fake = fleet.fakes["instagram"] = InstagramFake()
+    account = fake.new_account("shop")["remote_id"]
+    fake.store(StoredPost(id="1801", account=account, text="tn000001 post"))
+    fake._comment("1801", {"id": account, "username": "shop"}, "link tc000001", None)
+    fake.add_comment("1801", "ann", "not ours tc000002")
+
+    assert fleet.comments_held("instagram", pattern)[("tc000001", account)] == 1
+    assert fleet.comments_held("instagram", pattern)[("tc000002", account)] == 0
+
+
 def test_the_linkedin_switches_change_one_authors_duplicate_rule():
     fake = LinkedInFake()
     for author in ("urn:li:person:1", "urn:li:person:2"):
