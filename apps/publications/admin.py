@@ -42,6 +42,9 @@ class MediaAssetAdmin(admin.ModelAdmin):
         "height",
         "duration_s",
         "sha256",
+        # Its default alt text is part of every post that shows it: changed in the media
+        # library or the API (``media_alt_text_set``), where the approval rule applies.
+        "alt_text",
         "created_at",
         "updated_at",
     ]

@@ -76,3 +76,25 @@ def test_cancel_action_uses_the_service(admin_client, workspace_a):
 
     publication.refresh_from_db()
     assert (publication.status, publication.revision) == ("cancelled", 2)
+
+
+def test_a_files_alt_text_is_not_changed_in_the_admin(admin_client, workspace_a):
+    # It is part of every post that shows it: the media library and the API change it,
+    # under the approval rule (apps.publishing.services.media_alt_text).
+    asset = MediaAssetFactory(workspace=workspace_a, alt_text="A red door")
+    url = reverse("admin:publications_mediaasset_change", args=[asset.pk])
+
+    page = admin_client.get(url)
+    assert page.status_code == 200
+    assert 'name="alt_text"' not in page.content.decode()
+
+    admin_client.post(
+        url,
+        {
+            "original_name": asset.original_name,
+            "workspace": asset.workspace_id,
+            "alt_text": "Changed behind the rule",
+        },
+    )
+    asset.refresh_from_db()
+    assert asset.alt_text == "A red door"
