@@ -12,10 +12,10 @@ from urllib.parse import quote
 
 from django import template
 from django.urls import reverse
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
+from apps.web.html import escape
 from apps.web.templatetags.platform_icons import platform_icon
 from apps.web.templatetags.webapp import humanize, platform_name
 
@@ -84,6 +84,35 @@ def calendar_more(context, more: int, on: date) -> SafeString:
         f'<a class="cal-more" href="{escape(context["list_url"])}?start={day}&amp;end={day}">'
         f'{more} more<span class="visually-hidden"> on {_day_label(on)}</span></a>\n'
     )
+
+
+@register.simple_tag(takes_context=True)
+def week_slot(context, slot, row) -> SafeString:
+    """One hour of the week grid, its cards and its "N more" (168 of them a page)."""
+    links = _page_links(context)
+    classes = f"slot{' past' if slot.is_past else ''}{' has-items' if slot.items else ''}"
+    compose = (
+        f' data-compose-at="{slot.compose_at}"'
+        if context.get("can_edit") and not slot.is_past
+        else ""
+    )
+    out = [
+        f'<td class="{classes}" data-drop-date="{slot.drop_date}"'
+        f' data-drop-hour="{slot.start.hour}" data-drop-fold="{slot.fold}"'
+        f' data-col="{slot.column}" data-row="{slot.row}"'
+        f' data-label="{escape(slot.day_label)}, {escape(row.label)}"{compose}>\n                '
+    ]
+    if slot.items:
+        cards = "".join(render_card(card, links, drag=True, wide=40) for card in slot.items)
+        out.append(
+            '\n                  <ul class="cal-items">\n                    '
+            f"{cards}\n                  </ul>\n                "
+        )
+    out.append("\n                ")
+    if slot.more:
+        out.append(calendar_more(context, slot.more, slot.start))
+    out.append("\n              </td>")
+    return mark_safe("".join(out))  # noqa: S308 - escaped
 
 
 def render_card(card, links: _Links, *, drag: bool, wide: int) -> str:

@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from django import template
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from apps.planning.selectors import AccountQueue, QueuedPost
+from apps.web.html import escape
 from apps.web.templatetags.calendar_card import truncate
 
 register = template.Library()
