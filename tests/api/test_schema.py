@@ -1,6 +1,9 @@
+import zoneinfo
+
 import yaml
 from rest_framework.test import APIClient
 
+from apps.api.pagination import CURSOR_PATTERN
 from apps.api.schema import OPTIONAL_IN_ANSWERS
 
 ENDPOINTS = {
@@ -108,3 +111,31 @@ def test_path_ids_are_integers(db):
             if parameter["in"] == "path":
                 assert parameter["schema"]["type"] == "integer", (method, path, parameter)
                 assert parameter["schema"]["minimum"] == 1
+
+
+def test_opaque_values_are_stated_cursors_zones_and_statuses(db):
+    schema = _schema()
+    lists = 0
+    for method, path, operation in _operations(schema):
+        for parameter in operation.get("parameters", []):
+            if parameter["name"] == "cursor":
+                lists += 1
+                assert parameter["schema"]["pattern"] == CURSOR_PATTERN, path
+                assert "400" in operation["responses"], (method, path)
+    assert lists >= 10
+    zones = set(zoneinfo.available_timezones())
+    schemas = schema["components"]["schemas"]
+    queue = schemas["QueueSlotsReplaceRequest"]["properties"]["timezone"]["enum"]
+    assert set(queue) == zones | {""}
+    publication = schemas["PublicationCreateRequest"]["properties"]["timezone"]["enum"]
+    assert set(publication) == zones | {None}
+    [status] = [
+        p
+        for p in schema["paths"]["/api/v1/publications"]["get"]["parameters"]
+        if p["name"] == "status"
+    ]
+    assert (status["style"], status["explode"], status["schema"]["uniqueItems"]) == (
+        "form",
+        False,
+        True,
+    )
