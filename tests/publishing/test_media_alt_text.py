@@ -153,3 +153,24 @@ def test_a_post_published_in_full_does_not_hold_the_editor(approved, asset, bob)
 
     assert response.status_code == 302
     assert _alt(asset) == "A blue bicycle"
+
+
+def test_the_destinations_still_to_send_carry_the_new_default(approved, asset, alice):
+    # Destinations are written with the alt text they send: the new default replaces the
+    # old one there, so what goes out is what the post's page shows; what went out stays.
+    from apps.renditions.models import RenditionMedia
+
+    sent = _post(approved.workspace, alice, approved.renditions.get().social_account, [])
+    sent_rendition = sent.renditions.get()
+    segment = sent_rendition.segments.get()
+    RenditionMedia.objects.create(
+        rendition_segment=segment, media=asset, position=0, alt_text="A red bicycle"
+    )
+    segment.provider_post_id = "already-out"
+    segment.save(update_fields=["provider_post_id"])
+
+    _client(alice).post(f"{URL}{asset.pk}/alt-text/", {"alt_text": "A blue bicycle"})
+
+    waiting = RenditionMedia.objects.get(rendition_segment__rendition__publication=approved)
+    assert waiting.alt_text == "A blue bicycle"
+    assert RenditionMedia.objects.get(rendition_segment=segment).alt_text == "A red bicycle"

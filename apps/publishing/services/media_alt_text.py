@@ -23,6 +23,11 @@ from apps.publications.services.media_library import (
     media_asset_set_alt_text,
 )
 from apps.publishing.services.approval import client_approvals_withdraw
+from apps.renditions.models import Rendition, RenditionMedia
+
+# Destinations whose media may still be sent: not in flight, not out, not cancelled (a
+# failed one may be retried).
+_UNSENT = (Rendition.Status.DRAFT, Rendition.Status.SCHEDULED, Rendition.Status.FAILED)
 
 # Posts that can send nothing more: a change to them changes no post that goes out.
 _SETTLED = (Publication.Status.DRAFT, Publication.Status.PUBLISHED, Publication.Status.CANCELLED)
@@ -65,6 +70,7 @@ def media_alt_text_set(*, asset: MediaAsset, alt_text: str, actor: User | None) 
             details={"media_id": locked.pk, "changed": ("media",), "publications": shown_by},
         )
     result = media_asset_set_alt_text(asset=locked, alt_text=alt_text)
+    _rewrite_unsent_destinations(locked, previous=previous, alt_text=alt_text)
     if shown_by:
         # What a client approved changed with it: those posts go back to review.
         client_approvals_withdraw(
@@ -78,3 +84,19 @@ def media_alt_text_set(*, asset: MediaAsset, alt_text: str, actor: User | None) 
             actor=actor,
         )
     return result
+
+
+def _rewrite_unsent_destinations(asset: MediaAsset, *, previous: str, alt_text: str) -> int:
+    """Destinations are written with the alt text they will send: those that carry the old
+    default and have not sent the segment yet carry the new one, so what goes out is what
+    the post's page shows. Returns how many attachments changed."""
+    return (
+        RenditionMedia.objects.filter(
+            media_id=asset.pk,
+            alt_text=previous,
+            rendition_segment__provider_post_id="",
+            rendition_segment__rendition__status__in=_UNSENT,
+        )
+        .exclude(alt_text=alt_text)
+        .update(alt_text=alt_text)
+    )
