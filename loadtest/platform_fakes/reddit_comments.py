@@ -11,6 +11,7 @@ Comments are kept apart from the posts, per post as the soak's witness reads the
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from loadtest.platform_fakes.base import (
     FakeRequest,
@@ -28,6 +29,12 @@ class CommentsMixin(PlatformFake):
     def __init__(self, faults=None, **kwargs) -> None:
         super().__init__(faults, **kwargs)
         self.comments: dict[str, list[dict]] = {}  # post fullname -> comments, oldest first
+
+    if TYPE_CHECKING:  # what the Reddit fake provides
+
+        def _caller(self, request: FakeRequest) -> tuple[str, dict]: ...
+
+        def _new_post_id(self) -> str: ...
 
     def add_comment(self, thing_id: str, name: str, text: str) -> dict:
         """Someone else's comment under a post (t3_) or a comment (t1_)."""

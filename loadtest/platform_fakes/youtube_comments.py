@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from loadtest.platform_fakes.base import (
     FakeRequest,
@@ -43,6 +44,14 @@ class CommentsMixin(PlatformFake):
         super().__init__(faults, **kwargs)
         self.comments: dict[str, list[dict]] = {}  # video id -> its comments, oldest first
         self._comment_ids = 0
+
+    if TYPE_CHECKING:  # what the YouTube fake provides
+
+        def _channel(self, request: FakeRequest) -> str | None: ...
+
+        def _unauthorised(self) -> FakeResponse: ...
+
+        def _throttled(self) -> FakeResponse: ...
 
     def add_comment(self, video_id: str, name: str, text: str, parent: str | None = None) -> dict:
         """Someone else's comment (or reply to the thread `parent`) under a video."""
