@@ -116,3 +116,55 @@ class CommentsMixin(MetaGraphFake):
         author = {"id": account, "username": self.accounts[account]["handle"]}
         comment = self._comment(media, author, message, None)
         return self.after_store(self.ok({"id": comment["id"]}, account=account))
+
+    # --- replies and moderation (the inbox) --------------------------------------------
+
+    def _on_own_media(self, comment_id: str, account: str) -> dict | None:
+        comment = self.comments.get(comment_id)
+        if comment is None or not self._own_media(comment["media"], account):
+            return None
+        return comment
+
+    @route("GET", VERSION + r"/(?P<comment>\d+)/replies")
+    def list_replies(self, request: FakeRequest, comment: str) -> FakeResponse:
+        """`GET /{ig-comment-id}/replies`: the comment's replies, newest first."""
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        parent = self._on_own_media(comment, account)
+        if parent is None:
+            return self.error(100, "Unsupported get request.", subcode=33)
+        replies = [c for c in self._listed(parent["media"]) if c["parent"] == comment]
+        return self.ok({"data": [self._comment_json(r, False) for r in replies]}, account=account)
+
+    @route("POST", VERSION + r"/(?P<comment>\d+)/replies")
+    def create_reply(self, request: FakeRequest, comment: str) -> FakeResponse:
+        """`POST /{ig-comment-id}/replies` (`message`): a reply as the account, on its own
+        media; no idempotency handle."""
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        parent = self._on_own_media(comment, account)
+        if parent is None:
+            return self.error(100, "Unsupported post request.", subcode=33)
+        message = multipart.params(request).get("message", "")
+        if not message or len(message) > MAX_TEXT:
+            return self.error(100, "The parameter message is required (up to 2,200 characters)")
+        if fault := self.write_fault(account):
+            return fault
+        author = {"id": account, "username": self.accounts[account]["handle"]}
+        reply = self._comment(parent["media"], author, message, comment)
+        return self.after_store(self.ok({"id": reply["id"]}, account=account))
+
+    @route("POST", VERSION + r"/(?P<comment>\d+)")
+    def hide_comment(self, request: FakeRequest, comment: str) -> FakeResponse:
+        """`POST /{ig-comment-id}?hide=true|false` on the account's own media."""
+        account = self.caller(request)
+        if account is None:
+            return self.unauthorized()
+        found = self._on_own_media(comment, account)
+        if found is None:
+            return self.error(100, "Unsupported post request.", subcode=33)
+        with self.lock:
+            found["hidden"] = multipart.params(request).get("hide") == "true"
+        return self.ok({"success": True}, account=account)

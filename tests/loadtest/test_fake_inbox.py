@@ -309,3 +309,54 @@ def test_reddit_reads_the_tree_and_a_lost_reply_is_found_among_the_users_comment
     assert len(ours) == 1 and ours[0]["parent"] == question["id"]
     assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0]["id"]
     assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
+
+
+def test_instagram_replies_once_and_hides(settings, worker, workspace_a, alice):
+    """Instagram takes no idempotency handle: only the lookup keeps the reply single."""
+    from apps.inbox.services import comment_moderate
+    from loadtest.platform_fakes.instagram import InstagramFake
+    from loadtest.platform_fakes.meta import graph_id
+
+    fake = InstagramFake(FaultPlan(rates={}, hang_s=1.5))
+    server = FakeServer([fake]).start()
+    settings.PROVIDER_API_REDIRECT = server.base_url
+    settings.PROVIDER_TIMEOUT_S = 0.75
+    try:
+        opened = fake.new_account("bakery")
+        account = make_account(workspace_a, "instagram", **opened)
+        media = fake.store(StoredPost(id=graph_id(), account=opened["remote_id"], text="Rye"))
+        rendition = RenditionFactory(
+            publication__workspace=workspace_a,
+            social_account=account,
+            status=Rendition.Status.PUBLISHED,
+            provider_post_id=media.id,
+            published_at=timezone.now(),
+        )
+        question = fake.add_comment(media.id, "ann", "Price?")
+        fake.add_comment(media.id, "bob", "Same", parent=question["id"])
+
+        sync_start(rendition)
+        sync_due()
+        drain(worker, SYNC_JOB)
+        comments = {c.platform_id: c for c in Comment.objects.filter(rendition=rendition)}
+        assert len(comments) == 2 and comments[question["id"]].author_handle == "ann"
+
+        fake.faults.rates["timeout_after_accept"] = 1.0
+        reply = reply_create(
+            comment=comments[question["id"]], author=alice, text="5 euros", needs_approval=False
+        )
+        drain(worker, replying.REPLY_JOB)
+        fake.faults.rates.clear()
+        drain(worker, replying.REPLY_JOB)
+
+        comment_moderate(comment=comments[question["id"]], action="hide")
+        drain(worker, "inbox.moderate")
+    finally:
+        server.stop()
+
+    reply.refresh_from_db()
+    ours = [c for c in fake.comments_on(media.id) if c["message"] == "5 euros"]
+    assert len(ours) == 1 and ours[0]["parent"] == question["id"]
+    assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0]["id"]
+    assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
+    assert question["hidden"] is True
