@@ -108,7 +108,7 @@ def seed_pages(tenant: Tenant, series: int) -> None:
         timezone="",
     )
     for i in range(series):
-        series = series_create(
+        made = series_create(
             workspace=tenant.workspace,
             name=f"Series {i + 1}",
             template={
@@ -120,7 +120,7 @@ def seed_pages(tenant: Tenant, series: int) -> None:
             timezone="Europe/Warsaw",
             created_by=tenant.owner,
         )
-        series_materialize(series=series)
+        series_materialize(series=made)
 
 
 def _insert_select(model, supplied: dict[str, tuple[str, list]]) -> tuple[str, str, list]:
