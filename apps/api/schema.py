@@ -150,7 +150,8 @@ def tighten(result: dict, generator: Any, request: Any, public: bool) -> dict:
       component requires all of its properties (a client may rely on ``status`` and
       ``revision`` being there), but for OPTIONAL_IN_ANSWERS;
     - a new publication needs its text: ``text`` or ``segments`` (one of them, at least
-      one segment), and an edit needs the ``revision`` it was made against;
+      one segment), and an edit needs the ``revision`` it was made against (so their
+      bodies are required);
     - ``timezone`` in a request is one of the names of the server's tz database;
     - the publications' ``status`` filter is a comma-separated list of statuses, each once;
     - a list that takes a ``cursor`` answers 400 INVALID_CURSOR for a malformed one.
@@ -177,7 +178,18 @@ def tighten(result: dict, generator: Any, request: Any, public: bool) -> dict:
         for method, operation in item.items():
             if isinstance(operation, dict):
                 _query_parameters(f"{method.upper()} {path}", operation, schemas)
+                _body_required(operation, schemas)
     return result
+
+
+def _body_required(operation: dict, schemas: dict) -> None:
+    """A body with a field it cannot go without (a create's text, an edit's revision) is
+    itself required: no body at all is refused like an empty one."""
+    for media in operation.get("requestBody", {}).get("content", {}).values():
+        name = media.get("schema", {}).get("$ref", "").rpartition("/")[2]
+        component = schemas.get(name, {})
+        if component.get("required") or component.get("oneOf"):
+            operation["requestBody"]["required"] = True
 
 
 def _zones_named(schemas: dict) -> None:

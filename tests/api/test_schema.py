@@ -139,3 +139,14 @@ def test_opaque_values_are_stated_cursors_zones_and_statuses(db):
         False,
         True,
     )
+
+
+def test_a_body_with_a_field_it_cannot_go_without_is_required(db):
+    paths = _schema()["paths"]
+    for method, path in [
+        ("post", "/api/v1/publications"),
+        ("post", "/api/v1/publications/validate"),
+        ("patch", "/api/v1/publications/{id}"),
+    ]:
+        assert paths[path][method]["requestBody"]["required"] is True, (method, path)
+    assert not paths["/api/v1/media/{id}"]["patch"]["requestBody"].get("required")
