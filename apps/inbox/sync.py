@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from apps.accounts.models import SocialAccount
 from apps.common import events
 from apps.jobs.errors import RetryableError
 from apps.jobs.models import Job
@@ -69,6 +70,16 @@ def sync_start(rendition: Rendition) -> CommentSync:
         },
     )
     return sync
+
+
+def sync_resume(account: SocialAccount) -> int:
+    """A reconnected account may read what it could not (new scopes, a new token): its
+    posts' reads that were given up as unavailable are due again. Returns how many."""
+    return (
+        CommentSync.objects.filter(rendition__social_account_id=getattr(account, "pk", None))
+        .exclude(unavailable="")
+        .update(unavailable="", next_read_at=timezone.now(), updated_at=timezone.now())
+    )
 
 
 def sync_due() -> int:

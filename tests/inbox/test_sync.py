@@ -187,3 +187,19 @@ def test_posts_published_before_the_inbox_get_a_schedule_from_its_migration(work
     fill.fill(registry, None)
 
     assert list(CommentSync.objects.values_list("rendition_id", flat=True)) == [recent.pk]
+
+
+def test_a_reconnected_account_reads_again_what_was_unavailable(
+    workspace_a, django_capture_on_commit_callbacks
+):
+    from apps.common import events as domain_events
+
+    rendition, _post = live_post(workspace_a)
+    sync = sync_start(rendition)
+    CommentSync.objects.filter(pk=sync.pk).update(unavailable="No permission.", next_read_at=None)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        domain_events.emit(domain_events.ACCOUNT_CONNECTED, account=rendition.social_account)
+
+    sync.refresh_from_db()
+    assert sync.unavailable == "" and sync.next_read_at is not None
