@@ -300,5 +300,42 @@ def reply_retry(*, reply: Reply) -> Reply:
     return locked
 
 
+# The reply id recorded when a person, not the platform, confirmed the reply exists.
+PERSON_FOUND_IT = "confirmed-by-person"
+
+
+def reply_mark_sent(*, reply: Reply, url: str = "") -> Reply:
+    """A person found on the platform the reply whose answer never came: it is recorded as
+    sent (a resolution attempt), and its comment as answered; nothing is sent."""
+    with transaction.atomic():
+        locked = Reply.objects.select_for_update().select_related("comment").get(pk=reply.pk)
+        if locked.status != Reply.Status.UNKNOWN:
+            raise Conflict(
+                f"The reply is {locked.status}; only one whose outcome is unknown can be "
+                "marked sent.",
+                code="REPLY_NOT_UNKNOWN",
+                details={"status": locked.status},
+            )
+        ReplyAttempt.objects.create(
+            workspace_id=locked.workspace_id,
+            reply=locked,
+            kind=A.Kind.RESOLVE,
+            outcome=A.Outcome.FOUND,
+            note="A person found the reply.",
+            finished_at=timezone.now(),
+        )
+        locked.move(
+            {Reply.Status.UNKNOWN},
+            Reply.Status.SENT,
+            provider_reply_id=PERSON_FOUND_IT,
+            provider_url=url[:1000],
+            sent_at=timezone.now(),
+            last_error=None,
+        )
+        Comment.objects.filter(pk=locked.comment_id).update(is_answered=True)
+        events.emit(events.COMMENT_REPLIED, reply=locked)
+    return locked
+
+
 def replies_of(comment: Comment) -> QuerySet[Reply]:
     return comment.replies.order_by("pk")

@@ -199,6 +199,7 @@ workspace_patterns = [
         name="inbox-reply-decide",
     ),
     path("inbox/replies/<int:pk>/retry/", inbox_views.inbox_reply_retry, name="inbox-reply-retry"),
+    path("inbox/replies/<int:pk>/found/", inbox_views.inbox_reply_found, name="inbox-reply-found"),
     # Team and tokens.
     path("reviews/", reviews.review_queue, name="reviews"),
     path("reviews/rule/", reviews.review_rule_set, name="review-rule"),

@@ -193,10 +193,11 @@ def _held_reply(comment) -> Model:
     )
 
 
-def prepare_failed_reply(objects: dict[str, Model]) -> None:
+def prepare_failed_reply(objects: dict[str, Model], status: str = "failed") -> None:
+    """The reply failed (retry), or its outcome is unknown (mark sent)."""
     from apps.inbox.models import Reply
 
-    Reply.objects.filter(pk=objects["reply"].pk).update(status="failed")
+    Reply.objects.filter(pk=objects["reply"].pk).update(status=status)
 
 
 def _in_review(workspace: Workspace, account, when) -> Model:

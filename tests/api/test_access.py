@@ -125,6 +125,7 @@ SCOPES: dict[str, tuple[str, ...] | None] = {
     "replies_approve_create": ("publish",),
     "replies_reject_create": ("publish",),
     "replies_retry_create": ("publish",),
+    "replies_mark_sent_create": ("publish",),
 }
 
 
@@ -192,6 +193,7 @@ PREPARE: dict[str, Callable[[Objects], Any]] = {
     "evergreen_resume_create": lambda objects: evergreen_pause(evergreen=objects["evergreen"]),
     "publications_queue_create": prepare_queueable,
     "replies_retry_create": prepare_failed_reply,
+    "replies_mark_sent_create": lambda objects: prepare_failed_reply(objects, "unknown"),
     "reviews_submit_create": prepare_resubmittable,
     "renditions_first_comment_retry_create": lambda objects: prepare_first_comment(
         objects, "failed"

@@ -145,3 +145,20 @@ def test_http_delete_on_a_comment_is_not_allowed(workspace_a, alice):
 
     assert response.status_code == 405
     assert not Job.objects.filter(type="inbox.moderate").exists()
+
+
+def test_an_unknown_reply_is_marked_sent_and_only_an_unknown_one(workspace_a, alice):
+    comment = _comment(workspace_a)
+    reply = Reply.objects.create(
+        workspace=workspace_a, comment=comment, text="Soon", status="unknown"
+    )
+    client = _as(alice, workspace_a)
+
+    marked = client.post(
+        f"/api/v1/replies/{reply.pk}/mark-sent", {"url": "https://x.example/1"}, format="json"
+    )
+    again = client.post(f"/api/v1/replies/{reply.pk}/mark-sent", {}, format="json")
+
+    assert marked.status_code == 200 and marked.json()["status"] == "sent"
+    assert marked.json()["provider_url"] == "https://x.example/1"
+    assert again.status_code == 409 and error(again)["code"] == "REPLY_NOT_UNKNOWN"

@@ -175,3 +175,29 @@ def test_the_webhooks_say_what_was_received_and_replied(sandbox_http, worker, wo
     assert replied.type == "comment.replied"
     assert replied.data["reply"]["text"] == "At 7!"
     assert replied.data["comment"]["id"] == comment.pk
+
+
+def test_a_person_who_finds_an_unknown_reply_records_it_sent_and_nothing_is_sent(
+    sandbox_http, worker, workspace_a, alice, monkeypatch
+):
+    from apps.common.errors import Conflict
+    from apps.inbox.replies import reply_mark_sent
+
+    comment, fan = a_comment(workspace_a)
+    reader = _Listing()
+    monkeypatch.setattr("apps.inbox.connect.comment_reader", lambda platform: reader)
+    reply = reply_create(comment=comment, author=alice, text="At 7!", needs_approval=False)
+    drain(worker)
+    reply.refresh_from_db()
+    assert reply.status == "unknown"
+
+    reply_mark_sent(reply=reply, url="https://sandbox.example/1")
+    drain(worker)
+
+    reply.refresh_from_db()
+    comment.refresh_from_db()
+    assert reply.status == "sent" and reply.provider_url == "https://sandbox.example/1"
+    assert comment.is_answered and reader.sent == 1
+    assert reply.attempts.order_by("pk").last().kind == "resolve"
+    with pytest.raises(Conflict):
+        reply_mark_sent(reply=reply)

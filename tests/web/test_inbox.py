@@ -108,3 +108,17 @@ def test_another_workspaces_comments_are_404(as_charlie, workspace_a, workspace_
         assert getattr(as_charlie, method)(target).status_code == 404, target
     theirs.refresh_from_db()
     assert theirs.state == "open"
+
+
+def test_an_unknown_reply_can_be_marked_found_from_the_thread(as_bob, workspace_a):
+    comment = _comment(workspace_a)
+    reply = Reply.objects.create(
+        workspace=workspace_a, comment=comment, text="Soon", status="unknown"
+    )
+
+    page = as_bob.get(url("inbox-thread", pk=comment.pk)).content.decode()
+    as_bob.post(url("inbox-reply-found", pk=reply.pk), {"url": ""})
+
+    assert "I found it: mark sent" in page
+    reply.refresh_from_db()
+    assert reply.status == "sent"

@@ -3,7 +3,13 @@ sent from the inbox, and the bodies of each step."""
 
 from rest_framework import serializers
 
-from apps.api.serializers.base import BooleanField, IdField, StrictSerializer, TextField
+from apps.api.serializers.base import (
+    BooleanField,
+    IdField,
+    StrictSerializer,
+    TextField,
+    URLField,
+)
 from apps.inbox.models import Comment, Reply
 from apps.inbox.selectors import comment_offer
 
@@ -129,3 +135,7 @@ class CommentAssignSerializer(StrictSerializer):
 
 class CommentHideSerializer(StrictSerializer):
     hidden = BooleanField()
+
+
+class ReplyMarkSentSerializer(StrictSerializer):
+    url = URLField(required=False, allow_blank=True, max_length=1000, help_text="Where it is.")

@@ -23,11 +23,12 @@ from apps.api.serializers.inbox import (
     CommentSerializer,
     CommentStateSerializer,
     ReplyCreateSerializer,
+    ReplyMarkSentSerializer,
     ReplySerializer,
 )
 from apps.common.errors import ValidationFailed
 from apps.inbox.models import Comment, Reply
-from apps.inbox.replies import reply_retry
+from apps.inbox.replies import reply_mark_sent, reply_retry
 from apps.inbox.selectors import CommentFilters, comment_list, comment_thread
 from apps.inbox.services import (
     comment_assign,
@@ -186,6 +187,7 @@ class ReplyViewSet(WorkspaceViewSet):
         "approve": "publish",
         "reject": "publish",
         "retry": "publish",
+        "mark_sent": "publish",
     }
 
     @extend_schema(
@@ -243,3 +245,18 @@ class ReplyViewSet(WorkspaceViewSet):
     @action(detail=True, methods=["post"])
     def retry(self, request: ApiRequest, pk: str) -> Response:
         return self.render(reply_retry(reply=self.get_object()))
+
+    @extend_schema(
+        summary="Record a reply whose outcome is unknown as sent, after finding it",
+        description="The caller found the reply on the platform; nothing is sent.",
+        request=ReplyMarkSentSerializer,
+        parameters=[IDEMPOTENCY_KEY],
+        responses={
+            200: ReplySerializer,
+            **post_errors(404, codes={409: ["REPLY_NOT_UNKNOWN"]}),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="mark-sent")
+    def mark_sent(self, request: ApiRequest, pk: str) -> Response:
+        url = self.parse(ReplyMarkSentSerializer).get("url", "")
+        return self.render(reply_mark_sent(reply=self.get_object(), url=url))

@@ -16,7 +16,7 @@ from apps.accounts.models import SocialAccount, User
 from apps.accounts.permissions import Action
 from apps.common.errors import DomainError
 from apps.inbox.models import Comment, Reply
-from apps.inbox.replies import reply_retry
+from apps.inbox.replies import reply_mark_sent, reply_retry
 from apps.inbox.selectors import (
     CommentFilters,
     comment_list,
@@ -220,6 +220,19 @@ def inbox_reply_retry(request: WorkspaceRequest, pk: int) -> HttpResponse:
     reply = _reply(request, pk)
     return _act(
         request, reply.comment_id, lambda c: reply_retry(reply=reply), "Sending the reply again."
+    )
+
+
+@workspace_view(Action.PUBLISH)
+@require_POST
+def inbox_reply_found(request: WorkspaceRequest, pk: int) -> HttpResponse:
+    reply = _reply(request, pk)
+    url = request.POST.get("url", "").strip()
+    return _act(
+        request,
+        reply.comment_id,
+        lambda c: reply_mark_sent(reply=reply, url=url),
+        "Recorded as sent: nothing was sent again.",
     )
 
 
