@@ -275,6 +275,25 @@ def test_a_duplicate_post_names_the_existing_urn_once_read_back_as_ours(respx_mo
 
 
 @pytest.mark.parametrize(
+    ("status", "kind"),
+    [(429, ErrorKind.RATE_LIMITED), (503, ErrorKind.PROVIDER_UNAVAILABLE)],
+)
+def test_a_duplicate_whose_post_cannot_be_read_for_now_settles_nothing_and_is_retried(
+    respx_mock, account, status, kind
+):
+    respx_mock.post(f"{API}/rest/posts").respond(422, json=DUPLICATE)
+    respx_mock.get(f"{API}/rest/posts/urn%3Ali%3Ashare%3A7012345678901234567").respond(
+        status, json={"message": "Resource level throttle limit"}
+    )
+    with pytest.raises(ProviderError) as err:
+        LinkedInAdapter().publish_segment(make_ctx(account), SegmentPayload(0, "x"), reply_to=None)
+    # Neither a duplicate to settle on nor one for a person: the read is tried again.
+    assert err.value.kind == kind and err.value.retryable
+    assert err.value.code == "DUPLICATE_POST_UNREAD" and err.value.existing_post_id is None
+    assert (err.value.retry_at is not None) == (status == 429)
+
+
+@pytest.mark.parametrize(
     ("status", "found", "why"),
     [
         (404, {}, "does not exist"),

@@ -30,14 +30,14 @@ READER_SCOPES = MEMBER_SCOPES | {"r_member_social"}
 
 
 class Once(FaultPlan):
-    """`fault` strikes the first eligible call only."""
+    """Each of `faults` strikes its first eligible call only."""
 
-    def __init__(self, fault: str) -> None:
+    def __init__(self, *faults: str) -> None:
         super().__init__(rates={}, hang_s=1.0)
-        self.fault = fault
+        self.once = frozenset(faults)
 
     def strikes(self, fault: str) -> bool:
-        if fault == self.fault and not self.struck.get(fault):
+        if fault in self.once and not self.struck.get(fault):
             self.struck[fault] = 1
             return True
         return False
@@ -47,8 +47,8 @@ class Once(FaultPlan):
 def linkedin(settings):
     fakes = {}
 
-    def serve(fault: str, **options) -> LinkedInFake:
-        fake = LinkedInFake(Once(fault), **options)
+    def serve(*faults: str, **options) -> LinkedInFake:
+        fake = LinkedInFake(Once(*faults), **options)
         fakes["server"] = FakeServer([fake]).start()
         settings.PROVIDER_API_REDIRECT = fakes["server"].base_url
         return fake
@@ -137,6 +137,33 @@ def _lost_then_checked(worker, rendition) -> None:
     Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
     _drain(worker, rendition)
     rendition.refresh_from_db()
+
+
+def test_a_throttled_read_of_the_named_post_is_checked_again_not_handed_to_a_person(
+    linkedin, settings, workspace_a
+):
+    # The answer to the create is lost; the resend is refused naming the post, and reading
+    # that post back is throttled (429): that says nothing about the post.
+    fake = linkedin("timeout_after_accept", "poll_rate_limit")
+    account = _account(fake, workspace_a)
+    settings.RECONCILE_SETTLE_S = 0
+    rendition = _schedule(workspace_a, account, {"text": "Crumb report"})
+    worker = _worker()
+
+    _drain(worker, rendition)  # lost, checked at once: resent, refused, the read throttled
+
+    assert rendition.status == "failed" and rendition.ambiguous
+    assert rendition.last_error["action"] == "wait", rendition.last_error
+    refused = rendition.delivery_attempts.get(outcome=DeliveryAttempt.Outcome.FAILED)
+    assert refused.error["code"] == "DUPLICATE_POST_UNREAD"
+    # The check comes after LinkedIn's reset (brought forward here): resent, refused again,
+    # the named post read back as ours, settled.
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
+    _drain(worker, rendition)
+
+    assert rendition.status == "published", rendition.last_error
+    [post] = fake.published()
+    assert rendition.segments.get().provider_post_id == post.id
 
 
 def test_a_lost_image_post_is_resent_with_its_images_and_settles_as_one_post(

@@ -14,7 +14,8 @@ for the refusal, so the adapter relies on it only where field reports agree:
   image URNs (LinkedIn may compare media, and a re-upload is a new URN);
 - a post the refusal names is read back and must exist, be by our author and carry our
   commentary before it settles anything (refusals have named deleted posts); one that
-  cannot be read or does not match leaves the outcome unsettled;
+  may not be read or does not match leaves the outcome to a person, a read throttled or
+  failing for now (429, 5xx) leaves it unsettled and checked again;
 - empty commentary (an image-only post) is never settled by a refusal, nor resent on the
   strength of one (`duplicate_refusal_covers`);
 - the refusal holds for about a day (`duplicate_window`), so no resend leans on it later.
@@ -73,6 +74,8 @@ _AUTHOR = re.compile(r"^urn:li:(person|organization):[A-Za-z0-9_-]+$")
 _POST_URN = re.compile(r"^urn:li:(share|ugcPost):\d+$")
 # A DUPLICATE_POST refusal whose named post could not be confirmed as ours.
 DUPLICATE_UNCONFIRMED = "DUPLICATE_POST_UNCONFIRMED"
+# A DUPLICATE_POST refusal whose named post could not be read back for now (429, 5xx).
+DUPLICATE_UNREAD = "DUPLICATE_POST_UNREAD"
 # A post or comment created without its URN in the answer is recorded under this prefix.
 UNIDENTIFIED = "linkedin-unidentified:"
 FIND_COUNT = 10
@@ -442,7 +445,11 @@ def _unconfirmed(http: httpx.Client, post: dict, named: str | None) -> str | Non
             http, "GET", f"{API}/rest/posts/{quote(named, safe='')}", is_create=False
         )
     except ProviderError as err:
+        if err.retryable:
+            raise _unread(named, err) from None
         return f"reading it failed ({err.code})"
+    if response.status_code == 429 or response.status_code >= 500:
+        raise _unread(named, classify(response, is_create=False))
     if response.status_code == 404:
         return f"{named} does not exist"
     if response.status_code in (401, 403):
@@ -455,6 +462,22 @@ def _unconfirmed(http: httpx.Client, post: dict, named: str | None) -> str | Non
     if normalize_text(found.get("commentary")) != normalize_text(post["commentary"]):
         return f"{named} carries other text"
     return None
+
+
+def _unread(named: str, err: ProviderError) -> ProviderError:
+    """Reading the named post was throttled or failed for now: that says nothing about the
+    post, so the refusal neither settles the attempt nor hands it to a person. The error is
+    the read's (retried at the time it allows); after an unanswered attempt the rendition
+    stays ambiguous and its next check resends and reads again."""
+    return ProviderError(
+        err.kind,
+        f"LinkedIn refused the post as a duplicate of {named}, but reading that post back "
+        f"failed for now ({err.message}); it is checked again later.",
+        code=DUPLICATE_UNREAD,
+        http_status=err.http_status,
+        retry_at=err.retry_at,
+        retryable=True,
+    )
 
 
 def _post_url(urn: str) -> str:
