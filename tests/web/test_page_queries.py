@@ -180,3 +180,18 @@ def test_the_zone_names_are_one_list_the_browser_keeps(client):
     body = response.content.decode()
     assert body.count("<option ") == len(zone_names()) > 400
     assert '<option value="Europe/Warsaw">' in body and '<option value="UTC">' in body
+
+
+# The first posts of each hour, the posts shown, their series, texts, media and
+# destinations (with their accounts, two queries), the count per quarter hour: see
+# tests/web/test_calendar.py for a busy week costing what a quiet one does.
+WEEK_QUERIES = COMMON + 7
+
+
+def test_the_week_view_statements_are_pinned(as_bob, workspace_a):
+    accounts = [SocialAccountFactory(workspace=workspace_a) for _ in range(2)]
+    post = _scheduled(workspace_a, accounts)
+    day = timezone.localtime(post.scheduled_at).date()
+    count, page = _count(as_bob, f"/w/ws-a/calendar/?view=week&date={day:%Y-%m-%d}")
+    assert f'id="cal-{post.pk}"' in page
+    assert count == WEEK_QUERIES
