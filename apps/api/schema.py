@@ -152,7 +152,8 @@ def tighten(result: dict, generator: Any, request: Any, public: bool) -> dict:
     - a new publication needs its text: ``text`` or ``segments`` (one of them, at least
       one segment), and an edit needs the ``revision`` it was made against (so their
       bodies are required);
-    - ``timezone`` in a request is one of the names of the server's tz database;
+    - ``timezone`` in a request is one of the names of the server's tz database, and a
+      URL one the server's validator takes (URL_PATTERN);
     - the publications' ``status`` filter is a comma-separated list of statuses, each once;
     - a list that takes a ``cursor`` answers 400 INVALID_CURSOR for a malformed one.
     """
@@ -174,6 +175,7 @@ def tighten(result: dict, generator: Any, request: Any, public: bool) -> dict:
     if edit is not None:
         edit["required"] = ["revision"]
     _zones_named(schemas)
+    _urls_stated(schemas)
     for path, item in result.get("paths", {}).items():
         for method, operation in item.items():
             if isinstance(operation, dict):
@@ -205,6 +207,28 @@ def _zones_named(schemas: dict) -> None:
         field.pop("maxLength", None)
         if field.get("nullable"):
             field["enum"].append(None)
+
+
+# URLs a request may carry (URLField: Django's URLValidator, http(s) or ftp(s) to a host
+# name): a pattern every match of which the validator accepts, where "format: uri" would
+# also allow "mailto:" or "x:" (it leaves out what else the validator takes: IP addresses,
+# ports, credentials, names beyond ASCII). Labels and TLD kept short so a host stays under
+# 253 bytes; "(?!\n)$" as in CURSOR_PATTERN.
+URL_PATTERN = (
+    r"^(https?|ftps?)://(([a-z0-9]([a-z0-9-]{0,18}[a-z0-9])?\.){1,4}[a-z]{2,20}|localhost)"
+    r"(/[!-~]*)?(?!\n)$"
+)
+
+
+def _urls_stated(schemas: dict) -> None:
+    for name, schema in schemas.items():
+        if not name.endswith("Request"):
+            continue
+        for field in schema.get("properties", {}).values():
+            for option in [field, *field.get("oneOf", [])]:
+                if option.get("format") == "uri":
+                    del option["format"]
+                    option["pattern"] = URL_PATTERN
 
 
 def _query_parameters(label: str, operation: dict, schemas: dict) -> None:

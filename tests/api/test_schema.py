@@ -1,10 +1,12 @@
+import re
 import zoneinfo
 
 import yaml
 from rest_framework.test import APIClient
 
 from apps.api.pagination import CURSOR_PATTERN
-from apps.api.schema import OPTIONAL_IN_ANSWERS
+from apps.api.schema import OPTIONAL_IN_ANSWERS, URL_PATTERN
+from apps.api.serializers.base import URLField
 
 ENDPOINTS = {
     ("get", "/api/v1/me"),
@@ -150,3 +152,21 @@ def test_a_body_with_a_field_it_cannot_go_without_is_required(db):
     ]:
         assert paths[path][method]["requestBody"]["required"] is True, (method, path)
     assert not paths["/api/v1/media/{id}"]["patch"]["requestBody"].get("required")
+
+
+def test_a_url_in_a_request_is_one_the_servers_validator_takes(db):
+    schemas = _schema()["components"]["schemas"]
+    for name, field in [
+        ("RenditionResolveRequest", "provider_url"),
+        ("FirstCommentMarkPostedRequest", "provider_url"),
+    ]:
+        options = schemas[name]["properties"][field]["oneOf"]
+        assert {"pattern": URL_PATTERN} in [
+            {k: v for k, v in o.items() if k == "pattern"} for o in options
+        ], name
+        assert not [o for o in options if "format" in o], name
+    validator = URLField()
+    for url in ("https://a.bc", "ftp://files.example.org/x?y#z", "http://localhost/"):
+        assert re.search(URL_PATTERN, url) and validator.run_validation(url) == url
+    for text in ("remove:", "mailto:a@b.cd", "https://a.bc\n", "https://a.bc x"):
+        assert not re.search(URL_PATTERN, text), text
