@@ -52,6 +52,22 @@ API_LIST_BUDGET_MS = 50.0
 YEAR = timedelta(days=365)
 BATCH = 2000  # publications written per round of bulk_create
 SLOT_TIMES = ((9, 0), (12, 30), (17, 0))  # the posting slots of each weekday
+# Every page measured, in the order of the table (--pages picks some of them).
+PAGE_NAMES = (
+    "calendar_month",
+    "calendar_week",
+    "calendar_agenda",
+    "queue",
+    "queue_slots",
+    "series_list",
+    "series_page",
+    "post_page",
+    "posts_list",
+    "posts_list_page_2",
+    "readyz",
+    "api_list_50",
+    "metrics",
+)
 
 
 @dataclass
@@ -360,6 +376,7 @@ class PagesBench:
             "api_list_50": "/api/v1/publications?limit=50",
             "metrics": "/metrics",
         }
+        assert tuple(pages) == PAGE_NAMES
         web = Client()
         web.force_login(tenant.owner)
         api = Client(headers={"Authorization": f"Bearer {tenant.token}"})

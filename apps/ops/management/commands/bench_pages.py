@@ -9,7 +9,15 @@ import sys
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from loadtest.bench_pages import PagesBench, PagesBenchConfig, table
+from loadtest.bench_pages import PAGE_NAMES, PagesBench, PagesBenchConfig, table
+
+
+def _pages(raw: str) -> tuple[str, ...]:
+    names = tuple(name for name in raw.split(",") if name)
+    unknown = [name for name in names if name not in PAGE_NAMES]
+    if unknown:
+        raise CommandError(f"Unknown pages {', '.join(unknown)}; known: {', '.join(PAGE_NAMES)}.")
+    return names
 
 
 def _sizes(raw: str) -> tuple[int, ...]:
@@ -51,6 +59,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **opts) -> None:
+        pages = _pages(opts["pages"])
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
         call_command("migrate", interactive=False, verbosity=0)
         config = PagesBenchConfig(
@@ -58,7 +67,7 @@ class Command(BaseCommand):
             destinations=opts["destinations"],
             repeats=opts["repeats"],
             keep=opts["keep"],
-            pages=tuple(name for name in opts["pages"].split(",") if name),
+            pages=pages,
         )
         result = PagesBench(config=config, progress=self.stderr).run()
         self.stdout.write(table(result))
