@@ -139,6 +139,28 @@ def _lost_then_checked(worker, rendition) -> None:
     rendition.refresh_from_db()
 
 
+def test_a_refusal_a_member_token_cannot_confirm_stays_an_unknown_outcome_for_a_person(
+    linkedin, settings, workspace_a
+):
+    # The site asks members for w_member_social only: the post a refusal names cannot be
+    # read back, so it settles nothing; but the post may exist, so the rendition is an
+    # unknown outcome left to a person, never a plain duplicate.
+    fake = linkedin("timeout_after_accept")
+    account = _account(fake, workspace_a, scopes=MEMBER_SCOPES)
+    settings.RECONCILE_SETTLE_S = 0
+    rendition = _schedule(workspace_a, account, {"text": "Proofing notes"})
+
+    _lost_then_checked(_worker(), rendition)
+
+    [post] = fake.published()
+    assert rendition.status == "failed" and rendition.ambiguous
+    error = rendition.last_error
+    assert (error["kind"], error["code"]) == ("outcome_unknown", "duplicate_after_unknown")
+    assert error["action"] == "verify" and post.id in error["message"]
+    assert error["details"]["refused"]["code"] == "DUPLICATE_POST_UNCONFIRMED"
+    assert rendition.segments.get().provider_post_id == ""
+
+
 def test_a_throttled_read_of_the_named_post_is_checked_again_not_handed_to_a_person(
     linkedin, settings, workspace_a
 ):

@@ -261,13 +261,14 @@ def _send(
             return result
         if duplicate_after_unknown:
             # Refused as a duplicate without a post we could confirm: the earlier attempt
-            # may still have made one, so the outcome stays unsettled (a person verifies).
+            # may still have made one, so the outcome stays unknown (never a plain
+            # duplicate) and is handed to the check; the attempt keeps the refusal.
             failed = err.as_dict()
             fail(
                 run.job,
                 run.rendition,
-                err,
-                hand_over=True,
+                _duplicate_after_unknown(err),
+                details={"refused": failed},
                 closing=lambda: attempt.close(DeliveryAttempt.Outcome.FAILED, error=failed),
             )
         unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
@@ -325,6 +326,19 @@ def _fingerprint(segment: SegmentPayload, reply_to: ReplyTarget | None) -> str:
         "reply_to": reply_to.parent.provider_post_id if reply_to else None,
     }
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _duplicate_after_unknown(refusal: ProviderError) -> ProviderError:
+    """The rendition's error when a resend is refused as a duplicate of a post we could not
+    confirm: the unanswered request may have made the post, so it is an unknown outcome."""
+    return ProviderError(
+        ErrorKind.OUTCOME_UNKNOWN,
+        "An earlier request went unanswered and the post may exist; a resend was refused "
+        f"as a duplicate ({refusal.message})",
+        code="duplicate_after_unknown",
+        http_status=refusal.http_status,
+        retryable=False,
+    )
 
 
 def _had_unknown_outcome(rendition: Rendition, position: int) -> bool:
