@@ -23,6 +23,7 @@
   `grant_type=refresh_token` rotates the pair, and a spent refresh token is refused.
 - Every answer carries `x-rate-limit-limit/remaining/reset` (reset in epoch seconds, per
   user and endpoint over 15 minutes); a 429 has no Retry-After.
+- Replies from others, the conversation search and hiding replies: x_comments.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from loadtest.platform_fakes.base import (
     route,
 )
 from loadtest.platform_fakes.multipart import form_fields
+from loadtest.platform_fakes.x_comments import CommentsMixin
 
 HOST = "api.x.com"
 TOKEN_TTL_S = 7200
@@ -61,6 +63,8 @@ LIMITS = {
     "metadata": 500,
     "me": 75,
     "delete": 50,
+    "search": 300,
+    "hide": 50,
 }
 MEDIA_TTL_S = 86400
 MAX_MEDIA_BYTES = {"tweet_image": 5 * 1024**2, "tweet_gif": 15 * 1024**2}
@@ -126,7 +130,7 @@ def not_found(resource: str, value: str) -> dict:
     }
 
 
-class XFake(PlatformFake):
+class XFake(CommentsMixin, PlatformFake):
     platform = "x"
     hosts = (HOST,)
 

@@ -1,0 +1,94 @@
+"""The inbox against the X and Threads fakes over HTTP: the conversation read through the
+real readers, and a reply whose answer is lost looked up and kept once (neither platform
+takes an idempotency handle, so a blind resend would be a second reply)."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from apps.inbox import replies as replying
+from apps.inbox.models import Comment, Reply
+from apps.inbox.replies import reply_create
+from apps.inbox.sync import SYNC_JOB, sync_due, sync_start
+from apps.jobs.worker import Worker
+from apps.renditions.models import Rendition
+from loadtest.platform_fakes import FaultPlan
+from loadtest.platform_fakes.base import StoredPost
+from loadtest.platform_fakes.server import FakeServer
+from tests.factories import RenditionFactory
+from tests.loadtest.test_fake_inbox import drain
+from tests.providers.social_helpers import make_account
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def worker():
+    return Worker(threads=1, batch_size=10, heartbeat_s=1, stale_after_s=30, name="inbox-xt")
+
+
+def _serve(fake, settings):
+    server = FakeServer([fake]).start()
+    settings.PROVIDER_API_REDIRECT = server.base_url
+    settings.PROVIDER_TIMEOUT_S = 0.75
+    return server
+
+
+def _live(workspace, platform: str, opened: dict, post_id: str) -> Rendition:
+    return RenditionFactory(
+        publication__workspace=workspace,
+        social_account=make_account(
+            workspace, platform, **{k: v for k, v in opened.items() if k != "display_name"}
+        ),
+        status=Rendition.Status.PUBLISHED,
+        provider_post_id=post_id,
+        published_at=timezone.now(),
+    )
+
+
+def test_x_conversation_read_a_lost_reply_kept_once_and_hidden(
+    settings, worker, workspace_a, alice
+):
+    from apps.inbox.services import comment_moderate
+    from loadtest.platform_fakes.x import XFake, snowflake
+
+    fake = XFake(FaultPlan(rates={}, hang_s=1.5))
+    server = _serve(fake, settings)
+    try:
+        opened = fake.new_account("bakery")
+        post = fake.store(
+            StoredPost(id=snowflake(fake.clock()), account=opened["remote_id"], text="Rye")
+        )
+        rendition = _live(workspace_a, "x", opened, post.id)
+        question = fake.add_comment(post.id, "ann", "Sourdough?")
+        answer = fake.add_comment(question.id, "bob", "Yes it is")
+        fake.add_comment(snowflake(fake.clock()), "carl", "Elsewhere")  # another conversation
+
+        sync_start(rendition)
+        sync_due()
+        drain(worker, SYNC_JOB)
+        comments = {c.platform_id: c for c in Comment.objects.filter(rendition=rendition)}
+        assert set(comments) == {question.id, answer.id}
+        assert comments[question.id].author_handle == "ann"
+        assert comments[answer.id].parent_id == comments[question.id].pk
+
+        fake.faults.rates["timeout_after_accept"] = 1.0  # stored, answered too late
+        reply = reply_create(
+            comment=comments[question.id], author=alice, text="Always", needs_approval=False
+        )
+        drain(worker, replying.REPLY_JOB)
+        fake.faults.rates.clear()
+        drain(worker, replying.REPLY_JOB)
+
+        comment_moderate(comment=comments[question.id], action="hide")
+        drain(worker, "inbox.moderate")
+    finally:
+        server.stop()
+
+    reply.refresh_from_db()
+    ours = [p for p in fake.published() if p.text == "Always"]
+    assert len(ours) == 1 and ours[0].reply_to == question.id
+    assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0].id
+    assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
+    assert question.extra["hidden"] is True
