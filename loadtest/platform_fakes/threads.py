@@ -11,6 +11,7 @@ threads/reply-management, threads/troubleshooting and get-started/long-lived-tok
 - `GET /{threads-user-id}/threads` lists the user's own posts, `GET .../replies` their
   replies; `threads_publishing_limit` reports the 250 posts / 1,000 replies a day.
 - `GET /refresh_access_token?grant_type=th_refresh_token` renews a long-lived token.
+- Replies from others, the conversation read and hiding replies: threads_comments.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ import time
 from loadtest.platform_fakes import engagement, multipart
 from loadtest.platform_fakes.base import FakeRequest, FakeResponse, StoredPost, route
 from loadtest.platform_fakes.meta import VERSION, MetaGraphFake, graph_time
+from loadtest.platform_fakes.threads_comments import CommentsMixin
 
 MAX_TEXT = 500
 MAX_CAROUSEL = 20
 POSTS_PER_DAY, REPLIES_PER_DAY = 250, 1000
 
 
-class ThreadsFake(MetaGraphFake):
+class ThreadsFake(CommentsMixin, MetaGraphFake):
     platform = "threads"
     hosts = ("graph.threads.net", "graph.threads.com")
     buc_type = "threads"

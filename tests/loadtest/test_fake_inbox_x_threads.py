@@ -92,3 +92,38 @@ def test_x_conversation_read_a_lost_reply_kept_once_and_hidden(
     assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0].id
     assert [a.kind for a in reply.attempts.order_by("pk")][:2] == ["send", "lookup"]
     assert question.extra["hidden"] is True
+
+
+def test_threads_conversation_read_at_any_depth_and_a_reply_hidden(settings, worker, workspace_a):
+    from apps.inbox.services import comment_moderate
+    from loadtest.platform_fakes.meta import graph_id
+    from loadtest.platform_fakes.threads import ThreadsFake
+    from loadtest.platform_fakes.threads_comments import PAGE
+
+    fake = ThreadsFake(FaultPlan(rates={}))
+    server = _serve(fake, settings)
+    try:
+        opened = fake.new_account("bakery")
+        post = fake.store(StoredPost(id=graph_id(), account=opened["remote_id"], text="Rye"))
+        rendition = _live(workspace_a, "threads", opened, post.id)
+        question = fake.add_comment(post.id, "ann", "Sourdough?")
+        answer = fake.add_comment(question.id, "bob", "Yes it is")
+        more = [fake.add_comment(post.id, f"fan{i}", f"Nice {i}") for i in range(PAGE)]
+        other = fake.store(StoredPost(id=graph_id(), account=opened["remote_id"], text="Other"))
+        fake.add_comment(other.id, "carl", "Elsewhere")
+
+        sync_start(rendition)
+        sync_due()
+        drain(worker, SYNC_JOB)
+        comments = {c.platform_id: c for c in Comment.objects.filter(rendition=rendition)}
+        assert set(comments) == {question.id, answer.id, *[c.id for c in more]}  # two pages
+        assert comments[question.id].author_handle == "ann"
+        assert comments[answer.id].parent_id == comments[question.id].pk
+
+        comment_moderate(comment=comments[question.id], action="hide")
+        drain(worker, "inbox.moderate")
+    finally:
+        server.stop()
+
+    assert question.extra["hidden"] is True
+    assert Comment.objects.get(pk=comments[question.id].pk).is_hidden
