@@ -110,7 +110,7 @@ def test_an_editors_reply_waits_for_an_admin_where_the_workspace_asks(workspace_
 
 
 def test_a_reply_where_the_platform_takes_none_is_refused(workspace_a, alice):
-    comment = _comment(workspace_a, platform="threads")
+    comment = _comment(workspace_a, platform="linkedin")
 
     response = _as(alice, workspace_a).post(
         f"/api/v1/comments/{comment.pk}/reply", {"text": "Hi"}, format="json"

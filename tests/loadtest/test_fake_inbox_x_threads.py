@@ -127,3 +127,48 @@ def test_threads_conversation_read_at_any_depth_and_a_reply_hidden(settings, wor
 
     assert question.extra["hidden"] is True
     assert Comment.objects.get(pk=comments[question.id].pk).is_hidden
+
+
+def test_threads_reply_in_two_steps_a_lost_publish_looked_up_and_kept_once(
+    settings, worker, workspace_a, alice
+):
+    """Only the publish is irreversible: its answer lost, the reply is looked for in the
+    conversation before anything is sent again (a resend would be a second reply)."""
+    from loadtest.platform_fakes.meta import graph_id
+    from loadtest.platform_fakes.threads import ThreadsFake
+
+    fake = ThreadsFake(FaultPlan(rates={}, hang_s=1.5))
+    publish, publishes = fake.publish_container, []
+
+    def answer_lost_once(*args, **kwargs):
+        fake.faults.rates["timeout_after_accept"] = 0.0 if publishes else 1.0
+        publishes.append(args)
+        try:
+            return publish(*args, **kwargs)
+        finally:
+            fake.faults.rates.clear()
+
+    fake.publish_container = answer_lost_once  # type: ignore[method-assign]
+    server = _serve(fake, settings)
+    try:
+        opened = fake.new_account("bakery")
+        post = fake.store(StoredPost(id=graph_id(), account=opened["remote_id"], text="Rye"))
+        rendition = _live(workspace_a, "threads", opened, post.id)
+        question = fake.add_comment(post.id, "ann", "Sourdough?")
+        sync_start(rendition)
+        sync_due()
+        drain(worker, SYNC_JOB)
+        comment = Comment.objects.get(rendition=rendition, platform_id=question.id)
+
+        reply = reply_create(comment=comment, author=alice, text="Always", needs_approval=False)
+        drain(worker, replying.REPLY_JOB)
+        drain(worker, replying.REPLY_JOB)
+    finally:
+        server.stop()
+
+    reply.refresh_from_db()
+    ours = [p for p in fake.published() if p.text == "Always"]
+    assert len(publishes) == 1 and len(ours) == 1 and ours[0].reply_to == question.id
+    assert ours[0].extra["params"]["reply_to_id"] == question.id
+    assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0].id
+    assert [a.kind for a in reply.attempts.order_by("pk")] == ["send", "lookup"]

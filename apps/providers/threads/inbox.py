@@ -1,7 +1,13 @@
 """Replies under a Threads post: ``GET /{media-id}/conversation`` (every reply at any depth,
 each naming the post it replies to), with ``threads_read_replies``. The author hides a
-reply with ``POST /{reply-id}/manage_reply`` (``threads_manage_replies``). Replying from
-the inbox is not built: a reply is a container published in two steps."""
+reply with ``POST /{reply-id}/manage_reply`` (``threads_manage_replies``).
+
+A reply from the inbox takes two steps: a text container with ``reply_to_id`` (nothing is
+public yet, so a container whose answer is lost is harmless and simply made again), then
+``threads_publish`` with its ``creation_id``, the one irreversible call. Neither takes an
+idempotency handle: a publish without an answer is looked for in the post's conversation
+(a reply by the account under the comment, with the same words; weak, as the listing may
+lag)."""
 
 from __future__ import annotations
 
@@ -22,13 +28,14 @@ class ThreadsComments(CommentReader):
     platform = "threads"
     offer = InboxOffer(
         read=True,
+        reply=True,
         hide=True,
         note=(
             "Needs the threads_read_replies and threads_manage_replies permissions. "
-            "Replying from the inbox is not built yet; others' replies can be hidden, "
-            "not deleted."
+            "Others' replies can be hidden, not deleted."
         ),
     )
+    reply_lookup_is_strong = False
 
     def read_comments(
         self, ctx: PublishContext, post: PublishedSegment, since: datetime | None
@@ -45,6 +52,37 @@ class ThreadsComments(CommentReader):
                     break
                 params = {**params, "after": after}
         return found
+
+    def reply(
+        self, ctx: PublishContext, post: PublishedSegment, comment_id: str, text: str, *, key: str
+    ) -> PublishedSegment:
+        user = f"{THREADS_GRAPH}/{ctx.account.remote_id}"
+        params = {"media_type": "TEXT", "text": text, "reply_to_id": comment_id}
+        with graph_client(ctx.credentials.get("access_token")) as client:
+            # An unpublished container is never shown: a lost answer here may be retried.
+            container = graph_call(client, "POST", f"{user}/threads", data=params, is_create=False)
+            published = graph_call(
+                client,
+                "POST",
+                f"{user}/threads_publish",
+                data={"creation_id": str(container["id"])},
+                is_create=True,
+            )
+        # No read of the permalink here: a failing read must not pass for a failed send.
+        return PublishedSegment(str(published["id"]))
+
+    def find_reply(
+        self, ctx: PublishContext, post: PublishedSegment, comment_id: str, text: str, *, key: str
+    ) -> PublishedSegment | None:
+        wanted = " ".join(text.split())
+        for item in self.read_comments(ctx, post, None):
+            if (
+                item.author_handle == ctx.account.handle
+                and item.parent_id == comment_id
+                and " ".join(item.text.split()) == wanted
+            ):
+                return PublishedSegment(item.platform_id, item.url)
+        return None
 
     def hide_comment(self, ctx: PublishContext, comment_id: str, *, hidden: bool) -> None:
         with graph_client(ctx.credentials.get("access_token")) as client:
