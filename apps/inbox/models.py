@@ -71,6 +71,9 @@ class Comment(models.Model):
     )
     is_hidden = models.BooleanField(default=False)
     is_deleted = models.BooleanField(default=False)
+    # When a complete read of the post first no longer listed it: deleted by its author
+    # (or removed by the platform). Kept and shown, never dropped; cleared if it is read again.
+    gone_at = models.DateTimeField(null=True, blank=True)
     # Whether one of our replies answers it (sent from the inbox or found by a read).
     is_answered = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
