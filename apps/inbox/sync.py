@@ -7,7 +7,8 @@ row's next read by the post's age (often in its first day, rarely after a month,
 after ``READ_FOR_DAYS``), so a read that keeps failing cannot make the sweep spin. A read
 that meets a rate limit is retried by its job after the platform's Retry-After. New
 comments by others emit ``comment.received``; the account's own (its first comment,
-replies made anywhere) are marked ours.
+replies made anywhere) are marked ours. Where a read is complete (every comment the post
+has), a comment we hold that it lacks is marked gone (deleted on the platform), not dropped.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from apps.common import events
 from apps.jobs.errors import RetryableError
 from apps.jobs.models import Job
 from apps.jobs.services import job_enqueue
-from apps.providers.comment_reading import RemoteComment, comment_reader
+from apps.providers.comment_reading import RemoteComment, comment_reader, read_is_complete
 from apps.providers.errors import RETRYABLE_KINDS, ErrorKind, ProviderError
 from apps.renditions.models import FirstComment, Rendition
 
@@ -42,6 +43,9 @@ CADENCE: tuple[tuple[timedelta, timedelta], ...] = (
     (timedelta(days=READ_FOR_DAYS), timedelta(days=1)),
 )
 SWEEP_BATCH = 500
+# A comment we stored ourselves (a reply just sent) may not be listed yet: a complete read
+# that lacks it says it is gone only once it is older than this.
+GONE_GRACE = timedelta(minutes=30)
 # Kinds that say the account cannot read this post's comments: not retried, shown.
 UNAVAILABLE_KINDS = frozenset({ErrorKind.PERMISSION_MISSING, ErrorKind.PLAN_RESTRICTED})
 
@@ -176,10 +180,17 @@ def store_comments(sync: CommentSync, remote: list[RemoteComment]) -> list[Comme
                 comment = _new_comment(rendition, item, ours)
                 known[item.platform_id] = comment
                 new.append(comment)
-            elif comment.text != item.text or comment.is_hidden != item.is_hidden:
+            elif (
+                comment.text != item.text
+                or comment.is_hidden != item.is_hidden
+                or comment.gone_at is not None  # listed again: it was only lagging
+            ):
                 comment.text, comment.is_hidden = item.text, item.is_hidden
-                comment.save(update_fields=["text", "is_hidden", "updated_at"])
+                comment.gone_at = None
+                comment.save(update_fields=["text", "is_hidden", "gone_at", "updated_at"])
         Comment.objects.bulk_create(new)
+        if read_is_complete(remote):
+            _mark_gone(rendition, seen={item.platform_id for item in remote})
         _link_threads(known)
         newest = max((c.created_at for c in remote), default=sync.last_comment_at)
         CommentSync.objects.filter(pk=sync.pk).update(
@@ -193,6 +204,22 @@ def store_comments(sync: CommentSync, remote: list[RemoteComment]) -> list[Comme
             if not comment.is_ours:
                 events.emit(events.COMMENT_RECEIVED, comment=comment)
     return new
+
+
+def _mark_gone(rendition: Rendition, seen: set[str]) -> int:
+    """After a complete read: the comments we hold that it no longer lists were deleted on
+    the platform (by their authors, or removed). They stay, marked, never dropped."""
+    now = timezone.now()
+    return (
+        Comment.objects.filter(
+            rendition=rendition,
+            gone_at__isnull=True,
+            is_deleted=False,
+            created_at__lt=now - GONE_GRACE,
+        )
+        .exclude(platform_id__in=seen)
+        .update(gone_at=now, updated_at=now)
+    )
 
 
 def _our_ids(rendition: Rendition) -> set[str]:

@@ -13,6 +13,7 @@ found" proves there is none).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -34,6 +35,20 @@ class RemoteComment:
     parent_id: str | None = None
     url: str = ""
     is_hidden: bool = False
+
+
+class CommentRead(list[RemoteComment]):
+    """What one read returned, and whether it is ``complete``: every comment the post
+    still has (all pages read, no time window, no depth or count cut). Only a complete
+    read proves that a comment it lacks is gone from the platform; a plain list is not."""
+
+    def __init__(self, comments: Iterable[RemoteComment] = (), *, complete: bool = False) -> None:
+        super().__init__(comments)
+        self.complete = complete
+
+
+def read_is_complete(remote: list[RemoteComment]) -> bool:
+    return isinstance(remote, CommentRead) and remote.complete
 
 
 @dataclass(frozen=True)
@@ -61,7 +76,8 @@ class CommentReader:
         self, ctx: PublishContext, post: PublishedSegment, since: datetime | None
     ) -> list[RemoteComment]:
         """Comments and replies under the post; ``since`` is a hint (the newest seen), a
-        platform that cannot filter by time returns them all."""
+        platform that cannot filter by time returns them all. A reader that read them all
+        returns a ``CommentRead`` marked complete."""
         raise self._refused("read")
 
     def reply(

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from apps.inbox import replies as replying
-from apps.inbox.models import Comment, Reply
+from apps.inbox.models import Comment, CommentSync, Reply
 from apps.inbox.replies import reply_create
 from apps.inbox.sync import SYNC_JOB, sync_due, sync_start
 from apps.jobs.worker import Worker
@@ -172,3 +172,47 @@ def test_threads_reply_in_two_steps_a_lost_publish_looked_up_and_kept_once(
     assert ours[0].extra["params"]["reply_to_id"] == question.id
     assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0].id
     assert [a.kind for a in reply.attempts.order_by("pk")] == ["send", "lookup"]
+
+
+def test_threads_a_reply_deleted_by_its_author_is_marked_gone_only_after_a_complete_read(
+    settings, worker, workspace_a, monkeypatch
+):
+    from apps.inbox.sync import GONE_GRACE
+    from apps.providers.threads import inbox as threads_inbox
+    from loadtest.platform_fakes.meta import graph_id
+    from loadtest.platform_fakes.threads import ThreadsFake
+    from loadtest.platform_fakes.threads_comments import PAGE
+
+    fake = ThreadsFake(FaultPlan(rates={}))
+    server = _serve(fake, settings)
+
+    def read() -> dict[str, Comment]:
+        sync_start(rendition)
+        CommentSync.objects.filter(rendition=rendition).update(next_read_at=timezone.now())
+        assert sync_due() == 1
+        drain(worker, SYNC_JOB)
+        return {c.platform_id: c for c in Comment.objects.filter(rendition=rendition)}
+
+    try:
+        opened = fake.new_account("bakery")
+        post = fake.store(StoredPost(id=graph_id(), account=opened["remote_id"], text="Rye"))
+        rendition = _live(workspace_a, "threads", opened, post.id)
+        regret = fake.add_comment(post.id, "ann", "Rude words")
+        for i in range(PAGE):
+            fake.add_comment(post.id, f"fan{i}", f"Nice {i}")
+        assert len(read()) == PAGE + 1
+        past = timezone.now() - GONE_GRACE - GONE_GRACE
+        Comment.objects.filter(rendition=rendition).update(created_at=past)
+        fake.remove(regret.id)  # its author deleted it
+
+        monkeypatch.setattr(threads_inbox, "MAX_PAGES", 1)  # a read that stops short
+        fake.add_comment(post.id, "late", "One more")  # the last page stays unread
+        assert read()[regret.id].gone_at is None
+
+        monkeypatch.setattr(threads_inbox, "MAX_PAGES", 4)
+        comments = read()
+    finally:
+        server.stop()
+
+    assert comments[regret.id].gone_at is not None
+    assert [c for c, row in comments.items() if row.gone_at] == [regret.id]

@@ -49,6 +49,11 @@ class CommentSerializer(serializers.ModelSerializer):
     account = serializers.IntegerField(source="social_account_id")
     author = serializers.SerializerMethodField()
     assignee = serializers.SerializerMethodField()
+    gone_at = serializers.DateTimeField(
+        read_only=True,
+        allow_null=True,
+        help_text="When a complete read of the post no longer listed it: deleted on the platform.",
+    )
 
     class Meta:
         model = Comment
@@ -67,6 +72,7 @@ class CommentSerializer(serializers.ModelSerializer):
             "state",
             "is_answered",
             "is_hidden",
+            "gone_at",
             "assignee",
         ]
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from apps.providers.base import PublishContext, PublishedSegment
-from apps.providers.comment_reading import CommentReader, InboxOffer, RemoteComment
+from apps.providers.comment_reading import CommentRead, CommentReader, InboxOffer, RemoteComment
 from apps.providers.meta.graph import graph_call, graph_client, parse_graph_time
 from apps.providers.threads.connect import THREADS_GRAPH
 
@@ -42,13 +42,14 @@ class ThreadsComments(CommentReader):
     ) -> list[RemoteComment]:
         params: dict = {"fields": FIELDS, "reverse": "false"}
         url = f"{THREADS_GRAPH}/{post.provider_post_id}/conversation"
-        found: list[RemoteComment] = []
+        found = CommentRead()
         with graph_client(ctx.credentials.get("access_token")) as client:
             for _ in range(MAX_PAGES):
                 body = graph_call(client, "GET", url, params=params, is_create=False)
                 found.extend(_comment(item, post.provider_post_id) for item in body["data"])
                 after = ((body.get("paging") or {}).get("cursors") or {}).get("after")
                 if not (body.get("paging") or {}).get("next") or not after:
+                    found.complete = True  # the last page: every reply the post has
                     break
                 params = {**params, "after": after}
         return found
