@@ -37,6 +37,13 @@ def inbox_settings_update(*, workspace: Workspace, replies_need_approval: bool) 
     return found
 
 
+def _refuse_deleted(comment: Comment) -> None:
+    if comment.is_deleted:
+        raise Conflict("The comment is deleted.", code="COMMENT_DELETED")
+    if comment.gone_at is not None:  # its author deleted it: the platform would refuse
+        raise Conflict(f"The comment was deleted on {comment.platform}.", code="COMMENT_DELETED")
+
+
 def reply_submit(*, comment: Comment, author: User | None, text: str) -> Reply:
     """A member's reply: sent at once, or held for an admin's approval where the workspace
     asks for it (an admin's own replies, and an operator's, are not held)."""
@@ -47,8 +54,7 @@ def reply_submit(*, comment: Comment, author: User | None, text: str) -> Reply:
             code="INBOX_ACTION_UNAVAILABLE",
             details={"action": "reply", "platform": comment.platform},
         )
-    if comment.is_deleted:
-        raise Conflict("The comment is deleted.", code="COMMENT_DELETED")
+    _refuse_deleted(comment)
     workspace = Workspace.objects.get(pk=comment.workspace_id)
     needs_approval = (
         inbox_settings(workspace).replies_need_approval
@@ -107,8 +113,7 @@ def comment_moderate(*, comment: Comment, action: str) -> Job:
             code="INBOX_ACTION_UNAVAILABLE",
             details={"action": action, "platform": comment.platform},
         )
-    if comment.is_deleted:
-        raise Conflict("The comment is deleted.", code="COMMENT_DELETED")
+    _refuse_deleted(comment)
     with transaction.atomic():
         return job_enqueue(
             type=MODERATE_JOB,

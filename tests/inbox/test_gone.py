@@ -74,3 +74,23 @@ def test_the_inbox_shows_a_comment_deleted_on_the_platform(workspace_a, alice, c
 
     assert page.status_code == 200
     assert f"deleted on {gone.platform}" in page.content.decode()
+
+
+def test_a_comment_deleted_on_the_platform_takes_no_reply_or_moderation(workspace_a, alice):
+    from apps.common.errors import Conflict
+    from apps.inbox.models import Reply
+    from apps.inbox.services import comment_moderate, reply_submit
+
+    rendition, _post = live_post(workspace_a)
+    sync = sync_start(rendition)
+    store_comments(sync, _remote("1"))
+    _age_all(rendition)
+    store_comments(sync, CommentRead([], complete=True))
+    gone = Comment.objects.get(rendition=rendition, platform_id="1")
+
+    with pytest.raises(Conflict) as refused:
+        reply_submit(comment=gone, author=alice, text="Too late")
+    assert refused.value.code == "COMMENT_DELETED" and "deleted on" in str(refused.value)
+    with pytest.raises(Conflict):
+        comment_moderate(comment=gone, action="delete")
+    assert not Reply.objects.exists()
