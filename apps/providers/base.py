@@ -65,6 +65,10 @@ class PublishContext:
     # Whether an earlier publish attempt at a segment position ended (the attempt under
     # way, if any, excluded): the pipeline knows the rendition's history, adapters do not.
     attempted_before: Callable[[int], bool] = lambda position: False
+    # When the segment's requests that went unanswered (outcome unknown, or lost with their
+    # worker) were sent, oldest first: a post the platform dates inside one of their flights
+    # may be that request's (LinkedIn's post ids carry their creation time).
+    unanswered_sent_at: Callable[[int], list[datetime]] = lambda position: []
 
     def idempotency_key(self, position: int) -> str:
         return f"{self.idempotency_base}-s{position}"

@@ -15,7 +15,10 @@
     image or video URNs (a re-upload of the same file makes a new URN) is a new post;
   - empty commentary (an image-only post) is never a duplicate of anything;
   - a refusal may name a post that no longer answers (`refusal_names_ghost`: the URN it
-    names answers 404), as reports of refusals naming deleted posts describe.
+    names answers 404, its id dated earlier), as reports of refusals naming deleted posts
+    describe.
+- Post ids carry their creation time (milliseconds since 1970 above the lowest 22 bits), as
+  every LinkedIn id seen in the field does; LinkedIn documents nothing about it.
 - Images: `POST /rest/images?action=initializeUpload`, then one `PUT` of the bytes to the
   returned upload URL. Member tokens (w_member_social) cannot read image status or posts
   (reading needs r_member_social, granted to few apps); organization reads need
@@ -105,7 +108,7 @@ class LinkedInFake(PlatformFake):
         self.comments: dict[str, list[dict]] = {}  # post URN -> its comments, oldest first
         self._comment_ids = itertools.count(7_100_000_000_000_000_000)
         self._rng = random.Random(self.faults.seed)  # noqa: S311 - a test's dice
-        self._shares = itertools.count(7_400_000_000_000_000_000)
+        self._shares = itertools.count()
 
     # --- accounts ------------------------------------------------------------------------
 
@@ -462,8 +465,9 @@ class LinkedInFake(PlatformFake):
                     return li_error(422, f"ERROR :: /content :: media {urn} is not uploaded")
             existing = self._duplicate_of(author, post["commentary"], media)
             if existing is not None:
+                # A ghost is a deleted post's id: made earlier, within the window.
                 named = (
-                    f"urn:li:share:{next(self._shares)}"
+                    self._share_urn(self.clock() - self._rng.uniform(600, 20 * 3600))
                     if self.refusal_names_ghost or self.switched(author, "refusal_names_ghost")
                     else existing
                 )
@@ -480,7 +484,7 @@ class LinkedInFake(PlatformFake):
                         ]
                     },
                 )
-            urn = f"urn:li:share:{next(self._shares)}"
+            urn = self._share_urn(self.clock())
             self.store(
                 StoredPost(
                     id=urn,
@@ -502,6 +506,11 @@ class LinkedInFake(PlatformFake):
         if self.faults.strikes("timeout_after_accept"):
             return FakeResponse(201, None, headers, delay_s=self.faults.hang_s)
         return FakeResponse(201, None, headers)
+
+    def _share_urn(self, made_at: float) -> str:
+        """A post id as LinkedIn's read (undocumented, but every id seen so far does): the
+        creation time in milliseconds since 1970 above the lowest 22 bits."""
+        return f"urn:li:share:{(int(made_at * 1000) << 22) | (next(self._shares) & 0x3FFFFF)}"
 
     def _duplicate_of(self, author: str, text: str, media: list[str]) -> str | None:
         """The URN of the author's post this one duplicates: the same non-empty commentary

@@ -1,5 +1,6 @@
 """The LinkedIn adapter against a respx fake of the documented Posts API."""
 
+import dataclasses
 from datetime import UTC, datetime, time, timedelta
 
 import httpx
@@ -272,6 +273,37 @@ def test_a_duplicate_post_names_the_existing_urn_once_read_back_as_ours(respx_mo
     assert err.value.code == "DUPLICATE_POST"
     assert err.value.existing_post_id == SHARE
     assert err.value.as_dict()["existing_post_id"] == SHARE
+
+
+def _dated_share(at: datetime) -> str:
+    """A post id dated as LinkedIn's are: creation milliseconds above the lowest 22 bits."""
+    return f"urn:li:share:{(int(at.timestamp() * 1000) << 22) | 12345}"
+
+
+@pytest.mark.parametrize(
+    ("made", "settles"),
+    [(timedelta(seconds=1), True), (timedelta(hours=-3), False), (timedelta(hours=2), False)],
+)
+def test_a_post_a_member_token_may_not_read_settles_only_if_its_id_dates_it_to_our_request(
+    respx_mock, account, settings, made, settles
+):
+    settings.RECONCILE_SETTLE_S = 300
+    sent = datetime(2026, 12, 7, 1, 0, tzinfo=UTC)
+    named = _dated_share(sent + made)
+    refusal = {**DUPLICATE, "message": f"Content is a duplicate of {named}"}
+    respx_mock.post(f"{API}/rest/posts").respond(422, json=refusal)
+    respx_mock.get(url__startswith=f"{API}/rest/posts/").respond(
+        403, json={"code": "ACCESS_DENIED", "message": "Not enough permissions"}
+    )
+    ctx = dataclasses.replace(make_ctx(account), unanswered_sent_at=lambda position: [sent])
+    with pytest.raises(ProviderError) as err:
+        LinkedInAdapter().publish_segment(ctx, SegmentPayload(0, "x"), reply_to=None)
+    assert err.value.kind == ErrorKind.DUPLICATE_CONTENT
+    # Made while our unanswered request could land: that request's post. Made long before
+    # (a deleted post's id, an older post with this text) or long after: not taken.
+    assert err.value.existing_post_id == (named if settles else None)
+    if not settles:
+        assert err.value.code == "DUPLICATE_POST_UNCONFIRMED"
 
 
 @pytest.mark.parametrize(

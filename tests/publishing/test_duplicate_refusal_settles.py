@@ -139,12 +139,11 @@ def _lost_then_checked(worker, rendition) -> None:
     rendition.refresh_from_db()
 
 
-def test_a_refusal_a_member_token_cannot_confirm_stays_an_unknown_outcome_for_a_person(
+def test_a_lost_post_of_a_member_token_settles_on_the_post_its_id_dates_to_the_request(
     linkedin, settings, workspace_a
 ):
     # The site asks members for w_member_social only: the post a refusal names cannot be
-    # read back, so it settles nothing; but the post may exist, so the rendition is an
-    # unknown outcome left to a person, never a plain duplicate.
+    # read back, but its id dates it to the unanswered request, which made it.
     fake = linkedin("timeout_after_accept")
     account = _account(fake, workspace_a, scopes=MEMBER_SCOPES)
     settings.RECONCILE_SETTLE_S = 0
@@ -152,11 +151,32 @@ def test_a_refusal_a_member_token_cannot_confirm_stays_an_unknown_outcome_for_a_
 
     _lost_then_checked(_worker(), rendition)
 
+    assert rendition.status == "published", rendition.last_error
     [post] = fake.published()
+    assert rendition.segments.get().provider_post_id == post.id
+
+
+def test_a_refusal_a_member_token_cannot_confirm_stays_an_unknown_outcome_for_a_person(
+    linkedin, settings, workspace_a
+):
+    # The refusal names a deleted post (dated before the request): it settles nothing, but
+    # the post may exist, so the rendition is an unknown outcome left to a person, never a
+    # plain duplicate.
+    fake = linkedin("timeout_after_accept", refusal_names_ghost=True)
+    account = _account(fake, workspace_a, scopes=MEMBER_SCOPES)
+    settings.RECONCILE_SETTLE_S = 0
+    rendition = _schedule(workspace_a, account, {"text": "Proofing notes"})
+
+    _lost_then_checked(_worker(), rendition)
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
+    _drain(_worker(), rendition)
+    rendition.refresh_from_db()
+
+    assert len(fake.published()) == 1
     assert rendition.status == "failed" and rendition.ambiguous
     error = rendition.last_error
     assert (error["kind"], error["code"]) == ("outcome_unknown", "duplicate_after_unknown")
-    assert error["action"] == "verify" and post.id in error["message"]
+    assert error["action"] == "verify"
     assert error["details"]["refused"]["code"] == "DUPLICATE_POST_UNCONFIRMED"
     assert rendition.segments.get().provider_post_id == ""
 

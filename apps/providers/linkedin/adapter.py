@@ -14,8 +14,10 @@ for the refusal, so the adapter relies on it only where field reports agree:
   image URNs (LinkedIn may compare media, and a re-upload is a new URN);
 - a post the refusal names is read back and must exist, be by our author and carry our
   commentary before it settles anything (refusals have named deleted posts); one that
-  may not be read or does not match leaves the outcome to a person, a read throttled or
-  failing for now (429, 5xx) leaves it unsettled and checked again;
+  does not match leaves the outcome to a person, a read throttled or failing for now
+  (429, 5xx) leaves it unsettled and checked again. A member token may not read posts
+  (r_member_social is restricted): then the post settles the attempt only when its id
+  dates it inside the flight of our unanswered request (`_made_while_unanswered`);
 - empty commentary (an image-only post) is never settled by a refusal, nor resent on the
   strength of one (`duplicate_refusal_covers`);
 - the refusal holds for about a day (`duplicate_window`), so no resend leans on it later.
@@ -177,7 +179,8 @@ class LinkedInAdapter(Adapter):
             if response.status_code != 201:
                 error = classify(response, is_create=True)
                 if error.kind == ErrorKind.DUPLICATE_CONTENT:
-                    error = _confirmed_duplicate(http, post, error)
+                    unanswered = ctx.unanswered_sent_at(segment.position)
+                    error = _confirmed_duplicate(http, post, error, unanswered=unanswered)
                 raise error
             # 201 with an empty body; the new post's URN is in a header, which is sometimes
             # missing although the post exists.
@@ -413,14 +416,17 @@ def _created_urn(response: httpx.Response) -> str | None:
     return tail if _POST_URN.match(tail) else None
 
 
-def _confirmed_duplicate(http: httpx.Client, post: dict, refusal: ProviderError) -> ProviderError:
+def _confirmed_duplicate(
+    http: httpx.Client, post: dict, refusal: ProviderError, *, unanswered: list[datetime]
+) -> ProviderError:
     """The DUPLICATE_POST refusal, naming its post only once that post is read back and is
     ours: it exists, is by our author and carries our commentary. Otherwise the refusal
     names nothing (and says why), so it settles nothing: empty commentary, a post that
     answers 404 (refusals have named deleted posts), one that is someone else's or says
-    something else, or one this token may not read (member posts need r_member_social)."""
+    something else, or one this token may not read (member posts need r_member_social)
+    unless its id dates it inside the flight of one of our `unanswered` requests."""
     named = refusal.existing_post_id
-    why = _unconfirmed(http, post, named)
+    why = _unconfirmed(http, post, named, unanswered)
     if why is None:
         return refusal
     where = f" See {_post_url(named)}." if named else ""
@@ -434,7 +440,9 @@ def _confirmed_duplicate(http: httpx.Client, post: dict, refusal: ProviderError)
     )
 
 
-def _unconfirmed(http: httpx.Client, post: dict, named: str | None) -> str | None:
+def _unconfirmed(
+    http: httpx.Client, post: dict, named: str | None, unanswered: list[datetime]
+) -> str | None:
     """Why the post a refusal names cannot be taken as ours, or None when it can."""
     if not post["commentary"].strip():
         return "empty commentary is no duplicate of anything"
@@ -453,7 +461,9 @@ def _unconfirmed(http: httpx.Client, post: dict, named: str | None) -> str | Non
     if response.status_code == 404:
         return f"{named} does not exist"
     if response.status_code in (401, 403):
-        return f"this token may not read {named}"
+        if _made_while_unanswered(named, unanswered):
+            return None
+        return f"this token may not read {named}, and its id does not date it to our request"
     if response.status_code != 200:
         return f"reading {named} answered HTTP {response.status_code}"
     found = httpcall.json_body(response)
@@ -462,6 +472,22 @@ def _unconfirmed(http: httpx.Client, post: dict, named: str | None) -> str | Non
     if normalize_text(found.get("commentary")) != normalize_text(post["commentary"]):
         return f"{named} carries other text"
     return None
+
+
+def _made_while_unanswered(urn: str, unanswered: list[datetime]) -> bool:
+    """Whether the post's id dates it inside the flight of one of our unanswered requests
+    (from its send until it can no longer land, give or take the clocks' difference): then,
+    being by our author with our text (the refusal says so), it is that request's post.
+    LinkedIn's post ids carry their creation time (milliseconds since 1970 above the lowest
+    22 bits); no documentation promises it, so an id that does not read that way dates
+    nothing and settles nothing. A deleted post's id, or an older post with the same text,
+    dates outside the flight."""
+    try:
+        made = datetime.fromtimestamp((int(urn.rsplit(":", 1)[1]) >> 22) / 1000, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        return False
+    reach = timedelta(seconds=django_settings.RECONCILE_SETTLE_S) + CLOCK_SKEW
+    return any(sent - CLOCK_SKEW <= made <= sent + reach for sent in unanswered)
 
 
 def _unread(named: str, err: ProviderError) -> ProviderError:

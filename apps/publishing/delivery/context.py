@@ -36,6 +36,20 @@ def publish_context(rendition: Rendition, credentials: dict) -> PublishContext:
             rendition.social_account, fresh
         ),
         attempted_before=lambda position: _attempted_before(rendition, position),
+        unanswered_sent_at=lambda position: _unanswered_sent_at(rendition, position),
+    )
+
+
+def _unanswered_sent_at(rendition: Rendition, position: int) -> list[datetime]:
+    """When the segment's publish requests that went unanswered were sent, oldest first."""
+    return list(
+        rendition.delivery_attempts.filter(
+            segment_position=position,
+            kind=DeliveryAttempt.Kind.PUBLISH,
+            outcome__in=[DeliveryAttempt.Outcome.UNKNOWN, DeliveryAttempt.Outcome.LOST],
+        )
+        .order_by("started_at")
+        .values_list("started_at", flat=True)
     )
 
 
