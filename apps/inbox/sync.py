@@ -184,10 +184,12 @@ def store_comments(sync: CommentSync, remote: list[RemoteComment]) -> list[Comme
                 comment.text != item.text
                 or comment.is_hidden != item.is_hidden
                 or comment.gone_at is not None  # listed again: it was only lagging
+                or (item.url and not comment.url)  # our reply, sent without its link
             ):
                 comment.text, comment.is_hidden = item.text, item.is_hidden
                 comment.gone_at = None
-                comment.save(update_fields=["text", "is_hidden", "gone_at", "updated_at"])
+                comment.url = comment.url or item.url[:1000]
+                comment.save(update_fields=["text", "is_hidden", "gone_at", "url", "updated_at"])
         Comment.objects.bulk_create(new)
         if read_is_complete(remote):
             _mark_gone(rendition, seen={item.platform_id for item in remote})

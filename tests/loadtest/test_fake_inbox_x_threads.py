@@ -155,6 +155,7 @@ def test_threads_reply_in_two_steps_a_lost_publish_looked_up_and_kept_once(
         post = fake.store(StoredPost(id=graph_id(), account=opened["remote_id"], text="Rye"))
         rendition = _live(workspace_a, "threads", opened, post.id)
         question = fake.add_comment(post.id, "ann", "Sourdough?")
+        other = fake.add_comment(post.id, "bob", "Open today?")
         sync_start(rendition)
         sync_due()
         drain(worker, SYNC_JOB)
@@ -163,15 +164,30 @@ def test_threads_reply_in_two_steps_a_lost_publish_looked_up_and_kept_once(
         reply = reply_create(comment=comment, author=alice, text="Always", needs_approval=False)
         drain(worker, replying.REPLY_JOB)
         drain(worker, replying.REPLY_JOB)
+        answered = Comment.objects.get(rendition=rendition, platform_id=other.id)
+        plain = reply_create(comment=answered, author=alice, text="Yes", needs_approval=False)
+        drain(worker, replying.REPLY_JOB)  # answered at once: sent with no link
+        assert Comment.objects.get(platform_id=_sent_id(plain)).url == ""
+        CommentSync.objects.filter(rendition=rendition).update(next_read_at=timezone.now())
+        sync_due()
+        drain(worker, SYNC_JOB)  # the next read gives our reply its link
     finally:
         server.stop()
 
     reply.refresh_from_db()
     ours = [p for p in fake.published() if p.text == "Always"]
-    assert len(publishes) == 1 and len(ours) == 1 and ours[0].reply_to == question.id
+    assert len(publishes) == 2 and len(ours) == 1 and ours[0].reply_to == question.id
     assert ours[0].extra["params"]["reply_to_id"] == question.id
     assert reply.status == Reply.Status.SENT and reply.provider_reply_id == ours[0].id
     assert [a.kind for a in reply.attempts.order_by("pk")] == ["send", "lookup"]
+    link = Comment.objects.get(platform_id=_sent_id(plain)).url
+    assert link.startswith("https://www.threads.net/@bakery/post/")
+
+
+def _sent_id(reply: Reply) -> str:
+    reply.refresh_from_db()
+    assert reply.status == Reply.Status.SENT
+    return reply.provider_reply_id
 
 
 def test_threads_a_reply_deleted_by_its_author_is_marked_gone_only_after_a_complete_read(
