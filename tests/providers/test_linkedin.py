@@ -284,26 +284,31 @@ def _dated_share(at: datetime) -> str:
     ("made", "settles"),
     [(timedelta(seconds=1), True), (timedelta(hours=-3), False), (timedelta(hours=2), False)],
 )
-def test_a_post_a_member_token_may_not_read_settles_only_if_its_id_dates_it_to_our_request(
-    respx_mock, account, settings, made, settles
+@pytest.mark.parametrize("read", [403, 429])
+def test_a_post_that_cannot_be_read_settles_only_if_its_id_dates_it_to_our_request(
+    respx_mock, account, settings, made, settles, read
 ):
     settings.RECONCILE_SETTLE_S = 300
     sent = datetime(2026, 12, 7, 1, 0, tzinfo=UTC)
     named = _dated_share(sent + made)
     refusal = {**DUPLICATE, "message": f"Content is a duplicate of {named}"}
     respx_mock.post(f"{API}/rest/posts").respond(422, json=refusal)
+    # A member token may not read it (403), or the read is throttled (429).
     respx_mock.get(url__startswith=f"{API}/rest/posts/").respond(
-        403, json={"code": "ACCESS_DENIED", "message": "Not enough permissions"}
+        read, json={"message": "Not enough permissions, or throttled"}
     )
     ctx = dataclasses.replace(make_ctx(account), unanswered_sent_at=lambda position: [sent])
     with pytest.raises(ProviderError) as err:
         LinkedInAdapter().publish_segment(ctx, SegmentPayload(0, "x"), reply_to=None)
-    assert err.value.kind == ErrorKind.DUPLICATE_CONTENT
     # Made while our unanswered request could land: that request's post. Made long before
-    # (a deleted post's id, an older post with this text) or long after: not taken.
+    # (a deleted post's id, an older post with this text) or long after: not taken (a
+    # throttled read is tried again).
     assert err.value.existing_post_id == (named if settles else None)
-    if not settles:
-        assert err.value.code == "DUPLICATE_POST_UNCONFIRMED"
+    if settles:
+        assert err.value.kind == ErrorKind.DUPLICATE_CONTENT
+    else:
+        unsettled = "DUPLICATE_POST_UNCONFIRMED" if read == 403 else "DUPLICATE_POST_UNREAD"
+        assert err.value.code == unsettled
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ past the refusal's window settle nothing: a person verifies."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -187,6 +188,8 @@ def test_a_throttled_read_of_the_named_post_is_checked_again_not_handed_to_a_per
     # The answer to the create is lost; the resend is refused naming the post, and reading
     # that post back is throttled (429): that says nothing about the post.
     fake = linkedin("timeout_after_accept", "poll_rate_limit")
+    # Its ids dated an hour off ours, so only the read can tell (see the next test).
+    fake.clock = lambda: time.time() + 3600
     account = _account(fake, workspace_a)
     settings.RECONCILE_SETTLE_S = 0
     rendition = _schedule(workspace_a, account, {"text": "Crumb report"})
@@ -202,6 +205,21 @@ def test_a_throttled_read_of_the_named_post_is_checked_again_not_handed_to_a_per
     # the named post read back as ours, settled.
     Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
     _drain(worker, rendition)
+
+    assert rendition.status == "published", rendition.last_error
+    [post] = fake.published()
+    assert rendition.segments.get().provider_post_id == post.id
+
+
+def test_a_throttled_read_of_a_post_dated_to_the_request_settles_at_once(
+    linkedin, settings, workspace_a
+):
+    fake = linkedin("timeout_after_accept", "poll_rate_limit")
+    account = _account(fake, workspace_a)
+    settings.RECONCILE_SETTLE_S = 0
+    rendition = _schedule(workspace_a, account, {"text": "Oven at six"})
+
+    _drain(_worker(), rendition)
 
     assert rendition.status == "published", rendition.last_error
     [post] = fake.published()

@@ -453,10 +453,13 @@ def _unconfirmed(
             http, "GET", f"{API}/rest/posts/{quote(named, safe='')}", is_create=False
         )
     except ProviderError as err:
-        if err.retryable:
+        if err.retryable and not _made_while_unanswered(named, unanswered):
             raise _unread(named, err) from None
-        return f"reading it failed ({err.code})"
+        return None if err.retryable else f"reading it failed ({err.code})"
     if response.status_code == 429 or response.status_code >= 500:
+        # The read says nothing for now: the id's date still may.
+        if _made_while_unanswered(named, unanswered):
+            return None
         raise _unread(named, classify(response, is_create=False))
     if response.status_code == 404:
         return f"{named} does not exist"
