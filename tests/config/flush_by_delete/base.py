@@ -2,7 +2,7 @@ from django.db.backends.postgresql import base, operations
 
 # A table holding more rows than this after a test is truncated (a bulk test's thousands of
 # dead rows would otherwise stay behind and change the plans later tests are checked on).
-MANY_ROWS = 200
+MANY_ROWS = 1000
 # Every so many flushes, everything is truncated: the dead rows of small deletes never pile up.
 FULL_EVERY = 25
 
@@ -22,16 +22,21 @@ class DatabaseOperations(operations.DatabaseOperations):
                 style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
             )
         full = self._holding_many_rows(tables)
-        statements = ["SET CONSTRAINTS ALL DEFERRED"] + [
-            f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))}"
-            for table in tables
-            if table not in full
-        ]
+        statements = []
         if full:
-            # CASCADE: the tables referring to them are emptied above anyway.
+            # First (a table with deferred checks pending cannot be truncated), and with
+            # CASCADE: the tables referring to them are being emptied anyway.
             names = ", ".join(self.quote_name(table) for table in sorted(full))
             statements.append(f"{style.SQL_KEYWORD('TRUNCATE')} {names} CASCADE")
-        return statements
+        return (
+            statements
+            + ["SET CONSTRAINTS ALL DEFERRED"]
+            + [
+                f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))}"
+                for table in tables
+                if table not in full
+            ]
+        )
 
     def _holding_many_rows(self, tables) -> set[str]:
         counts = " UNION ALL ".join(
