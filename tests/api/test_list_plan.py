@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from loadtest.bench_pages import fill
 from tests.factories import SocialAccountFactory, WorkspaceFactory
-from tests.plans import BIG_TABLES, analyze, assert_bounded, reads
+from tests.plans import BIG_TABLES, analyze, assert_bounded, fresh, reads
 
 pytestmark = pytest.mark.django_db
 
@@ -20,6 +20,7 @@ URL = "/api/v1/publications"
 def beside_a_newer_tenant(workspace_a):
     """Workspace A with 1,500 posts (two destinations each), then a tenant of the same
     size written after it (every id of its posts above A's)."""
+    fresh(*BIG_TABLES)
     start = timezone.now() + timedelta(hours=1)
     fill(
         workspace_a,
