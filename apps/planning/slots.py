@@ -30,8 +30,9 @@ from django.db.models import Q
 
 from apps.accounts.models import SocialAccount
 from apps.common.errors import Conflict, ValidationFailed
-from apps.planning.models import WEEKDAY_NAMES, QueueSchedule, QueueSlot
+from apps.planning.models import WEEKDAY_NAMES, EvergreenShare, QueueSchedule, QueueSlot
 from apps.providers.catalog import UnknownPlatform, get_capabilities
+from apps.publications.models import Publication
 from apps.publications.scheduling import local_to_utc
 from apps.publishing.quotas import COUNTS_TOWARD_DAILY_CAP
 from apps.renditions.models import Rendition
@@ -168,11 +169,37 @@ class _Occupancy:
             at = at.astimezone(UTC)
             self.minutes.add((account_id, at.replace(second=0, microsecond=0)))
             self.per_day[(account_id, at.date())] += 1
+        for account_id, at in _held_by_evergreen_drafts(
+            accounts, start=start, end=end, exclude_publication_id=exclude_publication_id
+        ):
+            self.minutes.add((account_id, at.astimezone(UTC).replace(second=0, microsecond=0)))
 
     def is_free(self, account: SocialAccount, instant: datetime, cap: int | None) -> bool:
         if (account.pk, instant.replace(second=0, microsecond=0)) in self.minutes:
             return False
         return cap is None or self.per_day[(account.pk, instant.astimezone(UTC).date())] < cap
+
+
+def _held_by_evergreen_drafts(
+    accounts: Sequence[SocialAccount],
+    *,
+    start: datetime,
+    end: datetime,
+    exclude_publication_id: int | None,
+) -> list[tuple[int, datetime]]:
+    """(account, slot) of evergreen re-shares waiting for approval: a draft counts toward
+    no cap, but its turn was made for that slot and goes out there once approved, so no
+    other post of the queue takes it meanwhile."""
+    rows = Rendition.objects.filter(
+        social_account__in=[a.pk for a in accounts],
+        publication__status=Publication.Status.DRAFT,
+        publication__evergreen_shares__status=EvergreenShare.Status.MADE,
+        publication__evergreen_shares__slot_at__gte=start,
+        publication__evergreen_shares__slot_at__lt=end,
+    ).exclude(status=Rendition.Status.CANCELLED)
+    if exclude_publication_id is not None:
+        rows = rows.exclude(publication_id=exclude_publication_id)
+    return list(rows.values_list("social_account_id", "publication__evergreen_shares__slot_at"))
 
 
 def next_common_slot(

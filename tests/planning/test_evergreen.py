@@ -186,6 +186,24 @@ def test_a_re_share_goes_through_approval_when_the_rule_is_on(
     assert evergreen_recycle(evergreen=other).share.slot_at == MON_12
 
 
+def test_a_re_share_waiting_for_approval_keeps_its_slot_from_add_to_queue(
+    workspace_a, alice, bob, news, set_slots
+):
+    set_slots([(MON, "09:00"), (MON, "12:00")])
+    ApprovalRule.objects.create(workspace=workspace_a, required=True)
+    row = mark(workspace_a, bob, published(workspace_a, alice, [news]))
+    assert evergreen_recycle(evergreen=row).share.slot_at == MON_9  # a draft, in review
+
+    queued = queued_publication_create(
+        workspace=workspace_a,
+        author=alice,
+        segments=[{"text": "Added to the queue"}],
+        destinations=[{"account": news.pk}],
+    )
+
+    assert queued.scheduled_at == MON_12  # not the re-share's 09:00, where it goes once approved
+
+
 def test_texts_are_taken_in_turn(workspace_a, alice, news, set_slots):
     set_slots([(MON, "09:00"), (TUE, "09:00")])
     row = mark(
