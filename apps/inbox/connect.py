@@ -3,13 +3,11 @@ fresh credentials, and no checkpoint (reading and replying never touch the post'
 
 from __future__ import annotations
 
-from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
 from apps.providers.base import PublishContext, PublishedSegment, get_adapter
 from apps.providers.comment_reading import CommentReader, comment_reader
-from apps.providers.errors import Action, ErrorKind, ProviderError
-from apps.publishing.delivery.context import fresh_credentials, store_refreshed_credentials
-from apps.publishing.locks import RefreshInProgress
+from apps.providers.errors import ErrorKind, ProviderError
+from apps.publishing.delivery.context import credentials_for_call, store_refreshed_credentials
 from apps.renditions.models import Rendition
 
 
@@ -28,22 +26,7 @@ def connect(rendition: Rendition) -> tuple[CommentReader, PublishContext]:
             retryable=False,
         )
     reader = comment_reader(rendition.platform)
-    try:
-        credentials = fresh_credentials(get_adapter(rendition.platform), account.pk)
-    except RefreshInProgress:
-        raise ProviderError(
-            ErrorKind.NETWORK_BEFORE_SEND,
-            "Another worker was refreshing this account's token; trying again in a moment.",
-            code="refresh_in_progress",
-        ) from None
-    except CredentialsError as exc:
-        raise ProviderError(
-            ErrorKind.UNKNOWN,
-            str(exc),
-            code="credentials_unreadable",
-            action=Action.CONTACT_SUPPORT,
-            retryable=False,
-        ) from exc
+    credentials = credentials_for_call(get_adapter(rendition.platform), account.pk)
     ctx = PublishContext(
         account=account,
         credentials=credentials,

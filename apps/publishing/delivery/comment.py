@@ -18,7 +18,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
 from apps.common.errors import Conflict
 from apps.jobs.errors import INTERRUPTIONS, RetryableError
@@ -27,8 +26,7 @@ from apps.jobs.services import holding_lease, job_enqueue
 from apps.providers.base import PublishedSegment, SupportsFirstComment, get_adapter
 from apps.providers.catalog import get_capabilities
 from apps.providers.errors import RETRYABLE_KINDS, Action, ErrorKind, ProviderError
-from apps.publishing.delivery.context import fresh_credentials, publish_context
-from apps.publishing.locks import RefreshInProgress
+from apps.publishing.delivery.context import credentials_for_call, publish_context
 from apps.renditions.models import DeliveryAttempt, FirstComment, Rendition
 
 logger = logging.getLogger(__name__)
@@ -171,22 +169,7 @@ def _connect(rendition: Rendition):
             code="no_comment_support",
             retryable=False,
         )
-    try:
-        credentials = fresh_credentials(adapter, account.pk)
-    except RefreshInProgress:
-        raise ProviderError(
-            ErrorKind.NETWORK_BEFORE_SEND,
-            "Another worker was refreshing this account's token; trying again in a moment.",
-            code="refresh_in_progress",
-        ) from None
-    except CredentialsError as exc:
-        raise ProviderError(
-            ErrorKind.UNKNOWN,
-            str(exc),
-            code="credentials_unreadable",
-            action=Action.CONTACT_SUPPORT,
-            retryable=False,
-        ) from exc
+    credentials = credentials_for_call(adapter, account.pk)
     return adapter, publish_context(rendition, credentials)
 
 

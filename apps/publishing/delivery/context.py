@@ -13,11 +13,13 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from apps.accounts import services as account_services
+from apps.accounts.crypto import CredentialsError
 from apps.accounts.models import SocialAccount
 from apps.common.media_urls import signed_media_url
 from apps.providers.base import Adapter, MediaPayload, PublishContext
+from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.publications.models import MediaAsset
-from apps.publishing.locks import account_refresh_lock
+from apps.publishing.locks import RefreshInProgress, account_refresh_lock
 from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
 
 logger = logging.getLogger(__name__)
@@ -112,6 +114,28 @@ def fresh_credentials(adapter: Adapter, account_id: int) -> dict:
         if fresh is not None:
             store_refreshed_credentials(account, fresh)
     return fresh if fresh is not None else credentials
+
+
+def credentials_for_call(adapter: Adapter, account_id: int) -> dict:
+    """``fresh_credentials`` for a call beside publishing (a first comment, an inbox reply):
+    a refresh held by another worker is a retry soon, unreadable credentials need support;
+    both as the ProviderError a delivery step records."""
+    try:
+        return fresh_credentials(adapter, account_id)
+    except RefreshInProgress:
+        raise ProviderError(
+            ErrorKind.NETWORK_BEFORE_SEND,
+            "Another worker was refreshing this account's token; trying again in a moment.",
+            code="refresh_in_progress",
+        ) from None
+    except CredentialsError as exc:
+        raise ProviderError(
+            ErrorKind.UNKNOWN,
+            str(exc),
+            code="credentials_unreadable",
+            action=Action.CONTACT_SUPPORT,
+            retryable=False,
+        ) from exc
 
 
 def write_refreshed_credentials(locked: SocialAccount, fresh: dict) -> None:
