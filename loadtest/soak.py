@@ -820,6 +820,14 @@ class Soak:
                 if "held_not_published" in f
             },
             "stuck": sum(f["stuck"] for f in per_platform.values()),
+            # Unknown outcomes no automatic check will settle: a person verifies. Per
+            # platform, counted by why (see left_to_person).
+            "to_person": sum(f["to_person"] for f in per_platform.values()),
+            "to_person_why": {
+                platform: f["to_person_why"]
+                for platform, f in per_platform.items()
+                if f["to_person_why"]
+            },
             "deferred": sum(f["deferred"] for f in per_platform.values()),
             "still_checking": sum(f["still_checking"] for f in per_platform.values()),
             "still_running": sum(f["still_running"] for f in per_platform.values()),
@@ -913,6 +921,9 @@ class Soak:
             | {pk: "lost" for pk in lost - set(stuck)}
         )
         figures["unsettled_by_status"] = dict(Counter(status for _, status in unsettled_rows))
+        why = left_to_person(ids)
+        figures["to_person"] = sum(why.values())
+        figures["to_person_why"] = dict(why.most_common())
         return figures
 
     def _comment_figures(self, platform: str, renditions, pools) -> dict:
@@ -986,6 +997,47 @@ class Soak:
             "unmatched_posts": sum(held.values()) - seen.matched,
             "faults_struck": fleet.faults_struck(platform),
         }
+
+
+def left_to_person(rendition_ids: list[int]) -> Counter:
+    """The unknown outcomes (ambiguous failures) left to a person, counted by why: no
+    reconciliation still to run, no reconnect awaited (that check runs by itself once the
+    account is back). Each is keyed "<verdict> (<error>)": the verdict is the kind the last
+    reconciliation handed it over with (`not_found`, `no_lookup`, `duplicate_unconfirmed`...)
+    or `no_check` when none was ever scheduled or none handed it over (the platform gives no
+    handle, or a later refusal left nothing to resend); the error is the unknown outcome's
+    own code (`ReadTimeout`, `worker_lost`, `refused_after_unknown`, an HTTP status)."""
+    from apps.jobs.models import Job
+
+    rows = (
+        Rendition.objects.filter(pk__in=rendition_ids, status="failed", ambiguous=True)
+        .exclude(_being_checked())
+        .exclude(last_error__action="reconnect")
+        .values_list("pk", "last_error")
+    )
+    errors = dict(rows)
+    verdicts: dict[str, str] = {}
+    handed_over = (
+        Job.objects.filter(
+            type="renditions.reconcile",
+            status=Job.Status.FAILED,
+            dedupe_key__in=[f"reconcile:{pk}" for pk in errors],
+        )
+        .order_by("pk")
+        .values_list("dedupe_key", "last_error")
+    )
+    for key, job_error in handed_over:  # the latest one last
+        rendition_id = (key or "").removeprefix("reconcile:")
+        verdicts[rendition_id] = (job_error or {}).get("kind") or "errored"
+    why: Counter = Counter()
+    for pk, error in errors.items():
+        error = error or {}
+        verdict = verdicts.get(str(pk)) if error.get("reconcile_note") else None
+        code = error.get("code") or (
+            f"http_{error['http_status']}" if error.get("http_status") else error.get("kind")
+        )
+        why[f"{verdict or 'no_check'} ({code or 'no error'})"] += 1
+    return why
 
 
 def published_with_notice(renditions) -> int:

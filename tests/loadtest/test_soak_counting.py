@@ -12,7 +12,13 @@ from django.utils import timezone
 from apps.jobs.models import Job
 from apps.renditions.models import Rendition
 from loadtest.platform_fakes import FakeRequest, FakeResponse, PlatformFake
-from loadtest.soak import account_owed, duplicates_by_key_and_text, stuck_renditions, witness
+from loadtest.soak import (
+    account_owed,
+    duplicates_by_key_and_text,
+    left_to_person,
+    stuck_renditions,
+    witness,
+)
 from loadtest.soak_fakes import FakeFleet, _Hanging, marker_pattern
 from tests.factories import JobFactory, RenditionFactory
 
@@ -154,6 +160,58 @@ def test_lost_is_silently_dropped_and_a_rendition_still_on_its_way_is_running():
     assert owed.running == sorted([resending.pk, retrying.pk])
     assert [pk for pk, _ in owed.deferred] == [deferred.pk]
     assert owed.checking == [checking.pk]
+
+
+@pytest.mark.django_db
+def test_unknown_outcomes_left_to_a_person_are_counted_by_why():
+    def ambiguous(**error) -> Rendition:
+        return RenditionFactory(
+            status="failed", ambiguous=True, last_error={"kind": "outcome_unknown", **error}
+        )
+
+    def reconciled(rendition: Rendition, status: str, kind: str) -> None:
+        JobFactory(
+            type="renditions.reconcile",
+            status=status,
+            dedupe_key=f"reconcile:{rendition.pk}",
+            last_error={"kind": kind},
+        )
+
+    not_found = [
+        ambiguous(code="ReadTimeout", action="verify", reconcile_note="Not found") for _ in range(2)
+    ]
+    for rendition in not_found:
+        reconciled(rendition, Job.Status.FAILED, "not_found")
+    unconfirmed = ambiguous(http_status=502, action="verify", reconcile_note="Refused")
+    reconciled(unconfirmed, Job.Status.FAILED, "not_found_yet")  # an earlier check
+    reconciled(unconfirmed, Job.Status.FAILED, "duplicate_unconfirmed")
+    never_checked = ambiguous(code="refused_after_unknown", action="verify")
+    # Not a person's: its check is still to run, or it runs once the account is back.
+    checking = ambiguous(code="ReadTimeout", action="wait")
+    reconciled(checking, Job.Status.PENDING, "not_found_yet")
+    awaiting_reconnect = ambiguous(code="worker_lost", action="reconnect")
+    plain_failure = RenditionFactory(status="failed", last_error={"kind": "content_rejected"})
+    published = RenditionFactory(status="published", published_at=timezone.now())
+    ids = [
+        r.pk
+        for r in (
+            *not_found,
+            unconfirmed,
+            never_checked,
+            checking,
+            awaiting_reconnect,
+            plain_failure,
+            published,
+        )
+    ]
+
+    assert left_to_person(ids) == Counter(
+        {
+            "not_found (ReadTimeout)": 2,
+            "duplicate_unconfirmed (http_502)": 1,
+            "no_check (refused_after_unknown)": 1,
+        }
+    )
 
 
 def test_lifting_the_hang_answers_the_hanging_organizations_writes_in_time():
