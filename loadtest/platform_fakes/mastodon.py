@@ -11,6 +11,15 @@
   one. A key is remembered for 3,600 s; after that a repeat creates a new status. A create
   still running when the client gives up (`slow_create`) holds the lock until it ends.
   Mastodon never rejects duplicate text.
+- Per account (`switch`), on a share of its keyed creates (`switched_share`, the fake's
+  seeded dice): `key_lock`, the create runs `key_lock_hold_s` under its key's lock before the
+  status is saved (inside the lock Mastodon resolves the text's mentions and linked posts,
+  remote fetches that can take that long) and is answered only then, long after the
+  client's timeout: a resend under the key meanwhile meets the lock's 503, and after it gets
+  the first status. `key_not_recorded`, the status is saved and the server fails before
+  recording the key: a 500 (the lock released), or for `dropped_share` of them the
+  connection closed unanswered (the server process died after the save, its lock left to
+  the 15-minute autorelease); either way a resend under the key makes a second status.
 - `POST /api/v2/media` answers 200 for an image processed at once and 202 (`url` null) for
   media processed in the background; `GET /api/v1/media/:id` answers 206 while processing,
   200 once `url` is set, 422 when processing failed, 404 once the media is attached.
@@ -45,6 +54,11 @@ IDEMPOTENCY_TTL_S = 3600.0
 # Lockable#with_redis_lock's autorelease: a lock whose request died is freed after this.
 KEY_LOCK_AUTORELEASE_S = 900.0
 TEMPORARY_PROBLEM = "There was a temporary problem serving your request, please try again"
+# How long a `key_lock` create runs: past a client's timeout and the wait for its listing to
+# settle (the soak's: 2 s, then 20 s), so that a resend under the key meets the lock.
+KEY_LOCK_HOLD_S = 30.0
+# The share of a switched account's keyed creates its behaviours strike (the rest run as usual).
+SWITCHED_SHARE = 0.5
 MAX_CHARACTERS = 500
 MAX_MEDIA = 4
 RATE_LIMIT = 300
@@ -81,10 +95,24 @@ def _paragraphs(text: str) -> str:
 class MastodonFake(PlatformFake):
     platform = "mastodon"
     hosts = (HOST,)
+    account_behaviours = ("key_lock", "key_not_recorded")
 
-    def __init__(self, faults=None, *, idempotency_ttl_s: float = IDEMPOTENCY_TTL_S) -> None:
+    def __init__(
+        self,
+        faults=None,
+        *,
+        idempotency_ttl_s: float = IDEMPOTENCY_TTL_S,
+        key_lock_hold_s: float = KEY_LOCK_HOLD_S,
+        switched_share: float = SWITCHED_SHARE,
+        dropped_share: float = 0.5,
+    ) -> None:
         super().__init__(faults)
         self.idempotency_ttl_s = idempotency_ttl_s
+        self.key_lock_hold_s = key_lock_hold_s
+        self.switched_share = switched_share
+        # Of the switched `key_not_recorded` failures, those that close the connection.
+        self.dropped_share = dropped_share
+        self._rng = random.Random(self.faults.seed)  # noqa: S311 - a test's dice
         # The instance's clock; tests move it forward to step past the key's window.
         self.clock = time.time
         self.tokens: dict[str, str] = {}  # access token -> account id
@@ -390,8 +418,8 @@ class MastodonFake(PlatformFake):
             now = self.clock()
             # A create still running when the client gives up is saved (and its key
             # recorded, its lock released) only when it ends.
-            slow = self.faults.strikes("slow_create")
-            done = now + self.faults.hang_s if slow else now
+            hold_s = self._runs_for(account_id, key)
+            done = now + hold_s
             post = StoredPost(
                 id=str(next(self._ids)),
                 account=account_id,
@@ -413,20 +441,53 @@ class MastodonFake(PlatformFake):
             for media_id in media_ids:
                 self.media[media_id]["status_id"] = post.id
             status = self._status_json(post)
-            if self.faults.strikes("key_not_recorded"):
-                # Saved, then the server failed before `redis.setex`: the key is unknown.
-                return json_response({"error": "We're sorry, but something went wrong"}, 500)
-            if key:
+            # Saved, then the server fails before `redis.setex`: the key stays unknown.
+            failure = self._key_not_recorded(account_id, key)
+            if failure is None and key:
                 self.keys[(account_id, key)] = (post.id, done)
-            if slow:
+            if failure is not None and failure.drop:
+                held_until.append(now + KEY_LOCK_AUTORELEASE_S)
+            elif hold_s:
                 held_until.append(done)
-        if slow:
-            return FakeResponse(200, status, delay_s=self.faults.hang_s)
+        if failure is not None:
+            failure.delay_s = hold_s
+            return failure
+        if hold_s:
+            return FakeResponse(200, status, delay_s=hold_s)
         if self.faults.strikes("server_error_after"):
             return json_response({"error": "We're sorry, but something went wrong"}, 500)
         if self.faults.strikes("timeout_after_accept"):
             return FakeResponse(200, status, delay_s=self.faults.hang_s)
         return json_response(status)
+
+    def _runs_for(self, account_id: str, key: str | None) -> float:
+        """Seconds this create runs under its key's lock before the status is saved."""
+        if key and self._switched_strikes(account_id, "key_lock"):
+            return self.key_lock_hold_s
+        return self.faults.hang_s if self.faults.strikes("slow_create") else 0.0
+
+    def _key_not_recorded(self, account_id: str, key: str | None) -> FakeResponse | None:
+        """The answer of a create that saved its status and failed before recording its
+        key, or None when the key is recorded."""
+        if key and self._switched_strikes(account_id, "key_not_recorded"):
+            with self.lock:
+                if self._rng.random() < self.dropped_share:
+                    return FakeResponse(drop=True)
+        elif not self.faults.strikes("key_not_recorded"):
+            return None
+        return json_response({"error": "We're sorry, but something went wrong"}, 500)
+
+    def _switched_strikes(self, account_id: str, behaviour: str) -> bool:
+        """Whether a behaviour switched on for the account strikes this create (a share
+        `switched_share` of them), counted in the soak's `faults_struck` under its name."""
+        with self.lock:
+            if not self.switched(account_id, behaviour):
+                return False
+            if self._rng.random() >= self.switched_share:
+                return False
+            struck = self.faults.struck
+            struck[behaviour] = struck.get(behaviour, 0) + 1
+        return True
 
     @route("GET", r"/api/v1/statuses/(?P<status_id>\d+)")
     def get_status(self, request: FakeRequest, status_id: str) -> FakeResponse:

@@ -295,3 +295,116 @@ def test_a_resend_meeting_the_key_lock_stays_ambiguous_then_settles_as_one_post(
     [post] = fake.published()
     assert rendition.segments.get().provider_post_id == post.id
     assert rendition.delivery_attempts.filter(outcome=DeliveryAttempt.Outcome.FAILED).count() == 1
+
+
+# -- with the fake's per-account switches on (as the soak turns them on) -------------------
+
+
+def _switched_account(fake: MastodonFake, workspace, behaviour: str, *, dropped: bool = False):
+    """An account whose every keyed create meets `behaviour`: a `key_lock` create runs 1 s
+    (past the client's 0.5 s), a `key_not_recorded` one answers 500 or, `dropped`, closes
+    the connection."""
+    opened = fake.new_account("alice")
+    fake.switch(opened["settings"]["account_id"], behaviour)
+    fake.switched_share, fake.key_lock_hold_s = 1.0, 1.0
+    fake.dropped_share = 1.0 if dropped else 0.0
+    return make_account(workspace, "mastodon", **opened)
+
+
+def _creates(fake: MastodonFake) -> int:
+    return fake.calls.count(("POST", "/api/v1/statuses"))
+
+
+@pytest.mark.django_db
+def test_with_key_lock_on_the_resend_is_in_progress_until_the_create_ends_then_takes_its_status(
+    mastodon, workspace_a, clock, settings
+):
+    settings.RECONCILE_SETTLE_S = 0  # the resend goes out as soon as the listing is read
+    fake = mastodon()
+    account = _switched_account(fake, workspace_a, "key_lock")
+    ctx = _ctx(account)
+    with pytest.raises(ProviderError) as lost:
+        _publish(ctx, "Held under the lock")
+    assert lost.value.kind == ErrorKind.OUTCOME_UNKNOWN
+
+    with pytest.raises(ProviderError) as refused:
+        _publish(ctx, "Held under the lock")  # not listed yet: the resend meets the lock
+
+    err = refused.value
+    assert (err.code, err.retryable, err.action) == ("request_in_progress", True, Action.WAIT)
+    assert err.kind != ErrorKind.OUTCOME_UNKNOWN  # in progress, not a failure of its own
+    assert _creates(fake) == 2 and len(fake.published()) == 1  # refused, nothing made
+
+    clock.now += fake.key_lock_hold_s  # the first create ends: saved, listed, key recorded
+    again = _publish(ctx, "Held under the lock")
+
+    [post] = fake.published()
+    assert again.provider_post_id == post.id
+    assert _creates(fake) == 2  # found by the listing, not sent a third time
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("dropped", [False, True], ids=["500", "connection-closed"])
+def test_with_key_not_recorded_on_the_resend_finds_the_saved_status_and_settles_on_it(
+    mastodon, workspace_a, dropped
+):
+    fake = mastodon()
+    account = _switched_account(fake, workspace_a, "key_not_recorded", dropped=dropped)
+    ctx = _ctx(account)
+    with pytest.raises(ProviderError) as lost:
+        _publish(ctx, "Saved, never keyed")
+    assert lost.value.kind == ErrorKind.OUTCOME_UNKNOWN
+    [stored] = fake.published()
+    assert fake.keys == {}  # a resend under the key alone would make a second status
+
+    again = _publish(ctx, "Saved, never keyed")
+
+    assert again.provider_post_id == stored.id
+    assert len(fake.published()) == 1
+    assert _creates(fake) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_key_lock_on_a_rendition_waits_out_the_lock_and_publishes_one_status(
+    mastodon, settings, workspace_a, clock
+):
+    settings.RECONCILE_DELAY_S = 0
+    settings.RECONCILE_SETTLE_S = 0
+    fake = mastodon()
+    account = _switched_account(fake, workspace_a, "key_lock")
+    rendition = _schedule(workspace_a, account, "Spelt on Fridays")
+    worker = _worker()
+
+    _drain(worker, rendition)
+
+    assert rendition.status == "failed" and rendition.ambiguous
+    assert rendition.last_error["action"] == "wait"
+    assert rendition.last_error["refused"]["code"] == "request_in_progress"
+    assert len(fake.published()) == 1
+
+    clock.now += fake.key_lock_hold_s
+    _check_now(worker, rendition)
+
+    assert rendition.status == "published", rendition.last_error
+    [post] = fake.published()
+    assert rendition.segments.get().provider_post_id == post.id
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("dropped", [False, True], ids=["500", "connection-closed"])
+def test_with_key_not_recorded_on_a_rendition_publishes_the_saved_status_once(
+    mastodon, settings, workspace_a, dropped
+):
+    settings.RECONCILE_DELAY_S = 0
+    settings.RECONCILE_SETTLE_S = 0
+    fake = mastodon()
+    account = _switched_account(fake, workspace_a, "key_not_recorded", dropped=dropped)
+    rendition = _schedule(workspace_a, account, "Sourdough, twice baked")
+
+    _drain(_worker(), rendition)
+
+    assert rendition.status == "published", rendition.last_error
+    [post] = fake.published()
+    assert rendition.segments.get().provider_post_id == post.id
+    outcomes = list(rendition.delivery_attempts.order_by("pk").values_list("kind", "outcome"))
+    assert outcomes == [("publish", "unknown"), ("publish", "published")]
