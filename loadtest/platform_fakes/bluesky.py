@@ -12,6 +12,11 @@
   strong refs.
 - 429 `RateLimitExceeded` carries `RateLimit-Limit/Remaining/Reset` (epoch seconds) and
   `RateLimit-Policy`.
+- Reads are limited to 3,000 requests per 5 minutes (docs.bsky.app rate limits, "API
+  requests"): every getRecord and getJobStatus answer carries the `RateLimit-*` headers of
+  that window, and an account switched to `enforce_limits` is refused past it (429
+  `RateLimitExceeded`, the headers naming the reset). Bluesky counts per IP; the fake counts
+  per repository DID, so one account can be switched on its own.
 - The video service (video.bsky.app), as docs.bsky.app "Uploading video" describes it:
   `com.atproto.server.getServiceAuth` on the PDS signs a token for an audience and one
   method; `app.bsky.video.getUploadLimits` (audience the video service) reports
@@ -44,6 +49,7 @@ from loadtest.platform_fakes.base import (
     json_response,
     route,
 )
+from loadtest.platform_fakes.limits import ENFORCE, Allowance, LimitedReads, Spent
 
 ENTRYWAY = "bsky.social"
 PDS_HOST = "puffball.us-east.host.bsky.network"
@@ -64,6 +70,7 @@ MAX_GRAPHEMES = 300
 MAX_BLOB_BYTES = 2_000_000
 INTERNAL_ERROR = "InternalServerError"  # what the PDS answers today for an existing rkey
 NAMED_ERROR = "RecordAlreadyExists"  # the explicit error proposed upstream
+READS = Allowance(limit=3000, window_s=300)
 
 
 def _b64(data: dict) -> str:
@@ -75,13 +82,15 @@ def _cid(payload: bytes) -> str:
     return "bafyrei" + base64.b32encode(digest).decode().lower().rstrip("=")[:52]
 
 
-def xrpc_error(name: str, message: str, status: int = 400, **headers: str) -> FakeResponse:
+def xrpc_error(name: str, message: str, status: int = 400, /, **headers: str) -> FakeResponse:
     return json_response({"error": name, "message": message}, status, **headers)
 
 
-class BlueskyFake(PlatformFake):
+class BlueskyFake(LimitedReads, PlatformFake):
     platform = "bluesky"
     hosts = (ENTRYWAY, PDS_HOST, VIDEO_HOST)
+    account_behaviours = (ENFORCE,)
+    ALLOWANCES = {"read": READS}
 
     def __init__(self, faults=None, *, existing_record_error: str = INTERNAL_ERROR) -> None:
         super().__init__(faults)
@@ -194,6 +203,19 @@ class BlueskyFake(PlatformFake):
                 "RateLimit-Policy": "5000;w=3600",
             },
         )
+
+    def _read_limit(self, did: str) -> tuple[dict[str, str], FakeResponse | None]:
+        """The read window's headers for `did`, and the refusal once it is spent."""
+        spent: Spent = self.spend(did, "read")
+        headers = {
+            "RateLimit-Limit": str(spent.limit),
+            "RateLimit-Remaining": str(spent.remaining),
+            "RateLimit-Reset": str(int(spent.reset_at)),
+            "RateLimit-Policy": f"{READS.limit};w={int(READS.window_s)}",
+        }
+        if spent.refused:
+            return headers, xrpc_error("RateLimitExceeded", "Rate Limit Exceeded", 429, **headers)
+        return headers, None
 
     def _record(self, post: StoredPost) -> dict:
         return {"uri": post.id, "cid": post.extra["cid"], "value": post.extra["record"]}
@@ -355,8 +377,12 @@ class BlueskyFake(PlatformFake):
             return self._throttled()
         with self.lock:
             job = self.video_jobs.get(request.arg("jobId", ""))
-            if job is None:
-                return xrpc_error("NotFound", "job not found", 404)
+        if job is None:
+            return xrpc_error("NotFound", "job not found", 404)
+        _, refusal = self._read_limit(job["did"])
+        if refusal is not None:
+            return refusal
+        with self.lock:
             status = {"jobId": job["job_id"], "did": job["did"]}
             elapsed = self.clock() - job["started"]
             if elapsed < job["processing_s"]:
@@ -528,12 +554,15 @@ class BlueskyFake(PlatformFake):
             return self._throttled()
         repo = request.arg("repo", "")
         did = repo if repo in self.accounts else self.handles.get(repo, repo)
+        headers, refusal = self._read_limit(did)
+        if refusal is not None:
+            return refusal
         uri = f"at://{did}/{request.arg('collection')}/{request.arg('rkey')}"
         with self.lock:
             post = self.posts.get(uri)
             if post is None:
-                return xrpc_error("RecordNotFound", f"Could not locate record: {uri}")
-            return json_response(self._record(post))
+                return xrpc_error("RecordNotFound", f"Could not locate record: {uri}", **headers)
+            return json_response(self._record(post), **headers)
 
     # --- the AppView's reads, proxied by the PDS (metrics grow with the post's age) --------
 

@@ -23,24 +23,27 @@ import random
 from loadtest.platform_fakes import engagement, multipart
 from loadtest.platform_fakes.base import FakeRequest, FakeResponse, route
 from loadtest.platform_fakes.instagram_comments import CommentsMixin
+from loadtest.platform_fakes.limits import ENFORCE
 from loadtest.platform_fakes.meta import (
     VERSION,
     Container,
     MetaGraphFake,
     graph_time,
 )
+from loadtest.platform_fakes.meta_limits import MetaCallBudget
 
 QUOTA_TOTAL = 100  # the publishing guide's figure; the reference says "currently 50"
 MAX_CAROUSEL = 10
 
 
-class InstagramFake(CommentsMixin, MetaGraphFake):
+class InstagramFake(CommentsMixin, MetaCallBudget, MetaGraphFake):
     platform = "instagram"
     hosts = ("graph.instagram.com",)
     buc_type = "instagram"
     # Per account (`switch`): every media container ends ERROR (`containers_fail`), or
-    # expires at once, never published (`containers_expire`), as Meta's do after 24 h.
-    account_behaviours = ("containers_fail", "containers_expire")
+    # expires at once, never published (`containers_expire`), as Meta's do after 24 h;
+    # the documented call budget of its reads is enforced (`enforce_limits`, meta_limits).
+    account_behaviours = ("containers_fail", "containers_expire", ENFORCE)
     throttle_code = 80002  # Business Use Case throttling of the Instagram Platform
     throttle_message = "There have been too many calls to this Instagram account."
 
@@ -120,6 +123,8 @@ class InstagramFake(CommentsMixin, MetaGraphFake):
         if container is not None and container.account == account:
             if self.faults.strikes("poll_rate_limit"):
                 return self.throttled(account)
+            if refusal := self.budget_refusal(account):
+                return refusal
             state = container.status()
             detail = {"ERROR": "Error: Media upload has failed with error code 2207026"}
             return self.ok(
@@ -192,6 +197,8 @@ class InstagramFake(CommentsMixin, MetaGraphFake):
             return self.error(10, "Application does not have permission for this action")
         if self.faults.strikes("poll_rate_limit"):
             return self.throttled(account)
+        if refusal := self.budget_refusal(account):
+            return refusal
         limit = int(request.arg("limit", "25") or 25)
         items = [
             self._media_item(p)

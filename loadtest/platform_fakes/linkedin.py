@@ -36,6 +36,13 @@
 - OAuth refresh at www.linkedin.com/oauth/v2/accessToken: a new 60-day access token; the
   refresh token keeps its 365-day life counted from the first authorization.
 - 429 carries no rate-limit headers and no Retry-After (limits are daily, reset 00:00 UTC).
+- `enforce_limits` (per member, switched by the member's URN): LinkedIn publishes no
+  figures (each app sees its own daily application and member limits in the Developer
+  Portal) and no field report gives one we could check, so the fake picks a deliberately
+  low one: 100 reads a day per member (`MEMBER_DAY_READS`) of the endpoints our lookups
+  and polls use (a post, an author's posts, a post's comments, an image's or a video's
+  status), counted until 00:00 UTC; past it, 429 "Resource level throttle MEMBER DAY limit
+  for calls to this resource is reached." with no header, as reported.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ from loadtest.platform_fakes.base import (
     json_response,
     route,
 )
+from loadtest.platform_fakes.limits import ENFORCE, Allowance, LimitedReads, next_midnight
 
 API = "api.linkedin.com"
 WWW = "www.linkedin.com"
@@ -66,6 +74,7 @@ MEMBER_SCOPES = frozenset({"openid", "profile", "w_member_social"})
 VIDEO_PART_BYTES = 4 * 1024 * 1024
 REQUIRED = ("author", "commentary", "visibility", "distribution", "lifecycleState")
 DUPLICATE_WINDOW_S = 24 * 3600
+MEMBER_DAY_READS = 100
 
 
 def li_error(status: int, message: str, code: str | None = None, **extra) -> FakeResponse:
@@ -75,11 +84,13 @@ def li_error(status: int, message: str, code: str | None = None, **extra) -> Fak
     return json_response(body, status)
 
 
-class LinkedInFake(PlatformFake):
+class LinkedInFake(LimitedReads, PlatformFake):
     platform = "linkedin"
     hosts = (API, WWW)
-    # The constructor's duplicate options, for one account at a time (`switch`).
-    account_behaviours = ("duplicate_compares_media", "refusal_names_ghost")
+    # The constructor's duplicate options, for one account at a time (`switch`), and the
+    # member's daily read limit (`enforce_limits`).
+    account_behaviours = ("duplicate_compares_media", "refusal_names_ghost", ENFORCE)
+    ALLOWANCES = {"reads": Allowance(limit=MEMBER_DAY_READS, resets_at=next_midnight("UTC"))}
 
     def __init__(
         self,
@@ -214,6 +225,15 @@ class LinkedInFake(PlatformFake):
     def _throttled(self) -> FakeResponse:
         return li_error(429, "Resource level throttle limit for calls to this resource is reached.")
 
+    def _read_refused(self, caller: dict) -> FakeResponse | None:
+        """One of the member's daily reads, or LinkedIn's refusal once they are spent."""
+        if self.spend(f"urn:li:person:{caller['member']}", "reads").refused:
+            return li_error(
+                429,
+                "Resource level throttle MEMBER DAY limit for calls to this resource is reached.",
+            )
+        return None
+
     # --- OAuth and identity --------------------------------------------------------------
 
     @route("POST", r"/oauth/v2/accessToken")
@@ -312,6 +332,8 @@ class LinkedInFake(PlatformFake):
             return caller
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        if refusal := self._read_refused(caller):
+            return refusal
         urn = unquote(encoded)
         with self.lock:
             image = self.images.get(urn)
@@ -420,6 +442,8 @@ class LinkedInFake(PlatformFake):
             return caller
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        if refusal := self._read_refused(caller):
+            return refusal
         urn = unquote(encoded)
         with self.lock:
             video = self.videos.get(urn)
@@ -547,6 +571,8 @@ class LinkedInFake(PlatformFake):
             return caller
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        if refusal := self._read_refused(caller):
+            return refusal
         urn = unquote(encoded)
         with self.lock:
             post = self.posts.get(urn)
@@ -565,6 +591,8 @@ class LinkedInFake(PlatformFake):
             return li_error(400, "Unknown finder", "ILLEGAL_ARGUMENT")
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        if refusal := self._read_refused(caller):
+            return refusal
         author = unquote(request.arg("author", ""))
         if not self._may_read(caller, author):
             return self._denied("partnerApiPostsExternal.FINDER-author")
@@ -680,6 +708,8 @@ class LinkedInFake(PlatformFake):
             return caller
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        if refusal := self._read_refused(caller):
+            return refusal
         urn = unquote(encoded)
         count = min(int(request.arg("count", "10")), 100)
         start = int(request.arg("start", "0"))

@@ -14,6 +14,11 @@ OAuth guides document it.
   a new access token and (continuous refresh) a new refresh token.
 - Errors are `{"code", "message"}`; a 429 carries `x-ratelimit-limit`,
   `x-ratelimit-remaining` and `x-ratelimit-reset`.
+- `enforce_limits` (per account): the reads our lookups and polls make (a Pin, a board's
+  Pins, a video's status) are held to Trial access's documented 1,000 requests a day, the
+  strictest tier; past it Pinterest answers 429 code 8 with the headers. When Trial's day
+  starts and what `x-ratelimit-reset` holds are not documented: the fake counts 24 h from
+  the first call and gives the seconds left, as field reports show.
 
 Every account the fake opens is a collaborator of one group board, which the sample content
 names, so a soak publication can pin to it from any account.
@@ -36,11 +41,13 @@ from loadtest.platform_fakes.base import (
     json_response,
     route,
 )
+from loadtest.platform_fakes.limits import ENFORCE, Allowance, LimitedReads
 
 STORAGE_HOST = "pinterest-media-upload.s3-accelerate.amazonaws.com"
 TOKEN_TTL_S = 30 * 24 * 3600
 REFRESH_TTL_S = 60 * 24 * 3600
 RATE_LIMIT = 100
+TRIAL_READS = Allowance(limit=1000, window_s=24 * 3600)
 
 
 @dataclass
@@ -61,12 +68,15 @@ class Media:
         return "failed" if self.fails else "succeeded"
 
 
-class PinterestFake(PlatformFake):
+class PinterestFake(LimitedReads, PlatformFake):
     platform = "pinterest"
     hosts = ("api.pinterest.com", STORAGE_HOST)
+    account_behaviours = (ENFORCE,)
+    ALLOWANCES = {"read": TRIAL_READS}
 
     def __init__(self, faults=None) -> None:
         super().__init__(faults)
+        self.clock = time.time
         self.tokens: dict[str, str] = {}  # access token -> account
         self.refresh_tokens: dict[str, str] = {}  # refresh token -> account
         self.media: dict[str, Media] = {}
@@ -131,9 +141,22 @@ class PinterestFake(PlatformFake):
             },
         )
 
-    def _ok(self, body: dict, status: int = 200) -> FakeResponse:
+    def _ok(self, body: dict, status: int = 200, /, **limits: str) -> FakeResponse:
         headers = {"x-ratelimit-limit": str(RATE_LIMIT), "x-ratelimit-remaining": "97"}
-        return json_response(body, status, **headers)
+        return json_response(body, status, **{**headers, **limits})
+
+    def _read(self, account: str) -> tuple[dict[str, str], FakeResponse | None]:
+        """A read's rate-limit headers, and the refusal once the day's reads are spent."""
+        spent = self.spend(account, "read")
+        headers = {
+            "x-ratelimit-limit": str(spent.limit),
+            "x-ratelimit-remaining": str(spent.remaining),
+            "x-ratelimit-reset": str(spent.reset_in(self.clock())),
+        }
+        if spent.refused:
+            message = "You have exceeded your rate limit. Try again later."
+            return headers, self._error(429, 8, message, **headers)
+        return headers, None
 
     def _caller(self, request: FakeRequest) -> str | None:
         with self.lock:
@@ -222,12 +245,16 @@ class PinterestFake(PlatformFake):
 
     @route("GET", r"/v5/pins/(?P<pin_id>\d+)")
     def read_pin(self, request: FakeRequest, pin_id: str) -> FakeResponse:
-        if self._caller(request) is None:
+        account = self._caller(request)
+        if account is None:
             return self._unauthorized()
+        limits, refusal = self._read(account)
+        if refusal is not None:
+            return refusal
         pin = self.posts.get(pin_id)
         if pin is None or pin.visible_at > time.time():
-            return self._error(404, 50, "Pin not found.")
-        return self._ok(self._pin(pin))
+            return self._error(404, 50, "Pin not found.", **limits)
+        return self._ok(self._pin(pin), **limits)
 
     @route("GET", r"/v5/pins/(?P<pin_id>\d+)/analytics")
     def pin_analytics(self, request: FakeRequest, pin_id: str) -> FakeResponse:
@@ -238,7 +265,7 @@ class PinterestFake(PlatformFake):
         pin = self.posts.get(pin_id)
         if pin is None or pin.account != account:
             return self._error(404, 50, "Pin not found.")
-        grown = engagement.grown(pin, getattr(self, "clock", time.time)())
+        grown = engagement.grown(pin, self.clock())
         counts = {
             "IMPRESSION": grown["views"],
             "SAVE": grown["reposts"],
@@ -292,6 +319,9 @@ class PinterestFake(PlatformFake):
             return self._unauthorized()
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        limits, refusal = self._read(account)
+        if refusal is not None:
+            return refusal
         board = self.boards.get(board_id)
         if board is None or account not in board["collaborators"]:
             return self._error(404, 2, "Board not found.")
@@ -311,7 +341,11 @@ class PinterestFake(PlatformFake):
         page = pins[start : start + size]
         more = start + size < len(pins)
         return self._ok(
-            {"items": [self._pin(p) for p in page], "bookmark": str(start + size) if more else None}
+            {
+                "items": [self._pin(p) for p in page],
+                "bookmark": str(start + size) if more else None,
+            },
+            **limits,
         )
 
     def _pin(self, pin: StoredPost) -> dict:
@@ -383,10 +417,14 @@ class PinterestFake(PlatformFake):
             return self._unauthorized()
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        limits, refusal = self._read(account)
+        if refusal is not None:
+            return refusal
         media = self.media.get(media_id)
         if media is None or media.account != account:
             return self._error(404, 2, "Media not found.")
-        return self._ok({"media_id": media_id, "media_type": "video", "status": media.status()})
+        body = {"media_id": media_id, "media_type": "video", "status": media.status()}
+        return self._ok(body, **limits)
 
     # --- OAuth -------------------------------------------------------------------------
 

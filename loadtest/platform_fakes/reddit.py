@@ -22,6 +22,7 @@ from loadtest.platform_fakes.base import (
     json_response,
     route,
 )
+from loadtest.platform_fakes.limits import ENFORCE, Allowance, LimitedReads
 from loadtest.platform_fakes.reddit_comments import CommentsMixin
 
 API_HOST = "oauth.reddit.com"
@@ -49,8 +50,11 @@ def _multipart(request: FakeRequest) -> dict[str, bytes]:
     return fields
 
 
-class RedditFake(CommentsMixin, PlatformFake):
-    """Per account (`switch`): `media_fails`, every media post's processing fails (Reddit
+class RedditFake(CommentsMixin, LimitedReads, PlatformFake):
+    """Per account (`switch`): `enforce_limits`, the account's calls are counted in a window of
+    their own and refused past Reddit's documented 100 a minute averaged over ten minutes
+    (1,000 per 600 s; Reddit counts per OAuth client, which the soak's accounts share);
+    `media_fails`, every media post's processing fails (Reddit
     says so only on the submission's websocket, kept here in `extra["websocket"]`; no post
     is made, none is listed); `spam_removed`, Reddit's spam filter removes each new post at
     once: it exists and its author still sees it in their submissions and `/api/info`, with
@@ -59,12 +63,14 @@ class RedditFake(CommentsMixin, PlatformFake):
 
     platform = "reddit"
     hosts = (API_HOST, WWW_HOST, MEDIA_HOST)
-    account_behaviours = ("media_fails", "spam_removed")
+    account_behaviours = ("media_fails", "spam_removed", ENFORCE)
+    ALLOWANCES = {"client": Allowance(limit=WINDOW_REQUESTS, window_s=WINDOW_S)}
 
     def __init__(self, faults=None) -> None:
         super().__init__(faults)
+        self.clock = time.time
         self.assets: dict[str, dict] = {}  # key -> {"mime", "uploaded", "account"}
-        self._window_start = time.time()
+        self._window_start = self.clock()
         self._window_used = 0
         self._ids = threading.Lock()
         self._next = 0
@@ -118,8 +124,11 @@ class RedditFake(CommentsMixin, PlatformFake):
     def handle(self, request: FakeRequest) -> FakeResponse:
         if request.host != API_HOST:
             return super().handle(request)
+        found = self._user(request)
+        if found is not None and self.switched(found[0], ENFORCE):
+            return self._handle_enforced(request, found[0])
         with self.lock:
-            now = time.time()
+            now = self.clock()
             if now - self._window_start >= WINDOW_S:
                 self._window_start, self._window_used = now, 0
             self._window_used += 1
@@ -127,8 +136,8 @@ class RedditFake(CommentsMixin, PlatformFake):
             reset = int(WINDOW_S - (now - self._window_start))
         limited = used > WINDOW_REQUESTS or self.faults.strikes("rate_limit")
         if limited:
-            response = json_response({"message": "Too Many Requests", "error": 429}, 429)
-        elif self._user(request) is None:
+            response = self._too_many()
+        elif found is None:
             response = json_response({"message": "Unauthorized", "error": 401}, 401)
         else:
             response = super().handle(request)
@@ -143,6 +152,24 @@ class RedditFake(CommentsMixin, PlatformFake):
             }
         )
         return response
+
+    def _handle_enforced(self, request: FakeRequest, user_id: str) -> FakeResponse:
+        """An account switched to `enforce_limits` has the client's window to itself: past
+        its 1,000 requests Reddit answers 429 until the window's reset, which the headers
+        give in seconds from now."""
+        spent = self.spend(user_id, "client")
+        response = self._too_many() if spent.refused else super().handle(request)
+        response.headers.update(
+            {
+                "X-Ratelimit-Used": str(spent.used),
+                "X-Ratelimit-Remaining": f"{float(spent.remaining):.1f}",
+                "X-Ratelimit-Reset": str(spent.reset_in(self.clock())),
+            }
+        )
+        return response
+
+    def _too_many(self) -> FakeResponse:
+        return json_response({"message": "Too Many Requests", "error": 429}, 429)
 
     # --- media -------------------------------------------------------------------------
 
@@ -343,9 +370,9 @@ class RedditFake(CommentsMixin, PlatformFake):
     @route("GET", r"/user/(?P<name>[^/]+)/submitted")
     def submitted(self, request: FakeRequest, name: str) -> FakeResponse:
         if self.faults.strikes("poll_rate_limit"):
-            return json_response({"message": "Too Many Requests", "error": 429}, 429)
+            return self._too_many()
         limit = min(int(request.arg("limit", "25")), 100)
-        now = time.time()
+        now = self.clock()
         with self.lock:
             posts = [
                 p
@@ -381,7 +408,7 @@ class RedditFake(CommentsMixin, PlatformFake):
         }
 
     def _votes(self, post: StoredPost) -> dict:
-        grown = engagement.grown(post, getattr(self, "clock", time.time)())
+        grown = engagement.grown(post, self.clock())
         return {
             "score": grown["likes"],
             "upvote_ratio": 0.95,

@@ -21,7 +21,9 @@ import time
 
 from loadtest.platform_fakes import engagement, multipart
 from loadtest.platform_fakes.base import FakeRequest, FakeResponse, StoredPost, route
+from loadtest.platform_fakes.limits import ENFORCE
 from loadtest.platform_fakes.meta import VERSION, MetaGraphFake, graph_time
+from loadtest.platform_fakes.meta_limits import MetaCallBudget
 from loadtest.platform_fakes.threads_comments import CommentsMixin
 
 MAX_TEXT = 500
@@ -29,13 +31,14 @@ MAX_CAROUSEL = 20
 POSTS_PER_DAY, REPLIES_PER_DAY = 250, 1000
 
 
-class ThreadsFake(CommentsMixin, MetaGraphFake):
+class ThreadsFake(CommentsMixin, MetaCallBudget, MetaGraphFake):
     platform = "threads"
     hosts = ("graph.threads.net", "graph.threads.com")
     buc_type = "threads"
     # Per account (`switch`): every media container ends ERROR (`containers_fail`), or
-    # expires at once, never published (`containers_expire`), as Meta's do after 24 h.
-    account_behaviours = ("containers_fail", "containers_expire")
+    # expires at once, never published (`containers_expire`), as Meta's do after 24 h;
+    # the documented call budget of its reads is enforced (`enforce_limits`, meta_limits).
+    account_behaviours = ("containers_fail", "containers_expire", ENFORCE)
 
     def sample_content(self, rng: random.Random, marker: str) -> dict:
         segments = [{"text": f"{marker} a thought", "media": []}]
@@ -133,6 +136,8 @@ class ThreadsFake(CommentsMixin, MetaGraphFake):
         if container is not None and container.account == account:
             if self.faults.strikes("poll_rate_limit"):
                 return self.throttled(account)
+            if refusal := self.budget_refusal(account):
+                return refusal
             state = container.status()
             body = {"id": obj, "status": state}
             if state == "ERROR":
@@ -223,6 +228,8 @@ class ThreadsFake(CommentsMixin, MetaGraphFake):
             return account
         if self.faults.strikes("poll_rate_limit"):
             return self.throttled(account)
+        if refusal := self.budget_refusal(account):
+            return refusal
         limit = int(request.arg("limit", "25") or 25)
         items = [self._item(p) for p in self.visible(account) if bool(p.reply_to) == replies]
         return self.ok({"data": items[:limit], "paging": {}}, account=account)

@@ -6,6 +6,9 @@ post id only after moderation, the creator's video list, and rotating refresh to
 
 Every answer carries the `{"data", "error": {"code", "message", "log_id"}}` envelope. Init
 allows 6 calls and status/fetch 30 calls a minute per user token (429 rate_limit_exceeded).
+An account switched to `enforce_limits` is also held to the documented 600 calls a minute
+of video/list and video/query (the lookup's reads): past them, the same 429
+`rate_limit_exceeded`, with no header saying when the minute ends (TikTok gives none).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from loadtest.platform_fakes.base import (
     json_response,
     route,
 )
+from loadtest.platform_fakes.limits import ENFORCE, Allowance, LimitedReads
 
 API_HOST = "open.tiktokapis.com"
 UPLOAD_HOST = "open-upload.tiktokapis.com"
@@ -35,6 +39,7 @@ CAPTION_MAX = 2200  # UTF-16 code units
 LISTED_DESCRIPTION_MAX = 150  # the video object's video_description
 INIT_PER_MINUTE = 6
 STATUS_PER_MINUTE = 30
+VIDEO_READS = Allowance(limit=600, window_s=60)
 FAIL_REASONS = ("file_format_check_failed", "duration_check_failed", "frame_rate_check_failed")
 _RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)\Z")
 
@@ -43,12 +48,15 @@ def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-class TikTokFake(PlatformFake):
+class TikTokFake(LimitedReads, PlatformFake):
     platform = "tiktok"
     hosts = (API_HOST, UPLOAD_HOST)
+    account_behaviours = (ENFORCE,)
+    ALLOWANCES = {"video_list": VIDEO_READS, "video_query": VIDEO_READS}
 
     def __init__(self, faults=None) -> None:
         super().__init__(faults)
+        self.clock = time.time
         self.uploads: dict[str, dict] = {}  # publish_id -> the init and what arrived
         self._upload_ids: dict[str, str] = {}  # upload_id of an upload URL -> publish_id
         self.refresh_tokens: dict[str, str] = {}  # live refresh token -> open_id
@@ -354,7 +362,7 @@ class TikTokFake(PlatformFake):
         if isinstance(found, FakeResponse):
             return found
         open_id, _ = found
-        if self.faults.strikes("poll_rate_limit"):
+        if self.faults.strikes("poll_rate_limit") or self.spend(open_id, "video_list").refused:
             return self._rate_limited()
         fields = (request.arg("fields") or "id").split(",")
         max_count = min(int(request.json().get("max_count") or 10), 20)
@@ -391,9 +399,11 @@ class TikTokFake(PlatformFake):
         if isinstance(found, FakeResponse):
             return found
         open_id, _ = found
+        if self.spend(open_id, "video_query").refused:
+            return self._rate_limited()
         fields = (request.arg("fields") or "id").split(",")
         wanted = {str(v) for v in (request.json().get("filters") or {}).get("video_ids") or []}
-        clock = getattr(self, "clock", time.time)
+        clock = self.clock
         videos = []
         with self.lock:
             for upload in self.uploads.values():

@@ -17,6 +17,13 @@ viewing. The fake locks them private whatever `privacyStatus` was asked for:
 not documented (field reports describe the video turning private at or shortly after the
 upload); the fake models the worst case for a client that trusts its own request: the
 video resource answered at the end of the upload already says `private`.
+
+`enforce_limits` (per channel): the reads our lookups and polls make are charged against
+the documented default quota of 10,000 units a day (videos.list, channels.list and
+playlistItems.list 1 unit, search.list 100), which resets at midnight Pacific time; past it
+Google answers 403 `quotaExceeded` (domain `youtube.quota`) with no header saying when to
+come back. Google counts per API project, shared by every channel; the fake counts per
+channel, so one account can be switched on its own.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from loadtest.platform_fakes.base import (
     json_response,
     route,
 )
+from loadtest.platform_fakes.limits import ENFORCE, Allowance, LimitedReads, next_midnight
 from loadtest.platform_fakes.youtube_comments import CommentsMixin
 
 API_HOST = "www.googleapis.com"
@@ -45,6 +53,11 @@ CHUNK_MULTIPLE = 256 * 1024
 PRIVACY = ("public", "unlisted", "private")
 SESSION_TTL_S = 7 * 86400
 _RANGE = re.compile(r"bytes (?:(\d+)-(\d+)|\*)/(\d+)\Z")
+DAILY_UNITS = Allowance(limit=10_000, resets_at=next_midnight("America/Los_Angeles"))
+QUOTA_EXCEEDED = (
+    "The request cannot be completed because you have exceeded your "
+    '<a href="/youtube/v3/getting-started#quota">quota</a>.'
+)
 
 
 def _error(status: int, reason: str, message: str, domain: str = "youtube.video") -> FakeResponse:
@@ -64,7 +77,7 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
-class YouTubeFake(CommentsMixin, PlatformFake):
+class YouTubeFake(CommentsMixin, LimitedReads, PlatformFake):
     platform = "youtube"
     hosts = (API_HOST, TOKEN_HOST)
     # `lock_private` per channel, as `lock_private(channel)` does (the soak's switch).
@@ -73,7 +86,8 @@ class YouTubeFake(CommentsMixin, PlatformFake):
     # video is listed as "Private video" / "This video is private." (its id kept);
     # `unlisted_hidden`, an unlisted or private video is left out of the playlist.
     # videos.list and search.list (forMine) show the owner every video as it is.
-    account_behaviours = ("lock_private", "private_placeholder", "unlisted_hidden")
+    account_behaviours = ("lock_private", "private_placeholder", "unlisted_hidden", ENFORCE)
+    ALLOWANCES = {"units": DAILY_UNITS}
 
     def __init__(
         self,
@@ -240,6 +254,12 @@ class YouTubeFake(CommentsMixin, PlatformFake):
         Pacific)."""
         return _error(403, "rateLimitExceeded", "Rate limit exceeded.", domain="usageLimits")
 
+    def _quota(self, channel: str, units: int = 1) -> FakeResponse | None:
+        """`units` of the day's quota, or Google's refusal once it is spent."""
+        if self.spend(channel, "units", cost=units).refused:
+            return _error(403, "quotaExceeded", QUOTA_EXCEEDED, domain="youtube.quota")
+        return None
+
     def _gone(self) -> FakeResponse:
         if self.gone_status == 410:
             return _error(410, "gone", "The upload session has expired.", domain="global")
@@ -328,6 +348,8 @@ class YouTubeFake(CommentsMixin, PlatformFake):
             return self._unauthorised()
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        if refusal := self._quota(channel):
+            return refusal
         parts = tuple((request.arg("part") or "").split(","))
         wanted = (request.arg("id") or "").split(",")
         with self.lock:
@@ -358,6 +380,8 @@ class YouTubeFake(CommentsMixin, PlatformFake):
             return self._unauthorised()
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        if refusal := self._quota(channel):
+            return refusal
         handle = self.accounts[channel]["handle"]
         item = {
             "kind": "youtube#channel",
@@ -380,6 +404,8 @@ class YouTubeFake(CommentsMixin, PlatformFake):
             return self._unauthorised()
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        if refusal := self._quota(channel):
+            return refusal
         if request.arg("playlistId") != "UU" + channel[2:]:
             return _error(404, "playlistNotFound", "Playlist not found.")
         limit = min(int(request.arg("maxResults", "5")), 50)
@@ -412,6 +438,8 @@ class YouTubeFake(CommentsMixin, PlatformFake):
             return self._unauthorised()
         if self.faults.strikes("poll_rate_limit"):
             return self._throttled()
+        if refusal := self._quota(channel, 100):
+            return refusal
         if request.arg("forMine") != "true" or request.arg("type") != "video":
             return _error(400, "invalidSearchFilter", "Only forMine video searches are served.")
         limit = min(int(request.arg("maxResults", "5")), 50)

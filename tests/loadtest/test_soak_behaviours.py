@@ -31,9 +31,11 @@ def test_all_switches_every_behaviour_the_chosen_platforms_fakes_offer():
         "x:enforce_limits",
         "reddit:media_fails",
         "reddit:spam_removed",
+        "reddit:enforce_limits",
         "youtube:lock_private",
         "youtube:private_placeholder",
         "youtube:unlisted_hidden",
+        "youtube:enforce_limits",
     )
     assert resolve_behaviours(["reddit:spam_removed"], ("reddit",)) == ("reddit:spam_removed",)
     assert resolve_behaviours([], ("reddit",)) == ()
