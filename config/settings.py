@@ -508,6 +508,16 @@ if not (len(LINKEDIN_API_VERSION) == 6 and LINKEDIN_API_VERSION.isdigit()):
 # Reddit. An empty id leaves that platform unconnectable; nothing else depends on them.
 META_APP_ID = env.str("META_APP_ID", default="")
 META_APP_SECRET = env.str("META_APP_SECRET", default="")
+# How a Facebook video without a public URL is uploaded (docs/platforms/facebook.md):
+# "auto" tries the Resumable Upload API and falls back to upload_phase when Meta refuses
+# the session; "resumable" or "upload_phase" use one protocol only. An account's own
+# `video_upload` setting wins.
+FACEBOOK_VIDEO_UPLOAD = env.str("FACEBOOK_VIDEO_UPLOAD", default="auto")
+if FACEBOOK_VIDEO_UPLOAD not in ("auto", "resumable", "upload_phase"):
+    raise ImproperlyConfigured("FACEBOOK_VIDEO_UPLOAD is auto, resumable or upload_phase.")
+# A user or system-user token with a role on the Meta app, for Resumable Upload API sessions
+# (Meta's reference asks for one); empty: the Page's own token opens them.
+META_UPLOAD_ACCESS_TOKEN = env.str("META_UPLOAD_ACCESS_TOKEN", default="")
 # Threads and Instagram Login have their own app id/secret in Meta's dashboard (default: META_*).
 THREADS_APP_ID = env.str("THREADS_APP_ID", default="")
 THREADS_APP_SECRET = env.str("THREADS_APP_SECRET", default="")

@@ -8,9 +8,24 @@ reference's `status` field.
 - `POST /{page-id}/photos` (`url` or a multipart `source`, `message`, `published`): a
   published photo is a post (`{"id", "post_id"}`), an unpublished one waits to be attached
   to a feed post by its `media_fbid`.
-- Videos are uploaded only to graph-video.facebook.com: in one request (`file_url`, or a
-  multipart `source`), or resumably (`upload_phase=start` with `file_size`, then `transfer`
-  chunks at the offsets the server names, then `finish`). An uploaded video is processed
+- Videos (video-api/overview: graph-video.facebook.com is deprecated, both hosts answer):
+  in one request (`file_url`, or a multipart `source`); by the Resumable Upload API
+  (graph-api/guides/upload: a session from `POST /{app-id}/uploads` with `file_name`,
+  `file_length`, `file_type`; bytes appended by `POST /upload:<session>` with the token in
+  an `Authorization: OAuth` header and a `file_offset` header; `GET /upload:<session>` says
+  how much it holds; the file handle `h` only once the whole file is there), then
+  `POST /{page-id}/videos` with `fbuploader_video_file_chunk=<handle>`; or by the videos
+  edge's own `upload_phase=start` with `file_size`, `transfer` chunks at the offsets the
+  server names, then `finish`. The reference asks for a user or system-user token with a
+  role on the app to open a session; whether a Page token may is unconfirmed, so a Page
+  token opens one unless its account is switched to `upload_sessions_refused` (or
+  `page_tokens_open_upload_sessions` says so for every Page). Meta documents
+  neither an error for a wrong `file_offset` nor how long a session lives: a wrong offset
+  is refused as an invalid parameter (100), and an expired session (after
+  `session_ttl_s`, or `expire_sessions()`) is gone like any unknown object (100/33). An
+  append that completes no file answers the session's new `file_offset` (undocumented).
+  `GET /{page-id}/videos` lists the Page's videos from the moment they are made. An
+  uploaded video is processed
   before it is published: `GET /{video-id}?fields=status` says `upload_complete`, then
   `processing`, then `ready` with `publishing_phase.status=complete` (or `error`). Only a
   ready video is a post in the Page's `published_posts`.
@@ -32,6 +47,22 @@ VIDEO_HOST = "graph-video.facebook.com"
 CHUNK = 64 * 1024  # the resumable upload's chunk size, as the server names it
 
 
+UPLOAD_TYPES = ("application/pdf", "image/jpeg", "image/jpg", "image/png", "video/mp4")
+
+
+@dataclass
+class Session:
+    """A Resumable Upload API session: bytes held for the token that opened it; a file
+    handle once they are all there. Nothing exists on any Page because of it."""
+
+    token: str
+    length: int
+    file_type: str
+    expires_at: float
+    received: bytearray = field(default_factory=bytearray)
+    handle: str = ""
+
+
 @dataclass
 class Upload:
     """A resumable upload session: nothing exists on the Page until `finish`."""
@@ -48,12 +79,19 @@ class FacebookFake(CommentsMixin, MetaGraphFake):
     buc_type = "pages"
     throttle_code = 80001  # Business Use Case throttling of Page tokens
     throttle_message = "There have been too many calls to this Page account."
+    # Meta refuses this Page's token a Resumable Upload API session (a permission error).
+    account_behaviours = ("upload_sessions_refused",)
 
     def __init__(self, faults=None) -> None:
         super().__init__(faults)
         self.photos: dict[str, str] = {}  # unpublished photo id -> page
         self.uploads: dict[str, Upload] = {}
-        self.page_tokens_open_upload_sessions = False
+        self.sessions: dict[str, Session] = {}  # "upload:<id>" -> session
+        self.handles: dict[str, Session] = {}  # file handle -> its complete session
+        # Tokens of people with a role on the app (the reference's "User or System User").
+        self.app_user_tokens: set[str] = set()
+        self.page_tokens_open_upload_sessions: bool | None = None
+        self.session_ttl_s = 3600.0
 
     def new_account(self, handle: str) -> dict:
         account = super().new_account(handle)
@@ -121,12 +159,10 @@ class FacebookFake(CommentsMixin, MetaGraphFake):
         account = self._writer(request, page)
         if isinstance(account, FakeResponse):
             return account
-        if request.host != VIDEO_HOST:
-            # "Videos must be published to graph-video.facebook.com instead of the regular
-            # Graph API URL" (graph-api/video-uploads).
-            return self.error(100, "(#100) Video uploads must be sent to graph-video.facebook.com.")
         fields = multipart.form_fields(request)
         args = multipart.params(request)
+        if args.get("fbuploader_video_file_chunk"):
+            return self._from_handle(page, args)
         phase = args.get("upload_phase")
         if phase == "start":
             return self._start(page, args)
@@ -137,6 +173,20 @@ class FacebookFake(CommentsMixin, MetaGraphFake):
         if not (args.get("file_url") or fields.get("source")):
             return self.error(100, "(#100) A video needs a file_url, a source or an upload_phase.")
         if fault := self.write_fault(account):
+            return fault
+        video = self._video_post(page, graph_id(), args)
+        return self.after_store(self.ok({"id": video.id}, account=page))
+
+    def _from_handle(self, page: str, args: dict) -> FakeResponse:
+        """video-api/guides/publishing: the Page's video from a Resumable Upload API handle;
+        answered `{"id": <video id>}`, then processed like any upload."""
+        with self.lock:
+            session = self.handles.get(args["fbuploader_video_file_chunk"])
+        if session is None:
+            return self.error(100, "(#100) Invalid parameter: the file handle is not valid.")
+        if not session.file_type.startswith("video/"):
+            return self.error(100, "(#100) The file handle does not name a video.")
+        if fault := self.write_fault(page):
             return fault
         video = self._video_post(page, graph_id(), args)
         return self.after_store(self.ok({"id": video.id}, account=page))
@@ -312,18 +362,129 @@ class FacebookFake(CommentsMixin, MetaGraphFake):
         ]
         return self.ok({"data": data}, account=account)
 
-    @route("POST", VERSION + r"/(?P<app>\d+)/uploads")
+    # --- the Resumable Upload API ------------------------------------------------------
+
+    @route("POST", VERSION + r"/(?P<app>[^/:]+)/uploads")
     def upload_session(self, request: FakeRequest, app: str) -> FakeResponse:
-        """The Resumable Upload API's session (`file_name`, `file_length`, `file_type`):
-        its reference asks for the user token of someone with a role on the app, so a Page
-        token is refused as a permission error (the refusal's exact form is not documented;
-        `page_tokens_open_upload_sessions` models Meta accepting Page tokens after all)."""
+        """`POST /{app-id}/uploads` (`file_name`, `file_length`, `file_type`): a session
+        `{"id": "upload:<id>"}`. The reference asks for the user token of someone with a
+        role on the app; a Page token is refused as a permission error where its account
+        is switched to `upload_sessions_refused` (the refusal's form is not documented)."""
+        token = self.token_of(request)
         account = self.caller(request)
-        if account is None:
+        if account is None and token not in self.app_user_tokens:
             return self.unauthorized()
-        if not self.page_tokens_open_upload_sessions:
+        if account is not None and not self._page_opens_sessions(account):
             return self.error(10, "(#10) Application does not have permission for this action")
-        return self.ok({"id": f"upload:{self.new_id()}"}, account=account)
+        args = multipart.params(request)
+        length = int(args.get("file_length") or 0)
+        if not args.get("file_name") or length <= 0:
+            return self.error(100, "(#100) file_name and file_length are required.")
+        if args.get("file_type") not in UPLOAD_TYPES:
+            return self.error(100, "(#100) file_type must be one of " + ", ".join(UPLOAD_TYPES))
+        session_id = f"upload:{self.new_id()}"
+        session = Session(token, length, args["file_type"], time.time() + self.session_ttl_s)
+        with self.lock:
+            self.sessions[session_id] = session
+        return self.ok({"id": session_id}, account=account)
+
+    @route("GET", VERSION + r"/(?P<session_id>upload:[^/]+)")
+    def upload_offset(self, request: FakeRequest, session_id: str) -> FakeResponse:
+        """`GET /upload:<session>`: `{"id", "file_offset"}`, where to resume."""
+        session = self._session(request, session_id)
+        if isinstance(session, FakeResponse):
+            return session
+        return self.ok({"id": session_id, "file_offset": len(session.received)})
+
+    @route("POST", VERSION + r"/(?P<session_id>upload:[^/]+)")
+    def upload_append(self, request: FakeRequest, session_id: str) -> FakeResponse:
+        """`POST /upload:<session>` with the `file_offset` header (a query parameter does
+        not count) and the bytes as the body: the handle `{"h"}` once the file is whole.
+        An offset other than what the session holds is refused, nothing appended; a
+        dropped connection (`drop_mid_upload`) keeps the first half of what arrived; a
+        session may lapse under an append (`session_expires`)."""
+        session = self._session(request, session_id)
+        if isinstance(session, FakeResponse):
+            return session
+        offset = request.headers.get("file_offset")
+        if offset is None or not offset.isdigit():
+            return self.error(100, "(#100) The file_offset header is required.")
+        if self.faults.strikes("session_expires"):
+            with self.lock:  # lapsed under this append: nothing of it is kept
+                self.sessions.pop(session_id, None)
+            return self._gone(session_id)
+        with self.lock:
+            held = len(session.received)
+            if int(offset) != held or session.handle:
+                return self.error(
+                    100, f"(#100) file_offset {offset} does not match the upload's {held}."
+                )
+            body = request.body[: session.length - held]
+            if self.faults.strikes("drop_mid_upload"):
+                session.received += body[: len(body) // 2]
+                return FakeResponse(drop=True)
+            session.received += body
+            if len(session.received) < session.length:
+                return self.ok({"id": session_id, "file_offset": len(session.received)})
+            session.handle = f"2:{self.new_id()}:{session.file_type}:{self.new_id()}"
+            self.handles[session.handle] = session
+        return self.ok({"h": session.handle})
+
+    def expire_sessions(self) -> None:
+        """Every open session lapses now (their handles stay valid)."""
+        with self.lock:
+            for session in self.sessions.values():
+                session.expires_at = 0.0
+
+    def _session(self, request: FakeRequest, session_id: str) -> Session | FakeResponse:
+        """The caller's live session; the token must come in the Authorization header
+        ("You must include the access token in the header or the call will fail")."""
+        if not request.bearer:
+            return self.unauthorized()
+        with self.lock:
+            session = self.sessions.get(session_id)
+            if session is not None and session.expires_at <= time.time():
+                del self.sessions[session_id]
+                session = None
+        if session is None or session.token != request.bearer:
+            return self._gone(session_id)
+        return session
+
+    def _gone(self, session_id: str) -> FakeResponse:
+        message = f"Unsupported request. Object with ID '{session_id}' does not exist."
+        return self.error(100, message, subcode=33)
+
+    def _page_opens_sessions(self, page: str) -> bool:
+        if self.page_tokens_open_upload_sessions is None:
+            return not self.switched(page, "upload_sessions_refused")
+        return self.page_tokens_open_upload_sessions
+
+    @route("GET", VERSION + r"/(?P<page>\d+)/videos")
+    def page_videos(self, request: FakeRequest, page: str) -> FakeResponse:
+        """The Page's videos, newest first, from the moment each is made (processing or
+        not): `id`, `description`, `created_time`."""
+        account = self._writer(request, page)
+        if isinstance(account, FakeResponse):
+            return account
+        if self.faults.strikes("poll_rate_limit"):
+            return self.throttled(account)
+        limit = int(request.arg("limit", "25") or 25)
+        with self.lock:
+            mine = [
+                p
+                for p in self.posts.values()
+                if p.account == page and p.media == ["video"] and "uploaded_at" in p.extra
+            ]
+        mine.sort(key=lambda p: p.extra["uploaded_at"], reverse=True)
+        items = [
+            {
+                "id": p.id,
+                "description": p.text,
+                "created_time": graph_time(p.extra["uploaded_at"]),
+            }
+            for p in mine[:limit]
+        ]
+        return self.ok({"data": items, "paging": {}}, account=account)
 
     @route("DELETE", VERSION + r"/(?P<obj>\d+(?:_\d+)?)")
     def delete_object(self, request: FakeRequest, obj: str) -> FakeResponse:

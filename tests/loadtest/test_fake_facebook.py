@@ -1,6 +1,7 @@
 """The real Facebook Pages adapter against the Facebook fake over real HTTP: posts and
-photos publish once, and a video goes to graph-video.facebook.com and counts as published
-only once Facebook has processed it."""
+photos publish once, and a video (by URL, or by upload_phase when the account says so)
+counts as published only once Facebook has processed it. The Resumable Upload API path:
+test_fake_facebook_video.py."""
 
 import io
 import time
@@ -34,10 +35,13 @@ def page(fake):
     return fake.new_account("Bakery")
 
 
-def _ctx(fake, page, *, checkpoint=None, saved=None):
+def _ctx(fake, page, *, checkpoint=None, saved=None, video_upload=None):
     saved = [] if saved is None else saved
+    account = SocialAccount(platform="facebook", remote_id=page["remote_id"], handle="Bakery")
+    if video_upload:
+        account.settings = {"video_upload": video_upload}
     return PublishContext(
-        account=SocialAccount(platform="facebook", remote_id=page["remote_id"], handle="Bakery"),
+        account=account,
         credentials=dict(page["credentials"]),
         settings=dict(page["settings"]),
         rendition_id=1,
@@ -111,10 +115,10 @@ def test_a_video_by_url_goes_to_graph_video_and_waits_for_processing(fake, page)
     assert polls >= 1
 
 
-def test_a_video_without_a_public_url_is_uploaded_resumably(fake, page):
+def test_a_video_without_a_public_url_may_go_up_by_upload_phase(fake, page):
     adapter = get_adapter("facebook")
     saved = []
-    ctx = _ctx(fake, page, saved=saved)
+    ctx = _ctx(fake, page, saved=saved, video_upload="upload_phase")
 
     pending = adapter.publish_segment(
         ctx, SegmentPayload(0, "Kneading", [_media("video", public=False)]), reply_to=None
@@ -123,8 +127,12 @@ def test_a_video_without_a_public_url_is_uploaded_resumably(fake, page):
     assert pending.pending
     transfers = [c for c in fake.calls if c[1].endswith("/videos")]
     assert len(transfers) == 2 + -(-len(VIDEO_BYTES) // CHUNK)  # start, chunks, finish
-    assert saved[0][1]["videos"]["0"]["video_id"] == pending.provider_post_id
-    assert saved[0][0] == 1  # the video id is kept before the first chunk goes
+    kept = [(calls, cp) for calls, cp in saved if cp["videos"]["0"].get("video_id")]
+    assert kept[0][1]["videos"]["0"] == {
+        "protocol": "upload_phase",
+        "video_id": pending.provider_post_id,
+    }
+    assert kept[0][0] == 1  # the video id is kept before the first chunk goes
     done, _ = _done(adapter, ctx, pending)
     [video] = fake.published()
     assert (video.id, video.text, video.state) == (done.provider_post_id, "Kneading", "published")
@@ -133,7 +141,7 @@ def test_a_video_without_a_public_url_is_uploaded_resumably(fake, page):
 def test_a_lost_finish_answer_and_a_repeated_attempt_make_one_video(fake, page):
     adapter = get_adapter("facebook")
     saved = []
-    ctx = _ctx(fake, page, saved=saved)
+    ctx = _ctx(fake, page, saved=saved, video_upload="upload_phase")
     fake.faults.processing_s = 3.0  # still processing when the attempt is repeated
     fake.faults.rates["timeout_after_accept"] = 1.0
     segment = SegmentPayload(0, "Kneading", [_media("video", public=False)])
@@ -143,7 +151,7 @@ def test_a_lost_finish_answer_and_a_repeated_attempt_make_one_video(fake, page):
 
     assert lost.value.kind == ErrorKind.OUTCOME_UNKNOWN
     fake.faults.rates.clear()
-    again = _ctx(fake, page, checkpoint=saved[-1][1])
+    again = _ctx(fake, page, checkpoint=saved[-1][1], video_upload="upload_phase")
     resumed = adapter.publish_segment(again, segment, reply_to=None)
     found = adapter.lookup_segment(again, segment, not_before=timezone.now())
     [video] = fake.published()

@@ -195,6 +195,46 @@ def test_a_video_waits_for_processing(fake):
     assert published.provider_url == "https://www.facebook.com/bakery/videos/V1/"
 
 
+def test_a_video_without_a_public_url_is_sent_as_meta_documents_the_resumable_upload(
+    fake, settings
+):
+    settings.FACEBOOK_VIDEO_UPLOAD = "auto"
+    settings.META_UPLOAD_ACCESS_TOKEN = ""
+    data = b"mp4-bytes"
+    video = MediaPayload(
+        2, "video", "video/mp4", len(data), "", lambda: io.BytesIO(data), public_url=None
+    )
+    opened = fake.post(f"{G}/meta-app/uploads").respond(200, json={"id": "upload:S1?sig=A"})
+    sent = fake.post(f"{G}/upload:S1").respond(200, json={"h": "2:H1"})
+    made = fake.post(f"{G}/{PAGE}/videos").respond(200, json={"id": "V9"})
+    adapter, ctx = FacebookPagesAdapter(), _ctx({"title": "Baking"})
+
+    pending = adapter.publish_segment(ctx, SegmentPayload(0, "How", [video]), reply_to=None)
+
+    assert pending == PublishedSegment(provider_post_id="V9", pending=True)
+    assert _form(opened.calls.last.request) == {
+        "file_name": "rendition-3.mp4",
+        "file_length": str(len(data)),
+        "file_type": "video/mp4",
+    }
+    append = sent.calls.last.request
+    assert _query(append) == {"sig": "A"}  # the session id is used as Meta gives it
+    assert append.headers["Authorization"] == "OAuth PAGE-TOKEN"
+    assert append.headers["file_offset"] == "0"
+    assert append.content == data
+    assert _form(made.calls.last.request) == {
+        "description": "How",
+        "title": "Baking",
+        "fbuploader_video_file_chunk": "2:H1",
+    }
+    entry = ctx.checkpoint["videos"]["0"]
+    assert (entry["session"], entry["handle"], entry["video_id"]) == (
+        "upload:S1?sig=A",
+        "2:H1",
+        "V9",
+    )
+
+
 def test_a_duplicate_status_is_a_duplicate(fake):
     fake.post(f"{G}/{PAGE}/feed").mock(
         return_value=_graph_error(506, "(#506) Duplicate status message")

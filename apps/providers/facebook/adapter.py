@@ -1,6 +1,6 @@
 """Facebook Pages: text and link posts, photos (one, or several attached to a feed post),
-and videos (uploaded to graph-video.facebook.com, pending until processed), published with
-the Page's access token.
+and videos (by URL, or uploaded through the Resumable Upload API or upload_phase; pending
+until processed), published with the Page's access token.
 
 Connecting goes through the person who manages the Page (apps.providers.facebook.connect).
 Facebook offers no idempotency handle; a lost answer is reconciled by listing the Page's
@@ -117,15 +117,20 @@ class FacebookPagesAdapter(Adapter):
     def lookup_segment(
         self, ctx: PublishContext, segment: SegmentPayload, *, not_before: datetime
     ) -> PublishedSegment | None:
-        """A video this rendition uploaded is asked about by its id: published, still
-        processing (pending: polling finishes it), or never finished uploading (absent).
-        Anything else is best effort: the Page's recent published posts with the same
-        text, made after the attempt began (a little clock skew allowed)."""
+        """A video this rendition made is asked about by its id: published, still
+        processing (pending: polling finishes it), or never finished uploading (absent). A
+        videos call that went unanswered with a file handle is looked for among the Page's
+        videos. Anything else is best effort: the Page's recent published posts with the
+        same text, made after the attempt began (a little clock skew allowed)."""
         since = not_before - timedelta(minutes=2)
         with graph_client(ctx.credentials.get("access_token")) as client:
             entry = media.video_entry(ctx, segment.position)
-            if entry is not None:
+            if entry is not None and entry.get("video_id"):
                 return media.video_lookup(client, entry["video_id"])
+            if entry is not None and entry.get("publish_sent"):
+                return media.find_unanswered(client, ctx, segment, entry)
+            if entry is not None:
+                return None  # uploaded at most: only the videos call makes a video
             body = graph_call(
                 client,
                 "GET",
@@ -206,10 +211,10 @@ class FacebookPagesAdapter(Adapter):
         return None
 
     def open_upload_session(self, ctx: PublishContext, video: MediaPayload) -> str:
-        """Whether this Page's token may open a Resumable Upload API session (the live
-        validation's video check): the session id, or the Graph refusal raised."""
+        """Whether the token publishing uses may open a Resumable Upload API session (the
+        live validation's video check): the session id, or the Graph refusal raised."""
         with graph_client(ctx.credentials.get("access_token")) as client:
-            return media.upload_session(client, video)
+            return media.upload_session(client, ctx, video)
 
     # Deletion (the live validation's clean-up) ---------------------------------------
 

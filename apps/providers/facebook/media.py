@@ -1,5 +1,6 @@
-"""Facebook media: photos (by URL or uploaded), and videos uploaded to
-graph-video.facebook.com, where processing decides when the video becomes a post."""
+"""Facebook media: photos (by URL or uploaded), and videos (by URL, by the Resumable
+Upload API's file handle, or by upload_phase), where processing decides when the video
+becomes a post."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from contextlib import ExitStack
 
 import httpx
 from django.conf import settings
+from django.utils import timezone
 
 from apps.providers.base import MediaPayload, PublishContext, PublishedSegment, SegmentPayload
 from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.facebook import resumable
 from apps.providers.meta.graph import FACEBOOK_GRAPH, GRAPH_VERSION, graph_call
 
 FACEBOOK_VIDEO_GRAPH = f"https://graph-video.facebook.com/{GRAPH_VERSION}"
@@ -54,25 +57,112 @@ def upload_video(
     segment: SegmentPayload,
     video: MediaPayload,
 ) -> PublishedSegment:
-    """Upload the video to graph-video.facebook.com (Facebook takes video uploads only
-    there): by URL when the pipeline has a public one, else resumably in the chunks
-    Facebook names. Pending until processed. A video this rendition already uploaded is
-    not uploaded again."""
+    """Upload the video and make it the Page's: by URL when the pipeline has a public one,
+    else by the Resumable Upload API's handle or upload_phase (`upload_protocol`). Pending
+    until processed. A video this rendition already made is not made again."""
     entry = video_entry(ctx, segment.position)
-    if entry is not None:
+    if entry is not None and entry.get("video_id"):
         found = video_lookup(client, entry["video_id"])
         if found is not None:
             return found
     data = {"description": segment.text}
     if ctx.settings.get("title"):
         data["title"] = ctx.settings["title"]
-    url = f"{FACEBOOK_VIDEO_GRAPH}/{ctx.account.remote_id}/videos"
     if video.public_url:
+        url = f"{FACEBOOK_VIDEO_GRAPH}/{ctx.account.remote_id}/videos"
         body = graph_call(
             client, "POST", url, data={**data, "file_url": video.public_url}, is_create=True
         )
         _keep_video(ctx, segment.position, str(body["id"]))
         return PublishedSegment(provider_post_id=str(body["id"]), pending=True)
+    protocol = (entry or {}).get("protocol") or upload_protocol(ctx)
+    if protocol != "upload_phase":
+        entry = _resumable_entry(ctx, segment.position)
+        try:
+            return _publish_by_handle(client, ctx, segment, video, entry, data, protocol)
+        except resumable.SessionRefused:
+            pass  # "auto": Meta refused this token a session; nothing was made
+    # Kept with the video id `start` gives: later attempts stay on this protocol.
+    ctx.checkpoint.setdefault("videos", {})[str(segment.position)] = {"protocol": "upload_phase"}
+    return _upload_phases(client, ctx, segment, video, data)
+
+
+def upload_protocol(ctx: PublishContext) -> str:
+    """The account's `video_upload` setting, else FACEBOOK_VIDEO_UPLOAD; "auto" needs the
+    Meta app's id to open sessions with."""
+    chosen = ctx.account.settings.get("video_upload") or settings.FACEBOOK_VIDEO_UPLOAD
+    if chosen == "auto" and not settings.META_APP_ID:
+        return "upload_phase"
+    return chosen if chosen in ("auto", "resumable", "upload_phase") else "auto"
+
+
+def find_unanswered(
+    client: httpx.Client, ctx: PublishContext, segment: SegmentPayload, entry: dict
+) -> PublishedSegment | None:
+    """The video an unanswered videos call may have made, looked up among the Page's
+    videos; kept in the checkpoint when found, so polling follows it."""
+    video_id = resumable.find_video_id(client, ctx, segment, not_before=resumable.sent_at(entry))
+    if video_id is None:
+        return None
+    entry["video_id"] = video_id
+    ctx.persist_checkpoint()
+    return video_lookup(client, video_id) or PublishedSegment(
+        provider_post_id=video_id, pending=True
+    )
+
+
+def _publish_by_handle(
+    client: httpx.Client,
+    ctx: PublishContext,
+    segment: SegmentPayload,
+    video: MediaPayload,
+    entry: dict,
+    data: dict,
+    protocol: str,
+) -> PublishedSegment:
+    """Upload (or resume) to a file handle, then `POST /{page-id}/videos` with it, on
+    graph.facebook.com (Meta's Video API overview: the graph-video host is deprecated)."""
+    if entry.get("publish_sent"):
+        # An earlier videos call went unanswered: look before sending it again.
+        found = find_unanswered(client, ctx, segment, entry)
+        if found is not None:
+            return found
+    if not entry.get("handle"):
+        handle = resumable.upload(client, ctx, video, entry, may_fall_back=protocol == "auto")
+        entry["handle"] = handle
+        ctx.persist_checkpoint()
+    entry["publish_sent"] = timezone.now().isoformat()
+    ctx.persist_checkpoint()
+    body = graph_call(
+        client,
+        "POST",
+        page_url(ctx, "videos"),
+        data={**data, "fbuploader_video_file_chunk": entry["handle"]},
+        is_create=True,
+    )
+    entry["video_id"] = str(body["id"])
+    ctx.persist_checkpoint()
+    return PublishedSegment(provider_post_id=entry["video_id"], pending=True)
+
+
+def _resumable_entry(ctx: PublishContext, position: int) -> dict:
+    videos = ctx.checkpoint.setdefault("videos", {})
+    entry = videos.get(str(position))
+    if not entry or entry.get("protocol") != "resumable":
+        entry = videos[str(position)] = {"protocol": "resumable"}
+    return entry
+
+
+def _upload_phases(
+    client: httpx.Client,
+    ctx: PublishContext,
+    segment: SegmentPayload,
+    video: MediaPayload,
+    data: dict,
+) -> PublishedSegment:
+    """The videos edge's own chunked upload on graph-video.facebook.com: start, transfer
+    in the chunks Facebook names, finish. The video id comes with `start`."""
+    url = f"{FACEBOOK_VIDEO_GRAPH}/{ctx.account.remote_id}/videos"
     start = graph_call(
         client,
         "POST",
@@ -112,22 +202,10 @@ def upload_video(
     return PublishedSegment(provider_post_id=video_id, pending=True)
 
 
-def upload_session(client: httpx.Client, video: MediaPayload) -> str:
-    """Open a Resumable Upload API session for `video` (POST /{app-id}/uploads) and return
-    its id; nothing is uploaded into it (an unused session lapses). The live validation's
-    probe of the path Meta's publishing guide shows; publishing itself uses upload_phase."""
-    body = graph_call(
-        client,
-        "POST",
-        f"{FACEBOOK_GRAPH}/{settings.META_APP_ID}/uploads",
-        data={
-            "file_name": "platform-check.mp4",
-            "file_length": str(video.size_bytes),
-            "file_type": video.mime_type,
-        },
-        is_create=False,
-    )
-    return str(body["id"])
+def upload_session(client: httpx.Client, ctx: PublishContext, video: MediaPayload) -> str:
+    """Open a Resumable Upload API session for `video` with the token publishing would use
+    and return its id; nothing is uploaded into it (an unused session lapses)."""
+    return resumable.open_session(client, video, resumable.upload_token(ctx), "platform-check.mp4")
 
 
 def video_state(client: httpx.Client, video_id: str) -> dict:
@@ -182,7 +260,8 @@ def video_entry(ctx: PublishContext, position: int) -> dict | None:
 
 
 def _keep_video(ctx: PublishContext, position: int, video_id: str) -> None:
-    ctx.checkpoint.setdefault("videos", {})[str(position)] = {"video_id": video_id}
+    entry = ctx.checkpoint.setdefault("videos", {}).setdefault(str(position), {})
+    entry["video_id"] = video_id
     ctx.persist_checkpoint()
 
 

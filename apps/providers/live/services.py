@@ -390,11 +390,11 @@ def _delete(run: _Run) -> StepResult:
 
 
 def _facebook_video(run: _Run) -> StepResult:
-    """Which video upload a Page token may use today (docs/platforms/facebook.md, "Video
-    upload protocol"): the test post's video went up by `upload_phase` start, transfer and
-    finish, the protocol the adapter speaks; then a Resumable Upload API session is opened
-    with the same token (nothing is uploaded into it), to learn whether that path, the one
-    Meta's guide shows, is open to a Page that merely connected."""
+    """Which video upload works today (docs/platforms/facebook.md, "Video upload
+    protocol"): the test post's video went up by the protocol the account's setting chose
+    (by default the Resumable Upload API, upload_phase when Meta refuses the session);
+    then a Resumable Upload API session is opened with the same token (nothing is uploaded
+    into it), to learn whether that path, the one Meta's guide shows, is open to it."""
     videos = [m for m in run.segment.media if m.kind == "video"]
     if not videos or videos[0].public_url:
         return StepResult(
@@ -403,7 +403,14 @@ def _facebook_video(run: _Run) -> StepResult:
             "pass --media with a video, without --media-url, to check Facebook's video upload",
         )
     assert run.post is not None and isinstance(run.adapter, FacebookPagesAdapter)
-    done = f"a Page token finished an upload_phase upload (video {run.post.provider_post_id})"
+    entry = run.ctx.checkpoint.get("videos", {}).get(str(run.segment.position)) or {}
+    if entry.get("protocol") == "resumable":
+        done = (
+            "the video went up by the Resumable Upload API and was published by its file "
+            f"handle (video {run.post.provider_post_id})"
+        )
+    else:
+        done = f"a Page token finished an upload_phase upload (video {run.post.provider_post_id})"
     try:
         session = run.adapter.open_upload_session(run.ctx, videos[0])
     except ProviderError as err:

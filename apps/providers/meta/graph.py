@@ -57,11 +57,19 @@ def graph_call(
     data: dict | None = None,
     files: dict | None = None,
     headers: dict | None = None,
+    content: bytes | None = None,
 ) -> dict:
-    """One Graph call: the decoded body, or a classified ProviderError."""
+    """One Graph call: the decoded body, or a classified ProviderError. `content` is a raw
+    body (the Resumable Upload API's bytes), instead of a form."""
     try:
         response = client.request(
-            method, url, params=params, data=data, files=files, headers=headers
+            method,
+            url,
+            params=params,
+            data=data,
+            files=files,
+            headers=headers,
+            content=content,
         )
     except httpx.HTTPError as exc:
         raise classify_transport(exc, is_create=is_create) from exc
