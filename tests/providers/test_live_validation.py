@@ -549,9 +549,13 @@ def test_facebook_checks_which_video_upload_a_page_token_may_use(workspace_a, cl
 
 
 def test_facebook_records_a_page_token_opening_a_resumable_session(workspace_a, clock, settings):
-    validation, _ = _facebook_video_run(workspace_a, settings, sessions_open=True)
+    validation, fake = _facebook_video_run(workspace_a, settings, sessions_open=True)
 
-    assert "it may open a Resumable Upload API session (upload:" in validation.steps[-2]["detail"]
+    detail = validation.steps[-2]["detail"]
+    assert detail.startswith("the video went up by the Resumable Upload API and was published")
+    assert "it may open a Resumable Upload API session (upload:" in detail
+    # One videos call with the handle, not upload_phase's start, transfer and finish.
+    assert [m for m, p in fake.calls if p.endswith("/videos")] == ["POST"]
 
 
 def test_facebook_without_a_video_does_not_offer_the_video_check(workspace_a, clock, settings):
