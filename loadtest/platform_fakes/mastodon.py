@@ -341,12 +341,20 @@ class MastodonFake(PlatformFake):
         with self.lock:
             media = self.media.get(media_id)
             # Only the account's unattached media can be fetched.
-            if media is None or media["account"] != account_id or media["status_id"]:
+            if media is None or media["account"] != account_id or self._attached(media):
                 return json_response({"error": "Record not found"}, 404)
             self._advance(media)
         if media["state"] == "failed":
             return json_response({"error": "Error processing thumbnail for uploaded media"}, 422)
         return json_response(self._media_json(media), 206 if media["state"] != "ready" else 200)
+
+    def _attached(self, media: dict) -> bool:
+        """Attached once the status holding it is saved: a create still running under its
+        key's lock has not saved it yet (Mastodon attaches media in the status's save)."""
+        if not media["status_id"]:
+            return False
+        post = self.posts.get(media["status_id"])
+        return post is None or post.created_at <= self.clock()
 
     # --- statuses ------------------------------------------------------------------------
 

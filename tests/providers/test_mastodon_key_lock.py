@@ -7,6 +7,7 @@ pipeline."""
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
@@ -408,3 +409,68 @@ def test_with_key_not_recorded_on_a_rendition_publishes_the_saved_status_once(
     assert rendition.segments.get().provider_post_id == post.id
     outcomes = list(rendition.delivery_attempts.order_by("pk").values_list("kind", "outcome"))
     assert outcomes == [("publish", "unknown"), ("publish", "published")]
+
+
+def _switched(fake: MastodonFake, account, *behaviours: str) -> None:
+    for behaviour in behaviours:
+        fake.switch(account.settings["account_id"], behaviour)
+
+
+def _sent_long_ago(ctx, minutes: int = 10) -> None:
+    """The unanswered create left `minutes` ago: its listing has had time to settle."""
+    ctx.checkpoint["mastodon_sent"] = {
+        "0": (timezone.now() - timedelta(minutes=minutes)).isoformat()
+    }
+
+
+@pytest.mark.django_db
+def test_after_meeting_the_lock_nothing_is_sent_until_what_the_running_create_saves_can_be_listed(
+    mastodon, workspace_a, clock, settings
+):
+    settings.RECONCILE_SETTLE_S = 300
+    fake = mastodon("listing_lag")
+    fake.faults.listing_lag_s = 3600  # the first status is saved but not listed for long
+    account = _switched_account(fake, workspace_a, "key_lock")
+    _switched(fake, account, "key_not_recorded")  # ... and its key is never recorded
+    ctx = _ctx(account)
+    with pytest.raises(ProviderError):
+        _publish(ctx, "Held, then never keyed")
+    _sent_long_ago(ctx)
+    with pytest.raises(ProviderError) as refused:
+        _publish(ctx, "Held, then never keyed")  # meets the lock of the running create
+    assert refused.value.code == "request_in_progress"
+    assert refused.value.retry_at >= timezone.now() + timedelta(seconds=290)
+
+    clock.now += fake.key_lock_hold_s  # the create ends: saved, key not recorded, unlocked
+    with pytest.raises(ProviderError) as waiting:
+        _publish(ctx, "Held, then never keyed")
+
+    assert waiting.value.code == "not_listed_yet"  # not sent into the freed key
+    assert len(fake.published()) == 1 and _creates(fake) == 2
+    clock.now += fake.faults.listing_lag_s
+    [post] = fake.published()
+    assert _publish(ctx, "Held, then never keyed").provider_post_id == post.id
+
+
+@pytest.mark.django_db
+def test_a_media_status_saved_but_not_listed_is_never_sent_again_with_new_uploads(
+    mastodon, workspace_a, clock, settings
+):
+    settings.RECONCILE_SETTLE_S = 0
+    fake = mastodon("listing_lag")
+    fake.faults.listing_lag_s = 3600
+    account = _switched_account(fake, workspace_a, "key_not_recorded")
+    ctx = _ctx(account)
+    with pytest.raises(ProviderError):
+        _publish(ctx, "A loaf", media=[image(alt="A loaf")])
+
+    with pytest.raises(ProviderError) as waiting:
+        _publish(ctx, "A loaf", media=[image(alt="A loaf")])
+
+    # Our upload is attached to a status: the unanswered create made it.
+    assert (waiting.value.code, waiting.value.retryable) == ("media_attached", True)
+    assert len(fake.media) == 1 and _creates(fake) == 1
+    clock.now += fake.faults.listing_lag_s
+    [post] = fake.published()
+    assert _publish(ctx, "A loaf", media=[image(alt="A loaf")]).provider_post_id == post.id
+    assert len(fake.published()) == 1 and len(fake.media) == 1

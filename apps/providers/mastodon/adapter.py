@@ -28,7 +28,7 @@ from apps.providers.base import (
     register_adapter,
 )
 from apps.providers.errors import ErrorKind, ProviderError
-from apps.providers.mastodon.errors import classify
+from apps.providers.mastodon.errors import REQUEST_IN_PROGRESS, classify
 from apps.providers.mastodon.models import MastodonApp
 from apps.providers.mastodon.services import (
     SCOPES,
@@ -93,7 +93,7 @@ class MastodonAdapter(Adapter):
                     _unmark_sent(ctx, segment.position)
                     return found
             media_ids = [
-                self._media_id(http, instance, ctx, segment.position, media)
+                self._media_id(http, instance, ctx, segment.position, media, sent_at=sent_at)
                 for media in segment.media
             ]
             if media_ids:
@@ -114,7 +114,12 @@ class MastodonAdapter(Adapter):
                 if response.status_code != 200:
                     raise classify(response, is_create=True, keyed=self.is_retry_safe(ctx.account))
             except ProviderError as err:
-                if sent_at is None and err.kind != ErrorKind.OUTCOME_UNKNOWN:
+                if err.code == REQUEST_IN_PROGRESS:
+                    # A request under this key still runs and may yet save the status (so
+                    # the segment stays marked sent): look again once what it saves can be
+                    # listed, never sooner.
+                    err.retry_at = _mark_locked(ctx, segment.position)
+                elif sent_at is None and err.kind != ErrorKind.OUTCOME_UNKNOWN:
                     _unmark_sent(ctx, segment.position)  # refused: this one made nothing
                 raise
         _unmark_sent(ctx, segment.position)  # the segment has its post
@@ -141,7 +146,12 @@ class MastodonAdapter(Adapter):
         status = _find_status(http, ctx, segment, since=sent_at, parent=parent, check_parent=True)
         if status is not None:
             return _published(status)
-        settled_at = sent_at + timedelta(seconds=settings.RECONCILE_SETTLE_S)
+        # Counted from the create, or from the last time a request under the key was seen
+        # still running (its status is saved only when it ends).
+        locked_at = _locked_since(ctx, segment.position)
+        settled_at = max(sent_at, locked_at or sent_at) + timedelta(
+            seconds=settings.RECONCILE_SETTLE_S
+        )
         if estimated_db_now() < settled_at:
             raise ProviderError(
                 ErrorKind.PROVIDER_UNAVAILABLE,
@@ -175,11 +185,16 @@ class MastodonAdapter(Adapter):
         ctx: PublishContext,
         position: int,
         media: MediaPayload,
+        *,
+        sent_at: datetime | None = None,
     ) -> str:
         """Upload one file with its alt text and wait until Mastodon has processed it.
 
         The remote id is kept in the checkpoint before waiting, so an attempt that ran out
-        of patience resumes on the same upload instead of sending the file again.
+        of patience resumes on the same upload instead of sending the file again. An
+        upload the instance no longer shows (404) is sent again, unless a create of this
+        segment went unanswered within the key's hour: then the status that create made
+        holds it (unattached uploads live a day), and a resend would be a second status.
         """
         uploads = ctx.checkpoint.setdefault(f"mastodon_media_s{position}", {})
         remote_id = uploads.get(str(media.media_id))
@@ -187,6 +202,15 @@ class MastodonAdapter(Adapter):
             response = httpcall.send(
                 http, "GET", f"{instance}/api/v1/media/{remote_id}", is_create=False
             )
+            if response.status_code == 404 and _within_window(sent_at, self.idempotency_window):
+                raise ProviderError(
+                    ErrorKind.PROVIDER_UNAVAILABLE,
+                    "The media of this post is attached to a status already: the earlier "
+                    "request that went unanswered made it, and it is not listed yet. "
+                    "Looking again before anything is sent.",
+                    code="media_attached",
+                    retry_at=estimated_db_now() + timedelta(seconds=settings.RECONCILE_SETTLE_S),
+                )
             if response.status_code == 404:  # unattached uploads expire; send it again
                 remote_id = None
             elif response.status_code == 200:
@@ -461,9 +485,32 @@ def _find_status(
 SENT = "mastodon_sent"
 
 
+# Checkpoint entry: segment position -> when a request under its key was last refused
+# because another one held the key's lock (a create still running); kept with SENT.
+LOCKED = "mastodon_locked"
+
+
 def _unanswered_since(ctx: PublishContext, position: int) -> datetime | None:
     sent = (ctx.checkpoint.get(SENT) or {}).get(str(position))
     return datetime.fromisoformat(sent) if sent else None
+
+
+def _locked_since(ctx: PublishContext, position: int) -> datetime | None:
+    locked = (ctx.checkpoint.get(LOCKED) or {}).get(str(position))
+    return datetime.fromisoformat(locked) if locked else None
+
+
+def _mark_locked(ctx: PublishContext, position: int) -> datetime:
+    """Record that a request under the segment's key is still running; returns when its
+    status can be looked for (RECONCILE_SETTLE_S later)."""
+    now = estimated_db_now()
+    ctx.checkpoint[LOCKED] = {**(ctx.checkpoint.get(LOCKED) or {}), str(position): now.isoformat()}
+    ctx.persist_checkpoint()
+    return now + timedelta(seconds=settings.RECONCILE_SETTLE_S)
+
+
+def _within_window(sent_at: datetime | None, window: timedelta | None) -> bool:
+    return sent_at is not None and estimated_db_now() - sent_at < (window or timedelta(0))
 
 
 def _mark_sent(ctx: PublishContext, position: int) -> None:
@@ -476,9 +523,10 @@ def _mark_sent(ctx: PublishContext, position: int) -> None:
 
 
 def _unmark_sent(ctx: PublishContext, position: int) -> None:
-    sent = dict(ctx.checkpoint.get(SENT) or {})
-    if sent.pop(str(position), None) is not None:
-        ctx.checkpoint[SENT] = sent
+    for entry in (SENT, LOCKED):
+        marks = dict(ctx.checkpoint.get(entry) or {})
+        if marks.pop(str(position), None) is not None:
+            ctx.checkpoint[entry] = marks
 
 
 def _client(credentials: dict) -> httpx.Client:

@@ -18,6 +18,7 @@ _ACCOUNT_BLOCKED = ("login is currently disabled", "confirmed e-mail")
 # (storage, a tripped circuit breaker); after any of them a resend under the key is safe,
 # as none falls between saving the status and recording its key.
 _TEMPORARY_PROBLEM = "temporary problem serving your request"
+REQUEST_IN_PROGRESS = "request_in_progress"
 
 
 def classify(response: httpx.Response, *, is_create: bool, keyed: bool = False) -> ProviderError:
@@ -54,7 +55,7 @@ def classify(response: httpx.Response, *, is_create: bool, keyed: bool = False) 
     if status == 503 and keyed and _TEMPORARY_PROBLEM in lowered:
         # Nothing was created by this request; an earlier one under the same key may still
         # be running. In progress, not lost: looked at again later, never a second post.
-        return error(ErrorKind.PROVIDER_UNAVAILABLE, code="request_in_progress")
+        return error(ErrorKind.PROVIDER_UNAVAILABLE, code=REQUEST_IN_PROGRESS)
     if status >= 500:
         # The status may have been stored before the server failed. A resend with the same
         # Idempotency-Key inside the key's hour is safe; the pipeline decides that, so this
