@@ -124,6 +124,18 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> date
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def parse_reset_seconds(value: str | None, *, now: datetime | None = None) -> datetime | None:
+    """A rate-limit reset header holding seconds from now (Reddit, Pinterest), counted like
+    Retry-After from the database clock as last measured; None when absent or unreadable."""
+    try:
+        seconds = float(value) if value else None
+    except ValueError:
+        return None
+    if seconds is None or not 0 <= seconds < 10**9:
+        return None
+    return (now or estimated_db_now()) + timedelta(seconds=seconds)
+
+
 def parse_reset_epoch(value: str | None) -> datetime | None:
     """A rate-limit reset header holding epoch seconds (X, Bluesky)."""
     try:

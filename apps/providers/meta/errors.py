@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
+from apps.common.db_clock import estimated_db_now
 from apps.providers.errors import (
     Action,
     ErrorKind,
@@ -67,7 +68,7 @@ def regain_access_at(response: httpx.Response, *, now: datetime | None = None) -
     `estimated_time_to_regain_access` in minutes; the longest wait wins. A Retry-After
     header, should one appear, is honoured too.
     """
-    now = now or datetime.now(UTC)
+    now = now or estimated_db_now()  # minutes from now, on the clock retries are kept by
     minutes = 0
     raw = response.headers.get("X-Business-Use-Case-Usage")
     if raw:

@@ -3,23 +3,30 @@ waits for the rate limit's reset, a 404 names a destination to change."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import httpx
 
 from apps.providers import httpcall
-from apps.providers.errors import ErrorKind, ProviderError, classify_status, parse_retry_after
+from apps.providers.errors import (
+    ErrorKind,
+    ProviderError,
+    classify_status,
+    parse_reset_seconds,
+    parse_retry_after,
+)
 
 
 def _reset_at(response: httpx.Response) -> datetime | None:
-    """Retry-After, else `x-ratelimit-reset` (seconds until reset, or an epoch)."""
+    """Retry-After, else `x-ratelimit-reset` (seconds until reset, or an epoch); seconds
+    count from the database clock, as every retry time is compared with it."""
     retry_at = parse_retry_after(response.headers.get("Retry-After"))
     value = response.headers.get("x-ratelimit-reset", "")
     if retry_at is None and value.isdigit():
         seconds = int(value)
         if seconds > 1_000_000_000:
             return datetime.fromtimestamp(seconds, tz=UTC)
-        return datetime.now(UTC) + timedelta(seconds=seconds)
+        return parse_reset_seconds(value)
     return retry_at
 
 

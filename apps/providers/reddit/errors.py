@@ -6,12 +6,19 @@ with `X-Ratelimit-Reset` (seconds)."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import httpx
 
+from apps.common.db_clock import estimated_db_now
 from apps.providers import httpcall
-from apps.providers.errors import ErrorKind, ProviderError, classify_status, parse_retry_after
+from apps.providers.errors import (
+    ErrorKind,
+    ProviderError,
+    classify_status,
+    parse_reset_seconds,
+    parse_retry_after,
+)
 
 # json.errors codes; any other code is a refusal of the content as well.
 DUPLICATE_CODES = frozenset({"ALREADY_SUB"})
@@ -46,12 +53,9 @@ def classify(response: httpx.Response, *, is_create: bool) -> ProviderError:
         return _refusal(refusals)
     message = body.get("message", "")
     if response.status_code == 429:
-        reset = response.headers.get("X-Ratelimit-Reset", "")
-        retry_at = (
-            datetime.now(UTC) + timedelta(seconds=float(reset))
-            if reset.replace(".", "", 1).isdigit()
-            else parse_retry_after(response.headers.get("Retry-After"))
-        )
+        retry_at = parse_reset_seconds(
+            response.headers.get("X-Ratelimit-Reset")
+        ) or parse_retry_after(response.headers.get("Retry-After"))
         return ProviderError(
             ErrorKind.RATE_LIMITED,
             message or "Reddit is rate limiting this client.",
@@ -72,7 +76,7 @@ def _refusal(errors: list) -> ProviderError:
             message,
             code=code,
             http_status=200,
-            retry_at=datetime.now(UTC) + wait if wait else None,
+            retry_at=estimated_db_now() + wait if wait else None,
         )
     if code in DUPLICATE_CODES:
         return ProviderError(ErrorKind.DUPLICATE_CONTENT, message, code=code, http_status=200)

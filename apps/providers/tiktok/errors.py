@@ -3,10 +3,11 @@ success) mapped to our kinds, by `error.code` (the HTTP status only as a fallbac
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import httpx
 
+from apps.common.db_clock import estimated_db_now
 from apps.providers import httpcall
 from apps.providers.errors import Action, ErrorKind, ProviderError, classify_status
 
@@ -33,7 +34,7 @@ ERROR_CODES: dict[str, tuple[ErrorKind, Action | None]] = {
 
 
 def _retry_at(code: str) -> datetime | None:
-    now = datetime.now(UTC)
+    now = estimated_db_now()  # the clock retries are kept by
     if code == "rate_limit_exceeded":
         return now + timedelta(minutes=1)  # per-minute windows
     if code == "spam_risk_too_many_posts":
