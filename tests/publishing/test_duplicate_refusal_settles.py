@@ -211,6 +211,44 @@ def test_a_throttled_read_of_the_named_post_is_checked_again_not_handed_to_a_per
     assert rendition.segments.get().provider_post_id == post.id
 
 
+def test_a_read_past_the_members_daily_limit_is_checked_again_after_midnight_utc(
+    linkedin, settings, workspace_a
+):
+    # As above, but the read meets LinkedIn's daily member limit (enforce_limits, spent):
+    # a 429 without any header, so the check waits for the documented 00:00 UTC reset.
+    fake = linkedin("timeout_after_accept")
+    shift = [3600.0]  # ids dated an hour off ours, so only the read can tell
+    fake.clock = lambda: time.time() + shift[0]
+    account = _account(fake, workspace_a)
+    author = f"urn:li:person:{account.remote_id}"
+    fake.switch(author, "enforce_limits")
+    midnight = fake.exhaust(author, "reads")
+    settings.RECONCILE_SETTLE_S = 0
+    rendition = _schedule(workspace_a, account, {"text": "Crumb report"})
+    worker = _worker()
+
+    _drain(worker, rendition)
+
+    assert rendition.status == "failed" and rendition.ambiguous
+    assert rendition.last_error["action"] == "wait", rendition.last_error
+    refused = rendition.delivery_attempts.get(outcome=DeliveryAttempt.Outcome.FAILED)
+    assert refused.error["code"] == "DUPLICATE_POST_UNREAD"
+    check = Job.objects.unfinished().get(dedupe_key=reconcile_dedupe_key(rendition.pk))
+    next_midnight = (timezone.now() + timedelta(days=1)).replace(
+        hour=0, minute=0, second=0, microsecond=0
+    )
+    assert check.run_at >= next_midnight - timedelta(seconds=5), check.run_at
+    assert len(fake.published()) == 1
+    # Midnight UTC comes on LinkedIn's clock: the read is answered, the post settles.
+    shift[0] = midnight - time.time()
+    Job.objects.filter(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(run_at=timezone.now())
+    _drain(worker, rendition)
+
+    assert rendition.status == "published", rendition.last_error
+    [post] = fake.published()
+    assert rendition.segments.get().provider_post_id == post.id
+
+
 def test_a_throttled_read_of_a_post_dated_to_the_request_settles_at_once(
     linkedin, settings, workspace_a
 ):
