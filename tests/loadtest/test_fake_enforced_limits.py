@@ -22,6 +22,7 @@ from loadtest.platform_fakes.reddit import RedditFake
 from loadtest.platform_fakes.threads import ThreadsFake
 from loadtest.platform_fakes.tiktok import TikTokFake
 from loadtest.platform_fakes.youtube import YouTubeFake
+from loadtest.soak import resolve_behaviours
 
 START = 1_800_003_600.0  # 2027-01-15 09:00 UTC, 01:00 in Los Angeles
 
@@ -244,3 +245,11 @@ def test_youtube_charges_a_search_a_hundred_units_and_resets_at_pacific_midnight
 
     assert (spent.refused, refused.refused) == (False, True)
     assert refused.reset_at == START + 23 * 3600  # the next midnight in Los Angeles
+
+
+def test_the_soak_switches_enforce_limits_on_every_platform_by_name_or_with_all():
+    platforms = tuple(case.fake.platform for case in CASES)
+    wanted = [f"{platform}:enforce_limits" for platform in platforms]
+
+    assert set(wanted) <= set(resolve_behaviours(["all"], platforms))
+    assert resolve_behaviours(wanted, platforms) == tuple(wanted)
