@@ -508,9 +508,9 @@ if not (len(LINKEDIN_API_VERSION) == 6 and LINKEDIN_API_VERSION.isdigit()):
 # Reddit. An empty id leaves that platform unconnectable; nothing else depends on them.
 META_APP_ID = env.str("META_APP_ID", default="")
 META_APP_SECRET = env.str("META_APP_SECRET", default="")
-# How a Facebook video without a public URL is uploaded (docs/platforms/facebook.md):
-# "auto" tries the Resumable Upload API and falls back to upload_phase when Meta refuses
-# the session; "resumable" or "upload_phase" use one protocol only. An account's own
+# How a Facebook video is uploaded (docs/platforms/facebook.md): "auto" tries the
+# Resumable Upload API and falls back to file_url or upload_phase when Meta refuses the
+# session; "resumable" uses it only, "upload_phase" the older ways only. An account's own
 # `video_upload` setting wins.
 FACEBOOK_VIDEO_UPLOAD = env.str("FACEBOOK_VIDEO_UPLOAD", default="auto")
 if FACEBOOK_VIDEO_UPLOAD not in ("auto", "resumable", "upload_phase"):

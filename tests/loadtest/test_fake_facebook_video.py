@@ -338,3 +338,63 @@ def test_the_fake_wants_the_token_in_the_header_and_forgets_expired_sessions(fak
     assert (expired.json()["error"]["code"], expired.json()["error"]["error_subcode"]) == (100, 33)
     assert handle_unknown.json()["error"]["code"] == 100
     assert fake.published() == []
+
+
+def test_a_video_with_a_public_url_is_uploaded_too_and_fetched_only_after_a_refusal(fake, page):
+    adapter = get_adapter("facebook")
+    public = MediaPayload(
+        1,
+        "video",
+        "video/mp4",
+        len(VIDEO_BYTES),
+        "",
+        lambda: io.BytesIO(VIDEO_BYTES),
+        public_url="https://media.example.com/s/1.mp4",
+    )
+    ctx = _ctx(fake, page)
+    pending = adapter.publish_segment(ctx, SegmentPayload(0, "Kneading", [public]), reply_to=None)
+    assert ctx.checkpoint["videos"]["0"]["protocol"] == "resumable"
+
+    fake.page_tokens_open_upload_sessions = False
+    refused = _ctx(fake, page)
+    fetched = adapter.publish_segment(
+        refused, SegmentPayload(0, "Shaping", [public]), reply_to=None
+    )
+
+    assert refused.checkpoint["videos"]["0"]["protocol"] == "file_url"
+    assert len(fake.sessions) == 1  # the second went by file_url, no session
+    _done(adapter, ctx, pending)
+    _done(adapter, refused, fetched)
+    assert sorted(p.text for p in fake.published()) == ["Kneading", "Shaping"]
+
+
+def test_an_unanswered_file_url_call_is_looked_up_not_sent_again(fake, page):
+    adapter = get_adapter("facebook")
+    fake.page_tokens_open_upload_sessions = False
+    public = MediaPayload(
+        1,
+        "video",
+        "video/mp4",
+        len(VIDEO_BYTES),
+        "",
+        lambda: io.BytesIO(VIDEO_BYTES),
+        public_url="https://media.example.com/s/1.mp4",
+    )
+    segment = SegmentPayload(0, "Kneading", [public])
+    saved = []
+    fake.faults.rates["timeout_after_accept"] = 1.0
+    with pytest.raises(ProviderError) as lost:
+        adapter.publish_segment(_ctx(fake, page, saved=saved), segment, reply_to=None)
+    assert lost.value.kind == ErrorKind.OUTCOME_UNKNOWN
+    fake.faults.rates.clear()
+
+    found = adapter.lookup_segment(
+        _ctx(fake, page, checkpoint=saved[-1][1]), segment, not_before=timezone.now()
+    )
+    resumed = adapter.publish_segment(
+        _ctx(fake, page, checkpoint=saved[-1][1]), segment, reply_to=None
+    )
+
+    [video] = fake.published()
+    assert found.provider_post_id == video.id == resumed.provider_post_id
+    assert len([p for m, p in fake.calls if m == "POST" and p.endswith("/videos")]) == 1

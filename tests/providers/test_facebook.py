@@ -39,8 +39,10 @@ def _apps(settings):
     settings.META_APP_SECRET = "meta-secret"
 
 
-def _ctx(settings=None):
+def _ctx(settings=None, *, video_upload=None):
     account = SocialAccount(platform="facebook", remote_id=PAGE, handle="Bakery")
+    if video_upload:
+        account.settings = {"video_upload": video_upload}
     return PublishContext(
         account=account,
         credentials={"access_token": "PAGE-TOKEN"},
@@ -178,7 +180,8 @@ def test_a_video_waits_for_processing(fake):
             ),
         ]
     )
-    adapter, ctx = FacebookPagesAdapter(), _ctx({"title": "Baking"})
+    # The account keeps the videos edge's older ways: Facebook fetches the public URL.
+    adapter, ctx = FacebookPagesAdapter(), _ctx({"title": "Baking"}, video_upload="upload_phase")
 
     pending = adapter.publish_segment(ctx, SegmentPayload(0, "How", [video]), reply_to=None)
     assert pending == PublishedSegment(provider_post_id="V1", pending=True)
@@ -188,7 +191,9 @@ def test_a_video_waits_for_processing(fake):
         "file_url": "https://media.example.com/s/v.mp4",
     }
     assert adapter.poll_segment(ctx, pending) == pending
-    assert ctx.checkpoint == {"videos": {"0": {"video_id": "V1"}}}
+    entry = ctx.checkpoint["videos"]["0"]
+    assert (entry["protocol"], entry["video_id"]) == ("file_url", "V1")
+    assert entry["publish_sent"]  # marked before the call that makes the video
     published = adapter.poll_segment(ctx, pending)
 
     assert _query(status.calls.last.request)["fields"] == "status,permalink_url"

@@ -119,9 +119,10 @@ class FacebookPagesAdapter(Adapter):
     ) -> PublishedSegment | None:
         """A video this rendition made is asked about by its id: published, still
         processing (pending: polling finishes it), or never finished uploading (absent). A
-        videos call that went unanswered with a file handle is looked for among the Page's
-        videos. Anything else is best effort: the Page's recent published posts with the
-        same text, made after the attempt began (a little clock skew allowed)."""
+        videos call that went unanswered (with a file handle or a `file_url`) is looked for
+        among the Page's videos. Anything else is best effort: the Page's recent published
+        posts with the same text, made after the attempt began (a little clock skew
+        allowed)."""
         since = not_before - timedelta(minutes=2)
         with graph_client(ctx.credentials.get("access_token")) as client:
             entry = media.video_entry(ctx, segment.position)

@@ -57,9 +57,11 @@ def upload_video(
     segment: SegmentPayload,
     video: MediaPayload,
 ) -> PublishedSegment:
-    """Upload the video and make it the Page's: by URL when the pipeline has a public one,
-    else by the Resumable Upload API's handle or upload_phase (`upload_protocol`). Pending
-    until processed. A video this rendition already made is not made again."""
+    """Upload the video and make it the Page's: by the Resumable Upload API's handle (what
+    Meta's Video API guides document), or, where the account or site says `upload_phase` or
+    Meta refused the session under "auto", by the videos edge's older ways (`file_url` when
+    the pipeline has a public URL, else upload_phase). Pending until processed. A video
+    this rendition already made is not made again."""
     entry = video_entry(ctx, segment.position)
     if entry is not None and entry.get("video_id"):
         found = video_lookup(client, entry["video_id"])
@@ -68,20 +70,15 @@ def upload_video(
     data = {"description": segment.text}
     if ctx.settings.get("title"):
         data["title"] = ctx.settings["title"]
-    if video.public_url:
-        url = f"{FACEBOOK_VIDEO_GRAPH}/{ctx.account.remote_id}/videos"
-        body = graph_call(
-            client, "POST", url, data={**data, "file_url": video.public_url}, is_create=True
-        )
-        _keep_video(ctx, segment.position, str(body["id"]))
-        return PublishedSegment(provider_post_id=str(body["id"]), pending=True)
     protocol = (entry or {}).get("protocol") or upload_protocol(ctx)
-    if protocol != "upload_phase":
+    if protocol not in ("upload_phase", "file_url"):
         entry = _resumable_entry(ctx, segment.position)
         try:
             return _publish_by_handle(client, ctx, segment, video, entry, data, protocol)
         except resumable.SessionRefused:
             pass  # "auto": Meta refused this token a session; nothing was made
+    if video.public_url:
+        return _publish_by_url(client, ctx, segment, video.public_url, data)
     # Kept with the video id `start` gives: later attempts stay on this protocol.
     ctx.checkpoint.setdefault("videos", {})[str(segment.position)] = {"protocol": "upload_phase"}
     return _upload_phases(client, ctx, segment, video, data)
@@ -138,6 +135,34 @@ def _publish_by_handle(
         "POST",
         page_url(ctx, "videos"),
         data={**data, "fbuploader_video_file_chunk": entry["handle"]},
+        is_create=True,
+    )
+    entry["video_id"] = str(body["id"])
+    ctx.persist_checkpoint()
+    return PublishedSegment(provider_post_id=entry["video_id"], pending=True)
+
+
+def _publish_by_url(
+    client: httpx.Client, ctx: PublishContext, segment: SegmentPayload, url: str, data: dict
+) -> PublishedSegment:
+    """`file_url`: Facebook fetches the video itself; this one call makes it, so it is
+    marked sent first and, after an unanswered one, looked up before it is sent again."""
+    videos = ctx.checkpoint.setdefault("videos", {})
+    entry = videos.get(str(segment.position)) or {}
+    if entry.get("protocol") == "file_url" and entry.get("publish_sent"):
+        found = find_unanswered(client, ctx, segment, entry)
+        if found is not None:
+            return found
+    entry = videos[str(segment.position)] = {
+        "protocol": "file_url",
+        "publish_sent": timezone.now().isoformat(),
+    }
+    ctx.persist_checkpoint()
+    body = graph_call(
+        client,
+        "POST",
+        f"{FACEBOOK_VIDEO_GRAPH}/{ctx.account.remote_id}/videos",
+        data={**data, "file_url": url},
         is_create=True,
     )
     entry["video_id"] = str(body["id"])
