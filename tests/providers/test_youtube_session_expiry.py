@@ -183,6 +183,41 @@ def test_after_a_session_gone_past_its_final_byte_only_a_lookup_settles_it(serve
     assert not adapter.resend_settles(_ctx(account, resent.checkpoint))
 
 
+class DropsFinalThenExpires(FaultPlan):
+    """The final chunk's connection drops after half of it landed (chunk PUT 5), then the
+    session expires under the resend's first chunk PUT (6)."""
+
+    def __init__(self) -> None:
+        super().__init__(rates={}, processing_s=0.3)
+        self.seen: dict[str, int] = {}
+
+    def strikes(self, fault: str) -> bool:
+        self.seen[fault] = self.seen.get(fault, 0) + 1
+        return (fault, self.seen[fault]) in {("drop_mid_upload", 5), ("session_expires", 6)}
+
+
+def test_a_final_byte_the_live_session_never_got_is_not_sent_and_its_loss_restarts(
+    serve, workspace_a
+):
+    """The final chunk's answer never came, but the session, probed, says it holds less than
+    the video: no video came of it. A session lost after that is a clean restart in a new
+    session, not an unknown outcome left to a person."""
+    fake = serve(DropsFinalThenExpires())
+    account = _account(fake, workspace_a)
+    adapter = get_adapter("youtube")
+    ctx = _ctx(account)
+    with pytest.raises(ProviderError) as dropped:
+        adapter.publish_segment(ctx, _segment(), reply_to=None)
+    assert dropped.value.kind == ErrorKind.OUTCOME_UNKNOWN
+
+    resent = _ctx(account, ctx.checkpoint)
+    done = adapter.publish_segment(resent, _segment(), reply_to=None)
+
+    [video] = fake.published()
+    assert done.provider_post_id == video.id and len(fake.sessions) == 2
+    assert adapter.resend_settles(_ctx(account, resent.checkpoint))
+
+
 def test_two_sessions_ending_in_a_row_leave_it_to_the_next_attempt(serve, workspace_a):
     fake = serve(FaultPlan(rates={"session_expires": 1.0}, processing_s=0.3))
     ctx = _ctx(_account(fake, workspace_a))

@@ -78,6 +78,11 @@ class YouTubeAdapter(Adapter):
                     return media.published(ctx, found.video)
                 if found.offset is not None:
                     offset = found.offset
+                    if ctx.checkpoint.get("upload_final_sent"):
+                        # The live session says the final byte never reached it: no video
+                        # came of it, and losing the session now is a clean restart.
+                        ctx.checkpoint["upload_final_sent"] = False
+                        ctx.persist_checkpoint()
                 elif ctx.checkpoint.get("upload_final_sent"):
                     # A resend cannot settle this any more: reconciliation looks it up.
                     ctx.checkpoint["upload_session_gone"] = True
