@@ -30,8 +30,9 @@ CHUNK_BYTES = 8 * 1024 * 1024
 # Appends that may fail (a dropped connection, an offset the session disagrees with) before
 # the attempt gives up; each one first reads where the session stands.
 MAX_RESUMES = 3
-# The session refusals after which "auto" uses upload_phase instead (Meta's reference asks
-# for a token with a role on the app; a Page token may be refused). Nothing exists yet.
+# The session refusals after which "auto" uses the videos edge's older ways instead (Meta's
+# reference asks for a token with a role on the app, and takes only video/mp4 among video
+# types; a Page token may be refused). Nothing exists yet.
 REFUSALS_TO_FALL_BACK = (
     ErrorKind.PERMISSION_MISSING,
     ErrorKind.AUTH_EXPIRED,
@@ -41,7 +42,8 @@ GONE = f"{INVALID_PARAMETER_CODE}/{UNKNOWN_OBJECT_SUBCODE}"
 
 
 class SessionRefused(Exception):
-    """Meta would not open an upload session for this token: use upload_phase."""
+    """Meta would not open an upload session for this token or file: use the videos edge's
+    older ways (file_url, upload_phase)."""
 
 
 class _SessionGone(Exception):
