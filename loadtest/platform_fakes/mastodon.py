@@ -22,7 +22,7 @@
   the 15-minute autorelease); either way a resend under the key makes a second status.
 - `POST /api/v2/media` answers 200 for an image processed at once and 202 (`url` null) for
   media processed in the background; `GET /api/v1/media/:id` answers 206 while processing,
-  200 once `url` is set, 422 when processing failed, 404 once the media is attached.
+  200 once `url` is set, 422 when processing failed, 404 once the status holding it is saved.
 - `GET /api/v1/accounts/:id/statuses` lists newest first (`limit` at most 40, `max_id`).
 - 429 carries `X-RateLimit-Limit/Remaining/Reset`, the reset being an ISO 8601 instant.
 """
