@@ -253,3 +253,21 @@ def test_the_soak_switches_enforce_limits_on_every_platform_by_name_or_with_all(
 
     assert set(wanted) <= set(resolve_behaviours(["all"], platforms))
     assert resolve_behaviours(wanted, platforms) == tuple(wanted)
+
+
+@pytest.mark.parametrize("fake_class", [ThreadsFake, InstagramFake], ids=lambda c: c.platform)
+def test_metas_status_read_of_a_container_spends_the_same_budget(fake_class):
+    fake = fake_class()
+    opened = fake.new_account("shop")
+    account, token = opened["remote_id"], opened["credentials"]["access_token"]
+    container = fake.make_container(
+        account, {"media_type": "IMAGE", "image_url": "https://a/b.jpg"}
+    )
+    host = fake.hosts[0]
+    fake.switch(account, "enforce_limits")
+    fake.exhaust(account, "calls")
+
+    response = fake.handle(_get(host, f"/v1.0/{container.id}", token, fields="status"))
+
+    assert response.status == 400 and response.body["error"]["code"] == fake.throttle_code
+    assert "estimated_time_to_regain_access" in response.headers["X-Business-Use-Case-Usage"]
