@@ -52,6 +52,10 @@ RETRYABLE_KINDS = frozenset(
     }
 )
 
+# The code of a create refused, nothing made, because an earlier request under the same
+# idempotency key is still running (Mastodon's key lock): that request may still make it.
+REQUEST_IN_PROGRESS = "request_in_progress"
+
 DEFAULT_ACTION = {
     ErrorKind.RATE_LIMITED: Action.WAIT,
     ErrorKind.PROVIDER_UNAVAILABLE: Action.WAIT,

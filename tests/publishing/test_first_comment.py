@@ -215,9 +215,12 @@ def test_a_passing_outage_is_retried(sandbox, worker, workspace_a):
     assert failed.count() == 2
 
 
-def test_where_absence_cannot_be_proven_a_person_decides(sandbox, worker, workspace_a, monkeypatch):
+def test_where_absence_cannot_be_proven_a_person_decides(
+    sandbox, worker, workspace_a, monkeypatch, settings
+):
     """A platform whose comments are only listed (the listing may lag) never gets a second
     comment on a guess: after the last lookup the comment is left unknown."""
+    settings.RECONCILE_SETTLE_S = 0  # the unanswered send can no longer land
     account = sandbox_account_create(workspace=workspace_a, handle="weak")
     publication = post_with_comment(workspace_a, account)
     rendition = publish_post_only(worker, publication)

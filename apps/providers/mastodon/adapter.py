@@ -27,8 +27,8 @@ from apps.providers.base import (
     SegmentPayload,
     register_adapter,
 )
-from apps.providers.errors import ErrorKind, ProviderError
-from apps.providers.mastodon.errors import REQUEST_IN_PROGRESS, classify
+from apps.providers.errors import REQUEST_IN_PROGRESS, ErrorKind, ProviderError
+from apps.providers.mastodon.errors import classify
 from apps.providers.mastodon.models import MastodonApp
 from apps.providers.mastodon.services import (
     SCOPES,

@@ -6,7 +6,13 @@ from __future__ import annotations
 import httpx
 
 from apps.providers import httpcall
-from apps.providers.errors import Action, ErrorKind, ProviderError, parse_reset_iso
+from apps.providers.errors import (
+    REQUEST_IN_PROGRESS,
+    Action,
+    ErrorKind,
+    ProviderError,
+    parse_reset_iso,
+)
 
 # Attaching media that is still processing is a 422 whose text says so; it clears by itself.
 _MEDIA_NOT_READY = ("not finished processing", "try again in a moment")
@@ -18,7 +24,6 @@ _ACCOUNT_BLOCKED = ("login is currently disabled", "confirmed e-mail")
 # (storage, a tripped circuit breaker); after any of them a resend under the key is safe,
 # as none falls between saving the status and recording its key.
 _TEMPORARY_PROBLEM = "temporary problem serving your request"
-REQUEST_IN_PROGRESS = "request_in_progress"
 
 
 def classify(response: httpx.Response, *, is_create: bool, keyed: bool = False) -> ProviderError:

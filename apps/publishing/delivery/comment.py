@@ -7,25 +7,43 @@ row committed first, exactly like a segment: a run that finds an attempt without
 sent again, and sends again only where "not found" proves there is none. Where the
 platform's lookup cannot prove it, the comment is left ``unknown`` for a person; nothing
 is ever guessed into a second comment. The post itself stands whatever the comment does.
+
+"Not found" concludes nothing before RECONCILE_SETTLE_S has passed since the unanswered
+send, on the database clock: the platform may still be saving it (Mastodon holds a keyed
+create under its key's lock). Until then the checks are scheduled without spending the
+job's attempts. A send refused because a request under the comment's key is still running
+(``request_in_progress``) leaves the comment in doubt the same way, its window counted
+from that answer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from datetime import datetime, timedelta
+from typing import NoReturn
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
+from apps.common.db_clock import db_now
 from apps.common.errors import Conflict
-from apps.jobs.errors import INTERRUPTIONS, RetryableError
+from apps.jobs.errors import INTERRUPTIONS, RetryableError, Snooze
 from apps.jobs.models import Job
+from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease, job_enqueue
 from apps.providers.base import PublishedSegment, SupportsFirstComment, get_adapter
 from apps.providers.catalog import get_capabilities
-from apps.providers.errors import RETRYABLE_KINDS, Action, ErrorKind, ProviderError
+from apps.providers.errors import (
+    REQUEST_IN_PROGRESS,
+    RETRYABLE_KINDS,
+    Action,
+    ErrorKind,
+    ProviderError,
+)
 from apps.publishing.delivery.context import credentials_for_call, publish_context
 from apps.renditions.models import DeliveryAttempt, FirstComment, Rendition
 
@@ -99,7 +117,10 @@ def post_first_comment(job: Job) -> None:
         adapter, ctx = _connect(rendition)
         post = PublishedSegment(rendition.provider_post_id, rendition.provider_url)
         key = comment_idempotency_key(rendition.pk)
-        if _in_doubt(comment) and _look_up(job, comment, adapter, ctx, post, key, last_try):
+        unanswered = _unanswered(comment)
+        if unanswered is not None and _look_up(
+            job, comment, adapter, ctx, post, key, last_try, _settled_at(unanswered)
+        ):
             return
         _send(job, comment, adapter, ctx, post, key)
     except ProviderError as err:
@@ -109,7 +130,7 @@ def post_first_comment(job: Job) -> None:
         _settle(
             comment, FirstComment.Status.UNKNOWN if unknown else FirstComment.Status.FAILED, err
         )
-    except RetryableError:
+    except (RetryableError, Snooze):
         raise
     except INTERRUPTIONS:
         # A database error decided nothing: the job is recovered, and its next run finds
@@ -139,16 +160,24 @@ def _attempts(comment: FirstComment):
     )
 
 
-def _in_doubt(comment: FirstComment) -> bool:
-    """Whether the comment may exist unrecorded: the last send had no answer, and no
-    lookup proved it absent and no person settled it since."""
+def _unanswered(comment: FirstComment) -> DeliveryAttempt | None:
+    """The send that leaves the comment in doubt (it may exist unrecorded): the last send,
+    when it had no answer and no lookup proved it absent and no person settled it since."""
     A = DeliveryAttempt
     last = (
         _attempts(comment)
         .filter(Q(kind=A.Kind.COMMENT) | Q(kind=A.Kind.RESOLVE) | Q(outcome=A.Outcome.ABSENT))
         .last()
     )
-    return last is not None and last.kind == A.Kind.COMMENT and last.outcome in IN_DOUBT
+    if last is not None and last.kind == A.Kind.COMMENT and last.outcome in IN_DOUBT:
+        return last
+    return None
+
+
+def _settled_at(unanswered: DeliveryAttempt) -> datetime:
+    """When an unanswered send can no longer land at the platform: RECONCILE_SETTLE_S after
+    it started (a send's start is written on the database clock)."""
+    return unanswered.started_at + timedelta(seconds=settings.RECONCILE_SETTLE_S)
 
 
 def _connect(rendition: Rendition):
@@ -173,9 +202,10 @@ def _connect(rendition: Rendition):
     return adapter, publish_context(rendition, credentials)
 
 
-def _look_up(job, comment, adapter, ctx, post, key, last_try: bool) -> bool:
+def _look_up(job, comment, adapter, ctx, post, key, last_try: bool, settled_at: datetime) -> bool:
     """After an attempt without an answer: True when that settled the comment (found, or
-    left to a person), False when nothing exists and sending is safe."""
+    left to a person), False when nothing exists and sending is safe. Before `settled_at`
+    nothing found decides nothing: the check is scheduled again (Snooze, no attempt spent)."""
     attempt = _attempt(job, comment, DeliveryAttempt.Kind.RECONCILE, key)
     try:
         found = adapter.find_comment(ctx, post, comment.text, key=key)
@@ -190,6 +220,11 @@ def _look_up(job, comment, adapter, ctx, post, key, last_try: bool) -> bool:
         )
         _published(comment, found)
         return True
+    now = db_now()
+    if now < settled_at:
+        # The unanswered send may still be landing: neither absent nor a person's yet.
+        attempt.close(DeliveryAttempt.Outcome.FAILED, note="Not found yet; it may still land.")
+        _check_again(job, now, settled_at)
     if adapter.comment_lookup_is_strong:
         attempt.close(DeliveryAttempt.Outcome.ABSENT, note="Not found by its exact key.")
         return False
@@ -212,11 +247,24 @@ def _look_up(job, comment, adapter, ctx, post, key, last_try: bool) -> bool:
     return True
 
 
+def _check_again(job: Job, now: datetime, settled_at: datetime) -> NoReturn:
+    """Look again after the job's backoff, no later than `settled_at`, without spending
+    an attempt: the lookup's tries count only once "not found" can mean something."""
+    delay_s = get_job_type(job.type).backoff.delay(max(job.attempts, 1))
+    check_at = min(now + timedelta(seconds=delay_s), settled_at)
+    raise Snooze(check_at, "The comment is not found yet; it may still land.")
+
+
 def _send(job, comment, adapter, ctx, post, key) -> None:
     attempt = _attempt(job, comment, DeliveryAttempt.Kind.COMMENT, key)
     try:
         result = adapter.publish_comment(ctx, post, comment.text, key=key)
     except ProviderError as err:
+        if err.code == REQUEST_IN_PROGRESS:
+            # An earlier request under the comment's key is still running and may make it:
+            # in doubt like a send without an answer, its settle window counted from now.
+            attempt.close(DeliveryAttempt.Outcome.UNKNOWN, error=err.as_dict())
+            _check_again(job, db_now(), _settled_at(attempt))
         unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
         outcome = DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED
         attempt.close(outcome, error=err.as_dict())
@@ -238,8 +286,10 @@ def _send(job, comment, adapter, ctx, post, key) -> None:
 
 
 def _attempt(job: Job, comment: FirstComment, kind: str, key: str) -> DeliveryAttempt:
-    """The attempt row, committed before the request leaves."""
+    """The attempt row, committed before the request leaves; it starts on the database
+    clock, which the settle window of an unanswered send is measured on."""
     return DeliveryAttempt.objects.create(
+        started_at=db_now(),
         rendition_id=comment.rendition_id,
         workspace_id=comment.workspace_id,
         kind=kind,
