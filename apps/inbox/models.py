@@ -222,7 +222,9 @@ class ReplyAttempt(models.Model):
     provider_reply_id = models.CharField(max_length=255, blank=True)
     error = models.JSONField(null=True, blank=True)
     note = models.CharField(max_length=255, blank=True)
-    started_at = models.DateTimeField(auto_now_add=True)
+    # A send starts on the database clock: the settle window of one left unanswered counts
+    # from it.
+    started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = WorkspaceQuerySet.as_manager()

@@ -123,8 +123,9 @@ class _Listing(CommentReader):
 
 
 def test_a_weak_lookup_that_finds_nothing_leaves_the_reply_to_a_person(
-    sandbox_http, worker, workspace_a, alice, monkeypatch
+    sandbox_http, worker, workspace_a, alice, monkeypatch, settings
 ):
+    settings.RECONCILE_SETTLE_S = 0  # the unanswered send can no longer land
     comment, _fan = a_comment(workspace_a)
     reader = _Listing()
     monkeypatch.setattr("apps.inbox.connect.comment_reader", lambda platform: reader)
@@ -143,6 +144,76 @@ def test_a_weak_lookup_that_finds_nothing_leaves_the_reply_to_a_person(
     reply_retry(reply=reply)
     run_due(worker)
     assert reader.sent == 2
+
+
+class _Held(_Listing):
+    """A platform still saving the reply when the client gave up: not listed until it
+    lands, and a resend under its key meanwhile refused as in progress."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.landed = False
+
+    def reply(self, ctx, post, comment_id, text, *, key) -> PublishedSegment:
+        self.sent += 1
+        if self.sent > 1:
+            raise ProviderError(
+                ErrorKind.PROVIDER_UNAVAILABLE,
+                "There was a temporary problem serving your request",
+                code="request_in_progress",
+            )
+        raise ProviderError(ErrorKind.OUTCOME_UNKNOWN, "Timed out after sending.")
+
+    def find_reply(self, ctx, post, comment_id, text, *, key) -> PublishedSegment | None:
+        return PublishedSegment("held-1", "https://sandbox.example/held-1") if self.landed else None
+
+
+def test_a_reply_not_listed_yet_is_looked_for_until_it_lands_without_spending_tries(
+    sandbox_http, worker, workspace_a, alice, monkeypatch, settings
+):
+    settings.RECONCILE_SETTLE_S = 300
+    comment, _fan = a_comment(workspace_a)
+    reader = _Held()
+    monkeypatch.setattr("apps.inbox.connect.comment_reader", lambda platform: reader)
+    reply = reply_create(comment=comment, author=alice, text="At 7!", needs_approval=False)
+
+    drain(worker, limit=12)  # more checks than the job has tries
+
+    reply.refresh_from_db()
+    assert reply.status == "pending"  # not handed to a person inside the settle window
+    job = Job.objects.get(type=replying.REPLY_JOB)
+    assert job.status == "pending" and job.attempts == 1  # the checks spent no try
+    reader.landed = True
+    drain(worker)
+    reply.refresh_from_db()
+    assert reply.status == "sent" and reply.provider_reply_id == "held-1"
+    assert reader.sent == 1
+
+
+def test_a_resend_meeting_a_running_request_under_its_key_waits_and_sends_nothing_more(
+    sandbox_http, worker, workspace_a, alice, monkeypatch, settings
+):
+    comment, _fan = a_comment(workspace_a)
+    reader = _Held()
+    monkeypatch.setattr("apps.inbox.connect.comment_reader", lambda platform: reader)
+    reply = reply_create(comment=comment, author=alice, text="At 7!", needs_approval=False)
+    settings.RECONCILE_SETTLE_S = 0
+    drain(worker)
+    reply.refresh_from_db()
+    assert reply.status == "unknown"
+
+    # A person found nothing (the first request still runs) and sends it again.
+    settings.RECONCILE_SETTLE_S = 300
+    reply_retry(reply=reply)
+    drain(worker, limit=12)
+
+    reply.refresh_from_db()
+    assert reply.status == "pending" and reader.sent == 2
+    assert reply.attempts.filter(kind="send").last().error["code"] == "request_in_progress"
+    reader.landed = True
+    drain(worker)
+    reply.refresh_from_db()
+    assert reply.status == "sent" and reader.sent == 2
 
 
 def test_an_approval_holds_the_send(sandbox_http, worker, workspace_a, alice, bob):
@@ -178,8 +249,9 @@ def test_the_webhooks_say_what_was_received_and_replied(sandbox_http, worker, wo
 
 
 def test_a_person_who_finds_an_unknown_reply_records_it_sent_and_nothing_is_sent(
-    sandbox_http, worker, workspace_a, alice, monkeypatch
+    sandbox_http, worker, workspace_a, alice, monkeypatch, settings
 ):
+    settings.RECONCILE_SETTLE_S = 0
     from apps.common.errors import Conflict
     from apps.inbox.replies import reply_mark_sent
 
