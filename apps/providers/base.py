@@ -155,6 +155,11 @@ class Adapter(ABC):
     # container's publish, Bluesky's record once its video blob exists). A poll that stopped
     # mid-call may have made it, so the next one is looked up first (unless retry-safe).
     poll_makes_post: bool = False
+    # False when the publish step only makes work the platform keeps out of sight (a Meta
+    # container, published later by the poll): an unanswered publish request cannot have
+    # made a post, so it leaves nothing to look for, and a resend (which reuses a container
+    # the checkpoint holds) is safe.
+    publish_makes_post: bool = True
     # Why the platform's API cannot delete a post the account made, where it cannot
     # (Instagram media, TikTok videos); "" where the adapter deletes (SupportsDelete) or has
     # not been taught to yet. The live validation tells the operator, and the catalog's

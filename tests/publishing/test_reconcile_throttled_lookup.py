@@ -117,10 +117,17 @@ def _ambiguous_rendition(fake, case: Case, workspace) -> Rendition:
         settings={**(opened.get("settings") or {}), **case.settings},
     )
     RenditionSegmentFactory(rendition=rendition, position=0, text="Fresh loaves at dawn")
+    # Where the publish step makes no post (a Meta container), the poll that publishes the
+    # container is the request that may have made it.
+    made_by = (
+        DeliveryAttempt.Kind.PUBLISH
+        if get_adapter(case.platform).publish_makes_post
+        else DeliveryAttempt.Kind.POLL
+    )
     DeliveryAttempt.objects.create(
         rendition=rendition,
         workspace_id=rendition.workspace_id,
-        kind=DeliveryAttempt.Kind.PUBLISH,
+        kind=made_by,
         segment_position=0,
         started_at=db_now() - timedelta(days=8),
         finished_at=db_now() - timedelta(days=8),

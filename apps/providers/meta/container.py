@@ -57,6 +57,7 @@ class ContainerAdapter(Adapter):
     poll_schedule: PollSchedule
     retry_safe_after_unknown = False
     poll_makes_post = True  # a FINISHED container is published by the poll
+    publish_makes_post = False  # ...and only there: publish_segment makes containers
 
     # Hooks -----------------------------------------------------------------------------
 

@@ -154,7 +154,7 @@ def unsettled_request(rendition: Rendition) -> DeliveryAttempt | None:
     outcome = DeliveryAttempt.Outcome
     open_positions = rendition.segments.filter(provider_post_id="").values("position")
     latest = (
-        rendition.delivery_attempts.exclude(kind=DeliveryAttempt.Kind.COMMENT)
+        post_making_attempts(rendition)
         .filter(segment_position__in=open_positions, outcome__in=[outcome.UNKNOWN, outcome.LOST])
         .order_by("-pk")
         .first()
@@ -167,6 +167,20 @@ def unsettled_request(rendition: Rendition) -> DeliveryAttempt | None:
     if rendition.delivery_attempts.filter(pk__gt=latest.pk).filter(settling).exists():
         return None
     return latest
+
+
+def post_making_attempts(rendition: Rendition):
+    """The rendition's attempts whose request could have made a post: not its first
+    comment's, nor the publish step of a platform where that step makes no post (a Meta
+    container, published only by the poll)."""
+    attempts = rendition.delivery_attempts.exclude(kind=DeliveryAttempt.Kind.COMMENT)
+    try:
+        publish_makes_post = get_adapter(rendition.platform).publish_makes_post
+    except LookupError:
+        publish_makes_post = True
+    if not publish_makes_post:
+        attempts = attempts.exclude(kind=DeliveryAttempt.Kind.PUBLISH)
+    return attempts
 
 
 def _lookup_is_strong(platform: str) -> bool:

@@ -10,6 +10,8 @@ job looks for our post:
 - an idempotency key the platform still honours, and no exact lookup: resent under the same
   key at once (the platform returns the original post if there is one), before a
   best-effort lookup that could miss it;
+- no unanswered request could have made the post (a Meta container's create, invisible
+  until the poll publishes it): resent at once, nothing to look for;
 - accepted work (a segment the platform holds and was processing) is never resent: if the
   lookup does not find it, a person decides;
 - no lookup, but a duplicate resend is refused naming the post (LinkedIn): resent once the
@@ -54,6 +56,7 @@ from apps.providers.errors import ErrorKind, ProviderError
 from apps.publishing.delivery.comment import start_first_comment
 from apps.publishing.delivery.context import media_payloads, publish_context
 from apps.publishing.delivery.enqueue import schedule_publish
+from apps.publishing.delivery.failures import post_making_attempts
 from apps.publishing.delivery.reconnect import await_reconnect
 from apps.publishing.delivery.run import record_segment
 from apps.publishing.delivery.waiting import accepted_work, resume_waiting
@@ -144,9 +147,13 @@ def _settled_without_lookup(
     *,
     accepted: bool,
 ) -> bool:
-    """Where no lookup is the way: a resend under an idempotency key the platform still
-    honours (it cannot post twice, a best-effort lookup could miss), or a platform with no
-    lookup at all. True when that settled the job's next step."""
+    """Where no lookup is the way: a resend when no unanswered request could have made the
+    post, or under an idempotency key the platform still honours (it cannot post twice, a
+    best-effort lookup could miss), or a platform with no lookup at all. True when that
+    settled the job's next step."""
+    if not accepted and _nothing_unanswered_could_post(rendition, segment.position):
+        _resend(job, rendition, note="no unanswered request could have made the post")
+        return True
     exact_lookup = isinstance(adapter, SupportsLookup) and adapter.lookup_is_strong
     if (
         not accepted
@@ -164,6 +171,19 @@ def _settled_without_lookup(
         _resend_once_settled(job, rendition, sent, adapter, payload)
         return True
     raise PermanentError("no_lookup", "The platform offers no way to check; verify it.")
+
+
+def _nothing_unanswered_could_post(rendition: Rendition, position: int) -> bool:
+    """Whether every unanswered request of the segment was a step that makes no post (a
+    Meta container's create): there is nothing to look for, and a resend is safe."""
+    unanswered = rendition.delivery_attempts.filter(
+        segment_position=position,
+        outcome__in=[DeliveryAttempt.Outcome.UNKNOWN, DeliveryAttempt.Outcome.LOST],
+    )
+    return (
+        unanswered.exists()
+        and not post_making_attempts(rendition).filter(pk__in=unanswered.values("pk")).exists()
+    )
 
 
 def _look_up(
