@@ -8,40 +8,30 @@ there is none. Where the platform's lookup cannot prove it, the reply is left ``
 for a person: nothing is ever guessed into a second reply.
 
 "Not found" concludes nothing before RECONCILE_SETTLE_S has passed since the unanswered
-send, on the database clock: the platform may still be saving the reply. Until then the
-checks are scheduled without spending the job's attempts. A send refused because a request
-under the reply's key is still running (``request_in_progress``) leaves the reply in doubt
-the same way, its window counted from that answer.
+send; the rule, shared with first comments, lives in
+``apps.publishing.delivery.unanswered``.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
-from typing import NoReturn
+from datetime import datetime
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.common import events
 from apps.common.db_clock import db_now
 from apps.common.errors import Conflict, ValidationFailed
-from apps.jobs.errors import INTERRUPTIONS, RetryableError, Snooze
+from apps.jobs.errors import INTERRUPTIONS, RetryableError
 from apps.jobs.models import Job
-from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease, job_enqueue
 from apps.providers.base import PublishContext, PublishedSegment
 from apps.providers.comment_reading import CommentReader
-from apps.providers.errors import (
-    REQUEST_IN_PROGRESS,
-    RETRYABLE_KINDS,
-    Action,
-    ErrorKind,
-    ProviderError,
-)
+from apps.providers.errors import RETRYABLE_KINDS, Action, ErrorKind, ProviderError
+from apps.publishing.delivery import unanswered
 
 from .connect import connect, published_post
 from .models import Comment, Reply, ReplyAttempt
@@ -50,8 +40,8 @@ logger = logging.getLogger(__name__)
 
 REPLY_JOB = "inbox.reply"
 A = ReplyAttempt
-IN_DOUBT = (A.Outcome.IN_FLIGHT, A.Outcome.UNKNOWN, A.Outcome.LOST)
 NOT_FOUND_YET = "reply_not_found_yet"
+WRITE = unanswered.Write("reply", NOT_FOUND_YET, "the comment's replies")
 RETRY_KINDS = frozenset({*RETRYABLE_KINDS, ErrorKind.OUTCOME_UNKNOWN, NOT_FOUND_YET})
 
 
@@ -88,9 +78,11 @@ def send_reply(job: Job) -> None:
     last_try = job.attempts >= job.max_attempts
     try:
         reader, ctx = connect(reply.comment.rendition)
-        unanswered = _unanswered(reply)
-        if unanswered is not None and _look_up(
-            job, reply, reader, ctx, last_try, _settled_at(unanswered)
+        doubt = unanswered.last_unanswered(
+            reply.attempts.all(), send=A.Kind.SEND, resolve=A.Kind.RESOLVE
+        )
+        if doubt is not None and _look_up(
+            job, reply, reader, ctx, last_try, unanswered.settled_at(doubt)
         ):
             return
         _send(job, reply, reader, ctx)
@@ -99,7 +91,7 @@ def send_reply(job: Job) -> None:
             raise RetryableError(err.kind, err.message, retry_at=err.retry_at) from err
         unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
         _settle(reply, Reply.Status.UNKNOWN if unknown else Reply.Status.FAILED, err)
-    except (RetryableError, Snooze):
+    except unanswered.LOOKS_AGAIN:
         raise
     except INTERRUPTIONS:
         # A database error decided nothing: the next run finds the send in flight and
@@ -121,38 +113,16 @@ def send_reply(job: Job) -> None:
         raise
 
 
-def _unanswered(reply: Reply) -> ReplyAttempt | None:
-    """The send that leaves the reply in doubt (it may exist unrecorded): the last send,
-    when it had no answer and no lookup proved it absent and no person settled it since."""
-    last = (
-        reply.attempts.filter(
-            Q(kind=A.Kind.SEND) | Q(kind=A.Kind.RESOLVE) | Q(outcome=A.Outcome.ABSENT)
-        )
-        .order_by("pk")
-        .last()
-    )
-    if last is not None and last.kind == A.Kind.SEND and last.outcome in IN_DOUBT:
-        return last
-    return None
-
-
-def _settled_at(unanswered: ReplyAttempt) -> datetime:
-    """When an unanswered send can no longer land at the platform: RECONCILE_SETTLE_S after
-    it started (a send's start is written on the database clock)."""
-    return unanswered.started_at + timedelta(seconds=settings.RECONCILE_SETTLE_S)
-
-
 def _look_up(
     job: Job,
     reply: Reply,
     reader: CommentReader,
     ctx: PublishContext,
     last_try: bool,
-    settled_at: datetime,
+    settle_at: datetime,
 ) -> bool:
     """After a send without an answer: True when that settled the reply (found, or left
-    to a person), False when nothing exists and sending is safe. Before `settled_at`
-    nothing found decides nothing: the check is scheduled again (Snooze, no attempt spent)."""
+    to a person), False when nothing exists and sending is safe (``unanswered``)."""
     attempt = _attempt(job, reply, A.Kind.LOOKUP)
     comment = reply.comment
     post = published_post(comment.rendition)
@@ -167,18 +137,11 @@ def _look_up(
         attempt.close(A.Outcome.FOUND, provider_reply_id=found.provider_post_id)
         _sent(reply, found)
         return True
-    now = db_now()
-    if now < settled_at:
-        # The unanswered send may still be landing: neither absent nor a person's yet.
-        attempt.close(A.Outcome.FAILED, note="Not found yet; it may still land.")
-        _check_again(job, now, settled_at)
-    if reader.reply_lookup_is_strong:
-        attempt.close(A.Outcome.ABSENT, note="Not found by its exact key.")
+    strong = reader.reply_lookup_is_strong
+    if unanswered.not_found(
+        job, attempt, WRITE, settle_at=settle_at, strong=strong, last_try=last_try
+    ):
         return False
-    attempt.close(A.Outcome.FAILED, note="Not among the comment's replies yet.")
-    if not last_try:
-        # A listing may lag behind a reply just made: ask again before giving up.
-        raise RetryableError(NOT_FOUND_YET, "The reply is not listed yet; asking again.")
     _settle(
         reply,
         Reply.Status.UNKNOWN,
@@ -193,14 +156,6 @@ def _look_up(
     return True
 
 
-def _check_again(job: Job, now: datetime, settled_at: datetime) -> NoReturn:
-    """Look again after the job's backoff, no later than `settled_at`, without spending
-    an attempt: the lookup's tries count only once "not found" can mean something."""
-    delay_s = get_job_type(job.type).backoff.delay(max(job.attempts, 1))
-    check_at = min(now + timedelta(seconds=delay_s), settled_at)
-    raise Snooze(check_at, "The reply is not found yet; it may still land.")
-
-
 def _send(job: Job, reply: Reply, reader: CommentReader, ctx: PublishContext) -> None:
     attempt = _attempt(job, reply, A.Kind.SEND)
     comment = reply.comment
@@ -208,11 +163,7 @@ def _send(job: Job, reply: Reply, reader: CommentReader, ctx: PublishContext) ->
     try:
         result = reader.reply(ctx, post, comment.platform_id, reply.text, key=reply.idempotency_key)
     except ProviderError as err:
-        if err.code == REQUEST_IN_PROGRESS:
-            # An earlier request under the reply's key is still running and may make it:
-            # in doubt like a send without an answer, its settle window counted from now.
-            attempt.close(A.Outcome.UNKNOWN, error=err.as_dict())
-            _check_again(job, db_now(), _settled_at(attempt))
+        unanswered.refused_in_progress(job, attempt, WRITE, err)
         unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
         attempt.close(A.Outcome.UNKNOWN if unknown else A.Outcome.FAILED, error=err.as_dict())
         raise

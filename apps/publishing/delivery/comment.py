@@ -9,55 +9,37 @@ platform's lookup cannot prove it, the comment is left ``unknown`` for a person;
 is ever guessed into a second comment. The post itself stands whatever the comment does.
 
 "Not found" concludes nothing before RECONCILE_SETTLE_S has passed since the unanswered
-send, on the database clock: the platform may still be saving it (Mastodon holds a keyed
-create under its key's lock). Until then the checks are scheduled without spending the
-job's attempts. A send refused because a request under the comment's key is still running
-(``request_in_progress``) leaves the comment in doubt the same way, its window counted
-from that answer.
+send; the rule, shared with inbox replies, lives in ``unanswered``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import datetime, timedelta
-from typing import NoReturn
+from datetime import datetime
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from apps.accounts.models import SocialAccount
 from apps.common.db_clock import db_now
 from apps.common.errors import Conflict
-from apps.jobs.errors import INTERRUPTIONS, RetryableError, Snooze
+from apps.jobs.errors import INTERRUPTIONS, RetryableError
 from apps.jobs.models import Job
-from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease, job_enqueue
 from apps.providers.base import PublishedSegment, SupportsFirstComment, get_adapter
 from apps.providers.catalog import get_capabilities
-from apps.providers.errors import (
-    REQUEST_IN_PROGRESS,
-    RETRYABLE_KINDS,
-    Action,
-    ErrorKind,
-    ProviderError,
-)
+from apps.providers.errors import RETRYABLE_KINDS, Action, ErrorKind, ProviderError
+from apps.publishing.delivery import unanswered
 from apps.publishing.delivery.context import credentials_for_call, publish_context
 from apps.renditions.models import DeliveryAttempt, FirstComment, Rendition
 
 logger = logging.getLogger(__name__)
 
 COMMENT_JOB = "renditions.first_comment"
-# Attempts whose answer never came: the comment may exist.
-IN_DOUBT = (
-    DeliveryAttempt.Outcome.IN_FLIGHT,
-    DeliveryAttempt.Outcome.UNKNOWN,
-    DeliveryAttempt.Outcome.LOST,
-)
 # The error kind of a lookup that found nothing yet where absence cannot be proven.
 NOT_FOUND_YET = "comment_not_found_yet"
+WRITE = unanswered.Write("comment", NOT_FOUND_YET, "the post's comments")
 # What the job retries: the platform's passing troubles, and an unanswered comment (the
 # next run looks it up before anything is sent again).
 RETRY_KINDS = frozenset({*RETRYABLE_KINDS, ErrorKind.OUTCOME_UNKNOWN, NOT_FOUND_YET})
@@ -117,9 +99,13 @@ def post_first_comment(job: Job) -> None:
         adapter, ctx = _connect(rendition)
         post = PublishedSegment(rendition.provider_post_id, rendition.provider_url)
         key = comment_idempotency_key(rendition.pk)
-        unanswered = _unanswered(comment)
-        if unanswered is not None and _look_up(
-            job, comment, adapter, ctx, post, key, last_try, _settled_at(unanswered)
+        doubt = unanswered.last_unanswered(
+            _attempts(comment),
+            send=DeliveryAttempt.Kind.COMMENT,
+            resolve=DeliveryAttempt.Kind.RESOLVE,
+        )
+        if doubt is not None and _look_up(
+            job, comment, adapter, ctx, post, key, last_try, unanswered.settled_at(doubt)
         ):
             return
         _send(job, comment, adapter, ctx, post, key)
@@ -130,7 +116,7 @@ def post_first_comment(job: Job) -> None:
         _settle(
             comment, FirstComment.Status.UNKNOWN if unknown else FirstComment.Status.FAILED, err
         )
-    except (RetryableError, Snooze):
+    except unanswered.LOOKS_AGAIN:
         raise
     except INTERRUPTIONS:
         # A database error decided nothing: the job is recovered, and its next run finds
@@ -160,26 +146,6 @@ def _attempts(comment: FirstComment):
     )
 
 
-def _unanswered(comment: FirstComment) -> DeliveryAttempt | None:
-    """The send that leaves the comment in doubt (it may exist unrecorded): the last send,
-    when it had no answer and no lookup proved it absent and no person settled it since."""
-    A = DeliveryAttempt
-    last = (
-        _attempts(comment)
-        .filter(Q(kind=A.Kind.COMMENT) | Q(kind=A.Kind.RESOLVE) | Q(outcome=A.Outcome.ABSENT))
-        .last()
-    )
-    if last is not None and last.kind == A.Kind.COMMENT and last.outcome in IN_DOUBT:
-        return last
-    return None
-
-
-def _settled_at(unanswered: DeliveryAttempt) -> datetime:
-    """When an unanswered send can no longer land at the platform: RECONCILE_SETTLE_S after
-    it started (a send's start is written on the database clock)."""
-    return unanswered.started_at + timedelta(seconds=settings.RECONCILE_SETTLE_S)
-
-
 def _connect(rendition: Rendition):
     """The adapter and a publish context with fresh credentials; ProviderError when the
     account cannot be used now."""
@@ -202,10 +168,9 @@ def _connect(rendition: Rendition):
     return adapter, publish_context(rendition, credentials)
 
 
-def _look_up(job, comment, adapter, ctx, post, key, last_try: bool, settled_at: datetime) -> bool:
+def _look_up(job, comment, adapter, ctx, post, key, last_try: bool, settle_at: datetime) -> bool:
     """After an attempt without an answer: True when that settled the comment (found, or
-    left to a person), False when nothing exists and sending is safe. Before `settled_at`
-    nothing found decides nothing: the check is scheduled again (Snooze, no attempt spent)."""
+    left to a person), False when nothing exists and sending is safe (``unanswered``)."""
     attempt = _attempt(job, comment, DeliveryAttempt.Kind.RECONCILE, key)
     try:
         found = adapter.find_comment(ctx, post, comment.text, key=key)
@@ -220,19 +185,11 @@ def _look_up(job, comment, adapter, ctx, post, key, last_try: bool, settled_at: 
         )
         _published(comment, found)
         return True
-    now = db_now()
-    if now < settled_at:
-        # The unanswered send may still be landing: neither absent nor a person's yet.
-        attempt.close(DeliveryAttempt.Outcome.FAILED, note="Not found yet; it may still land.")
-        _check_again(job, now, settled_at)
-    if adapter.comment_lookup_is_strong:
-        attempt.close(DeliveryAttempt.Outcome.ABSENT, note="Not found by its exact key.")
+    strong = adapter.comment_lookup_is_strong
+    if unanswered.not_found(
+        job, attempt, WRITE, settle_at=settle_at, strong=strong, last_try=last_try
+    ):
         return False
-    # Closed as failed (the lookup's own outcome): the send it followed stays the one in doubt.
-    attempt.close(DeliveryAttempt.Outcome.FAILED, note="Not among the post's comments yet.")
-    if not last_try:
-        # A listing may lag behind a comment just made: ask again before giving up.
-        raise RetryableError(NOT_FOUND_YET, "The comment is not listed yet; asking again.")
     _settle(
         comment,
         FirstComment.Status.UNKNOWN,
@@ -247,24 +204,12 @@ def _look_up(job, comment, adapter, ctx, post, key, last_try: bool, settled_at: 
     return True
 
 
-def _check_again(job: Job, now: datetime, settled_at: datetime) -> NoReturn:
-    """Look again after the job's backoff, no later than `settled_at`, without spending
-    an attempt: the lookup's tries count only once "not found" can mean something."""
-    delay_s = get_job_type(job.type).backoff.delay(max(job.attempts, 1))
-    check_at = min(now + timedelta(seconds=delay_s), settled_at)
-    raise Snooze(check_at, "The comment is not found yet; it may still land.")
-
-
 def _send(job, comment, adapter, ctx, post, key) -> None:
     attempt = _attempt(job, comment, DeliveryAttempt.Kind.COMMENT, key)
     try:
         result = adapter.publish_comment(ctx, post, comment.text, key=key)
     except ProviderError as err:
-        if err.code == REQUEST_IN_PROGRESS:
-            # An earlier request under the comment's key is still running and may make it:
-            # in doubt like a send without an answer, its settle window counted from now.
-            attempt.close(DeliveryAttempt.Outcome.UNKNOWN, error=err.as_dict())
-            _check_again(job, db_now(), _settled_at(attempt))
+        unanswered.refused_in_progress(job, attempt, WRITE, err)
         unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
         outcome = DeliveryAttempt.Outcome.UNKNOWN if unknown else DeliveryAttempt.Outcome.FAILED
         attempt.close(outcome, error=err.as_dict())
