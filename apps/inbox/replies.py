@@ -78,9 +78,7 @@ def send_reply(job: Job) -> None:
     last_try = job.attempts >= job.max_attempts
     try:
         reader, ctx = connect(reply.comment.rendition)
-        doubt = unanswered.last_unanswered(
-            reply.attempts.all(), send=A.Kind.SEND, resolve=A.Kind.RESOLVE
-        )
+        doubt = _unanswered(reply)
         if doubt is not None and _look_up(
             job, reply, reader, ctx, last_try, unanswered.settled_at(doubt)
         ):
@@ -89,7 +87,8 @@ def send_reply(job: Job) -> None:
     except ProviderError as err:
         if err.kind in RETRY_KINDS and not last_try:
             raise RetryableError(err.kind, err.message, retry_at=err.retry_at) from err
-        unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
+        # A refusal settles nothing about an earlier send left in doubt: still unknown.
+        unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN or _unanswered(reply) is not None
         _settle(reply, Reply.Status.UNKNOWN if unknown else Reply.Status.FAILED, err)
     except unanswered.LOOKS_AGAIN:
         raise
@@ -113,6 +112,12 @@ def send_reply(job: Job) -> None:
         raise
 
 
+def _unanswered(reply: Reply) -> ReplyAttempt | None:
+    return unanswered.last_unanswered(
+        reply.attempts.all(), send=A.Kind.SEND, resolve=A.Kind.RESOLVE
+    )
+
+
 def _look_up(
     job: Job,
     reply: Reply,
@@ -131,8 +136,10 @@ def _look_up(
             ctx, post, comment.platform_id, reply.text, key=reply.idempotency_key
         )
     except ProviderError as err:
-        attempt.close(A.Outcome.FAILED, error=err.as_dict())
-        raise
+        if not unanswered.lookup_failed(job, attempt, err, last_try=last_try):
+            raise
+        _to_person(reply)
+        return True
     if found is not None:
         attempt.close(A.Outcome.FOUND, provider_reply_id=found.provider_post_id)
         _sent(reply, found)
@@ -142,6 +149,11 @@ def _look_up(
         job, attempt, WRITE, settle_at=settle_at, strong=strong, last_try=last_try
     ):
         return False
+    _to_person(reply)
+    return True
+
+
+def _to_person(reply: Reply) -> None:
     _settle(
         reply,
         Reply.Status.UNKNOWN,
@@ -153,7 +165,6 @@ def _look_up(
             action=Action.VERIFY,
         ),
     )
-    return True
 
 
 def _send(job: Job, reply: Reply, reader: CommentReader, ctx: PublishContext) -> None:

@@ -216,6 +216,33 @@ def test_a_resend_meeting_a_running_request_under_its_key_waits_and_sends_nothin
     assert reply.status == "sent" and reader.sent == 2
 
 
+class _Throttled(_Listing):
+    """A platform whose listing throttles every lookup (429 with no reset given)."""
+
+    def find_reply(self, ctx, post, comment_id, text, *, key) -> PublishedSegment | None:
+        raise ProviderError(ErrorKind.RATE_LIMITED, "Too many requests", code="rate_limited")
+
+
+def test_a_throttled_lookup_spends_no_try_and_never_fails_a_reply_that_may_exist(
+    sandbox_http, worker, workspace_a, alice, monkeypatch, settings
+):
+    settings.RECONCILE_SETTLE_S = 0
+    comment, _fan = a_comment(workspace_a)
+    reader = _Throttled()
+    monkeypatch.setattr("apps.inbox.connect.comment_reader", lambda platform: reader)
+    reply = reply_create(comment=comment, author=alice, text="At 7!", needs_approval=False)
+
+    drain(worker, limit=12)
+
+    reply.refresh_from_db()
+    assert reply.status == "pending" and reader.sent == 1
+    job = Job.objects.get(type=replying.REPLY_JOB)
+    assert job.status == "pending" and job.attempts == 1
+    lookups = reply.attempts.filter(kind="lookup")
+    assert lookups.count() >= 6
+    assert {a.error["kind"] for a in lookups} == {"rate_limited"}
+
+
 def test_an_approval_holds_the_send(sandbox_http, worker, workspace_a, alice, bob):
     comment, fan = a_comment(workspace_a)
 

@@ -179,11 +179,69 @@ def test_a_send_meeting_a_running_create_under_its_key_waits_for_it_and_sends_no
     assert creates(fake) == 3
 
 
-def test_past_the_settle_window_a_comment_not_listed_goes_to_a_person(
+class Once(FaultPlan):
+    """Each of `faults` strikes its first eligible call only."""
+
+    def __init__(self, *faults: str) -> None:
+        super().__init__(rates={}, hang_s=HOLD_S)
+        self.once = set(faults)
+
+    def strikes(self, fault: str) -> bool:
+        if fault in self.once and not self.struck.get(fault):
+            self.struck[fault] = 1
+            return True
+        return False
+
+
+def test_past_the_settle_window_a_comment_the_platform_never_made_is_sent_under_its_key(
     fake, clock, worker, workspace_a, settings
 ):
     settings.RECONCILE_SETTLE_S = 0  # the unanswered send can no longer land
     comment = live_post_with_comment(fake, workspace_a, worker)
+    fake.switch(comment.rendition.social_account.settings["account_id"], "key_lock", on=False)
+    fake.faults = Once("server_error_before")  # a 5xx before anything is saved
+    run_comment_job(worker)
+    assert outcomes(comment) == [("comment", "unknown")]
+
+    run_comment_job(worker)  # not listed: sent again under the comment's key
+
+    comment.refresh_from_db()
+    [made] = comments_at_the_platform(fake)
+    assert comment.status == "published" and comment.provider_comment_id == made.id
+    assert outcomes(comment) == [("comment", "unknown"), ("comment", "published")]
+
+
+def test_a_resend_under_the_key_meeting_the_held_create_waits_for_it_without_a_person(
+    fake, clock, worker, workspace_a, settings
+):
+    settings.RECONCILE_SETTLE_S = 0  # shorter than the hold: the key tells it still runs
+    comment = live_post_with_comment(fake, workspace_a, worker)
+    run_comment_job(worker)
+
+    for _ in range(Job.objects.get(type=commenting.COMMENT_JOB).max_attempts + 2):
+        run_comment_job(worker)
+    comment.refresh_from_db()
+    assert comment.status == "pending"
+    refused = A.objects.filter(rendition_id=comment.rendition_id, kind=A.Kind.COMMENT)[1:]
+    assert {a.error["code"] for a in refused} == {"request_in_progress"}
+    assert len(fake.published()) == 2  # the post and the held comment, nothing more
+
+    clock.now += HOLD_S
+    run_comment_job(worker)
+
+    comment.refresh_from_db()
+    [made] = comments_at_the_platform(fake)
+    assert comment.status == "published" and comment.provider_comment_id == made.id
+
+
+def test_past_the_settle_window_a_comment_not_listed_goes_to_a_person_without_a_key(
+    fake, clock, worker, workspace_a, settings
+):
+    settings.RECONCILE_SETTLE_S = 0  # the unanswered send can no longer land
+    comment = live_post_with_comment(fake, workspace_a, worker)
+    account = comment.rendition.social_account
+    account.settings["honours_idempotency_key"] = False  # a server that ignores the header
+    account.save(update_fields=["settings"])
     run_comment_job(worker)
 
     for _ in range(Job.objects.get(type=commenting.COMMENT_JOB).max_attempts):

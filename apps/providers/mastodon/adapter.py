@@ -299,6 +299,11 @@ class MastodonAdapter(Adapter):
             raise classify(response, is_create=True, keyed=self.is_retry_safe(ctx.account))
         return _published(response.json())
 
+    def comment_key_is_honoured(self, account: SocialAccount) -> bool:
+        """A resend of a comment under its key within the key's hour returns the first
+        reply, or is refused (503) while that reply's create still runs."""
+        return self.is_retry_safe(account)
+
     def find_comment(
         self, ctx: PublishContext, post: PublishedSegment, text: str, *, key: str
     ) -> PublishedSegment | None:

@@ -4,9 +4,10 @@ A rendition that publishes gets its FirstComment row and this job in the transac
 marks it published (``start_first_comment``). The job sends the comment with its attempt
 row committed first, exactly like a segment: a run that finds an attempt without an answer
 (in flight when its worker died, or unanswered) looks the comment up before anything is
-sent again, and sends again only where "not found" proves there is none. Where the
-platform's lookup cannot prove it, the comment is left ``unknown`` for a person; nothing
-is ever guessed into a second comment. The post itself stands whatever the comment does.
+sent again, and sends again only where "not found" proves there is none, or under the
+comment's idempotency key where the platform honours it. Otherwise, where the platform's
+lookup cannot prove it, the comment is left ``unknown`` for a person; nothing is ever
+guessed into a second comment. The post itself stands whatever the comment does.
 
 "Not found" concludes nothing before RECONCILE_SETTLE_S has passed since the unanswered
 send; the rule, shared with inbox replies, lives in ``unanswered``.
@@ -16,7 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Protocol, runtime_checkable
 
 from django.db import transaction
 from django.utils import timezone
@@ -99,11 +101,7 @@ def post_first_comment(job: Job) -> None:
         adapter, ctx = _connect(rendition)
         post = PublishedSegment(rendition.provider_post_id, rendition.provider_url)
         key = comment_idempotency_key(rendition.pk)
-        doubt = unanswered.last_unanswered(
-            _attempts(comment),
-            send=DeliveryAttempt.Kind.COMMENT,
-            resolve=DeliveryAttempt.Kind.RESOLVE,
-        )
+        doubt = _unanswered(comment)
         if doubt is not None and _look_up(
             job, comment, adapter, ctx, post, key, last_try, unanswered.settled_at(doubt)
         ):
@@ -112,7 +110,8 @@ def post_first_comment(job: Job) -> None:
     except ProviderError as err:
         if err.kind in RETRY_KINDS and not last_try:
             raise RetryableError(err.kind, err.message, retry_at=err.retry_at) from err
-        unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN
+        # A refusal settles nothing about an earlier send left in doubt: still unknown.
+        unknown = err.kind == ErrorKind.OUTCOME_UNKNOWN or _unanswered(comment) is not None
         _settle(
             comment, FirstComment.Status.UNKNOWN if unknown else FirstComment.Status.FAILED, err
         )
@@ -168,6 +167,11 @@ def _connect(rendition: Rendition):
     return adapter, publish_context(rendition, credentials)
 
 
+def _unanswered(comment: FirstComment) -> DeliveryAttempt | None:
+    kinds = DeliveryAttempt.Kind
+    return unanswered.last_unanswered(_attempts(comment), send=kinds.COMMENT, resolve=kinds.RESOLVE)
+
+
 def _look_up(job, comment, adapter, ctx, post, key, last_try: bool, settle_at: datetime) -> bool:
     """After an attempt without an answer: True when that settled the comment (found, or
     left to a person), False when nothing exists and sending is safe (``unanswered``)."""
@@ -175,8 +179,10 @@ def _look_up(job, comment, adapter, ctx, post, key, last_try: bool, settle_at: d
     try:
         found = adapter.find_comment(ctx, post, comment.text, key=key)
     except ProviderError as err:
-        attempt.close(DeliveryAttempt.Outcome.FAILED, error=err.as_dict())
-        raise
+        if not unanswered.lookup_failed(job, attempt, err, last_try=last_try):
+            raise
+        _to_person(comment)
+        return True
     if found is not None:
         attempt.close(
             DeliveryAttempt.Outcome.FOUND,
@@ -187,9 +193,20 @@ def _look_up(job, comment, adapter, ctx, post, key, last_try: bool, settle_at: d
         return True
     strong = adapter.comment_lookup_is_strong
     if unanswered.not_found(
-        job, attempt, WRITE, settle_at=settle_at, strong=strong, last_try=last_try
+        job,
+        attempt,
+        WRITE,
+        settle_at=settle_at,
+        strong=strong,
+        last_try=last_try,
+        resend_under_key=_key_answers(adapter, comment),
     ):
         return False
+    _to_person(comment)
+    return True
+
+
+def _to_person(comment: FirstComment) -> None:
     _settle(
         comment,
         FirstComment.Status.UNKNOWN,
@@ -201,7 +218,28 @@ def _look_up(job, comment, adapter, ctx, post, key, last_try: bool, settle_at: d
             action=Action.VERIFY,
         ),
     )
-    return True
+
+
+@runtime_checkable
+class KeyedComments(Protocol):
+    """A platform whose comment create honours the comment's idempotency key: a resend
+    under it returns the first comment (or is refused while that one's create runs)."""
+
+    idempotency_window: timedelta | None
+
+    def comment_key_is_honoured(self, account: SocialAccount) -> bool: ...
+
+
+def _key_answers(adapter, comment: FirstComment) -> bool:
+    """Whether a resend under the comment's key would return a comment already made."""
+    if not isinstance(adapter, KeyedComments):
+        return False
+    first_send = _attempts(comment).filter(kind=DeliveryAttempt.Kind.COMMENT).order_by("pk")
+    return unanswered.key_answers(
+        first_send.first(),
+        honoured=adapter.comment_key_is_honoured(comment.rendition.social_account),
+        window=adapter.idempotency_window,
+    )
 
 
 def _send(job, comment, adapter, ctx, post, key) -> None:

@@ -10,9 +10,15 @@ Both flows take the same steps, each on its own attempt model (`DeliveryAttempt`
    the database clock: the platform may still be saving it (Mastodon holds a keyed create
    under its key's lock). Until then the check is scheduled again without spending one of
    the job's attempts;
-4. past it, an exact lookup's "not found" proves absence, and the write is sent again; a
-   listing's (it may lag) is asked again on the job's remaining attempts, then a person
-   decides. Nothing is ever guessed into a second write.
+4. past it, an exact lookup's "not found" proves absence, and the write is sent again.
+   Where the platform honours the write's idempotency key (and still remembers it), a
+   listing's "not found" sends it again under that key, which cannot make a second one:
+   the platform answers with the first, or refuses while that one's create still runs
+   (step 2). Otherwise a listing's (it may lag) is asked again on the job's remaining
+   attempts, then a person decides. Nothing is ever guessed into a second write;
+5. a lookup that fails decides nothing: a throttled one is asked again after the
+   platform's reset without spending an attempt, and a write still in doubt when the
+   attempts run out goes to a person, never to a plain failure.
 """
 
 from __future__ import annotations
@@ -25,10 +31,10 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from apps.common.db_clock import db_now
-from apps.jobs.errors import RetryableError, Snooze
+from apps.jobs.errors import RetryableError, Snooze, delay_seconds
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
-from apps.providers.errors import REQUEST_IN_PROGRESS, ProviderError
+from apps.providers.errors import REQUEST_IN_PROGRESS, ErrorKind, ProviderError
 
 # Outcomes shared by both attempt models.
 FAILED, UNKNOWN, ABSENT = "failed", "unknown", "absent"
@@ -36,6 +42,8 @@ FAILED, UNKNOWN, ABSENT = "failed", "unknown", "absent"
 IN_DOUBT = ("in_flight", UNKNOWN, "lost")
 # What a run lets through untouched: the job comes back to look again.
 LOOKS_AGAIN = (RetryableError, Snooze)
+# The least wait after a throttled lookup (a reset already past must not spin the check).
+THROTTLED_MIN_WAIT_S = 5.0
 
 
 class Attempt(Protocol):
@@ -54,12 +62,15 @@ class Write:
 
 
 def last_unanswered(attempts: QuerySet, *, send: str, resolve: str):
-    """The send that leaves the write in doubt (it may exist unrecorded): the last send,
-    when it had no answer and no lookup proved it absent and no person settled it since."""
-    last = attempts.filter(Q(kind=send) | Q(kind=resolve) | Q(outcome=ABSENT)).order_by("pk").last()
-    if last is not None and last.kind == send and last.outcome in IN_DOUBT:
-        return last
-    return None
+    """The send that leaves the write in doubt (it may exist unrecorded): the last send
+    without an answer since a lookup last proved it absent or a person settled it. A send
+    refused later (a 429, a 5xx before anything was made) made nothing, and settles nothing
+    about the one before it."""
+    cleared = attempts.filter(Q(kind=resolve) | Q(outcome=ABSENT)).order_by("pk").last()
+    sends = attempts.filter(kind=send, outcome__in=IN_DOUBT)
+    if cleared is not None:
+        sends = sends.filter(pk__gt=cleared.pk)
+    return sends.order_by("pk").last()
 
 
 def settled_at(unanswered: Attempt) -> datetime:
@@ -68,12 +79,29 @@ def settled_at(unanswered: Attempt) -> datetime:
     return unanswered.started_at + timedelta(seconds=settings.RECONCILE_SETTLE_S)
 
 
+def key_answers(first_send: Attempt | None, *, honoured: bool, window: timedelta | None) -> bool:
+    """Whether a resend under the write's key returns what an earlier send made: the
+    platform honours the key for this account, and still remembers it (within 80% of its
+    window since the first send, so that it does not expire on the way)."""
+    if not honoured or first_send is None:
+        return False
+    return window is None or db_now() - first_send.started_at < window * 0.8
+
+
 def not_found(
-    job: Job, lookup: Attempt, write: Write, *, settle_at: datetime, strong: bool, last_try: bool
+    job: Job,
+    lookup: Attempt,
+    write: Write,
+    *,
+    settle_at: datetime,
+    strong: bool,
+    last_try: bool,
+    resend_under_key: bool = False,
 ) -> bool:
-    """A lookup found nothing: True when that proves absence (sending again is safe),
-    False when a person must decide. Raises for the job to look again: a Snooze (no
-    attempt spent) before `settle_at`, a retry while a listing has attempts left."""
+    """A lookup found nothing: True when sending again is safe (absence is proven, or
+    `resend_under_key`: the key answers for a write already made), False when a person
+    must decide. Raises for the job to look again: a Snooze (no attempt spent) before
+    `settle_at`, a retry while a listing has attempts left."""
     now = db_now()
     if now < settle_at:
         # The unanswered send may still be landing: neither absent nor a person's yet.
@@ -81,6 +109,11 @@ def not_found(
         check_again(job, write, now=now, settle_at=settle_at)
     if strong:
         lookup.close(ABSENT, note="Not found by its exact key.")
+        return True
+    if resend_under_key:
+        # Not proven absent (the send stays the one in doubt until the resend is recorded),
+        # but the key makes the resend return the first write if there is one.
+        lookup.close(FAILED, note=f"Not among {write.listed_under}; sent again under its key.")
         return True
     # Closed as failed (the lookup's own outcome): the send it followed stays the one in doubt.
     lookup.close(FAILED, note=f"Not among {write.listed_under} yet.")
@@ -90,6 +123,19 @@ def not_found(
             write.not_found_yet, f"The {write.noun} is not listed yet; asking again."
         )
     return False
+
+
+def lookup_failed(job: Job, lookup: Attempt, err: ProviderError, *, last_try: bool) -> bool:
+    """The lookup itself failed, so nothing was learnt: True when a person must decide
+    (the last try: the write may exist, so it is never called failed), False when the
+    caller lets the error through to be retried. A throttled lookup is asked again after
+    the platform's reset as a Snooze, spending no attempt."""
+    lookup.close(FAILED, error=err.as_dict())
+    if err.kind == ErrorKind.RATE_LIMITED:
+        now = db_now()
+        wait_s = max(delay_seconds(err.retry_at, now=lambda: now), THROTTLED_MIN_WAIT_S)
+        raise Snooze(now + timedelta(seconds=wait_s), f"The lookup was throttled: {err.message}")
+    return last_try
 
 
 def refused_in_progress(job: Job, send: Attempt, write: Write, err: ProviderError) -> None:
