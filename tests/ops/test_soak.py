@@ -13,13 +13,6 @@ from tests.processes import test_database_url
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="Two causes found and fixed (an attempt closed apart from its consequence: the "
-    "duplicate; a lost call on an expired account left to a person: the outcome_unknown "
-    "failures). Still seen on a loaded machine: posts unsettled when the wait ends. Take the "
-    "mark off once it passes repeatedly on a quiet machine.",
-)
 def test_a_short_soak_loses_nothing_and_duplicates_nothing():
     config = SoakConfig(
         publications=14,
