@@ -2,8 +2,11 @@
 object/comments, /comment): `GET /{object-id}/comments` (`filter=stream`: every comment
 under the object at any depth, each with its `parent`; `toplevel`, the default: the direct
 ones), `POST /{object-id}/comments` (`message`) as the Page, `POST /{comment-id}`
-(`is_hidden`) and `DELETE /{comment-id}` by the Page that owns the post. Like every Graph
-write, a comment takes no idempotency handle: a resend is a second comment.
+(`is_hidden`) and `DELETE /{comment-id}` by the Page that owns the post. The object is a
+feed post (`{page-id}_{post-id}`) or a video, whose id is the video's own (graph-api/
+reference/video/comments: the same edge). A listing pages by `limit` (25 unless asked,
+at most 100) with an `after` cursor. Like every Graph write, a comment takes no
+idempotency handle: a resend is a second comment.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from loadtest.platform_fakes.base import FakeRequest, FakeResponse, route
 from loadtest.platform_fakes.meta import VERSION, MetaGraphFake, graph_id, graph_time
 
 PAGE = 25
+MAX_PAGE = 100
+# A post (`{page-id}_{post-id}`) or a video (its own id) takes comments on the same edge.
+COMMENTED = r"(?P<obj>\d+(?:_\d+)?)"
 
 
 class CommentsMixin(MetaGraphFake):
@@ -75,7 +81,7 @@ class CommentsMixin(MetaGraphFake):
         post = self.posts.get(post_id)
         return post.account if post is not None else None
 
-    @route("GET", VERSION + r"/(?P<obj>\d+_\d+)/comments")
+    @route("GET", VERSION + "/" + COMMENTED + "/comments")
     def list_comments(self, request: FakeRequest, obj: str) -> FakeResponse:
         account = self.caller(request)
         if account is None:
@@ -88,14 +94,15 @@ class CommentsMixin(MetaGraphFake):
         if request.arg("order") == "reverse_chronological":
             comments.reverse()
         start = int(request.arg("after") or 0)
-        page = comments[start : start + PAGE]
+        size = min(int(request.arg("limit") or PAGE), MAX_PAGE)
+        page = comments[start : start + size]
         body: dict = {"data": [self._comment_json(c) for c in page]}
-        if start + PAGE < len(comments):
-            after = str(start + PAGE)
+        if start + size < len(comments):
+            after = str(start + size)
             body["paging"] = {"cursors": {"after": after}, "next": f"?after={after}"}
         return self.ok(body, account=account)
 
-    @route("POST", VERSION + r"/(?P<obj>\d+_\d+)/comments")
+    @route("POST", VERSION + "/" + COMMENTED + "/comments")
     def create_comment(self, request: FakeRequest, obj: str) -> FakeResponse:
         account = self.caller(request)
         if account is None:

@@ -137,6 +137,26 @@ def test_a_video_goes_up_by_the_resumable_upload_api_and_is_published_once(fake,
     assert entry["video_id"] == video.id
 
 
+def test_the_first_comment_goes_under_the_published_video_and_is_found_again(fake, page):
+    # A video post's id is the video's own (no Page prefix); its comments are on the same
+    # edge as a feed post's (graph-api/reference/video/comments).
+    adapter = get_adapter("facebook")
+    ctx = _ctx(fake, page)
+    video = _done(adapter, ctx, adapter.publish_segment(ctx, SEGMENT, reply_to=None))
+    assert "_" not in video.provider_post_id
+    for n in range(30):  # past the listing's default page of 25
+        fake.add_comment(video.provider_post_id, "A viewer", f"Lovely {n}")
+
+    made = adapter.publish_comment(ctx, video, "Recipe in the description", key="c-1")
+    for n in range(30, 130):  # 100 newer: past three default pages, within three of 50
+        fake.add_comment(video.provider_post_id, "A viewer", f"Lovely {n}")
+
+    [ours] = [c for c in fake.comments.values() if c["from"]["id"] == page["remote_id"]]
+    assert (ours["id"], ours["post"]) == (made.provider_post_id, video.provider_post_id)
+    found = adapter.find_comment(ctx, video, "Recipe in the description", key="c-1")
+    assert found is not None and found.provider_post_id == made.provider_post_id
+
+
 def test_a_dropped_connection_resumes_from_the_offset_the_session_reports(fake, page):
     adapter = get_adapter("facebook")
     _strike_once(fake, "drop_mid_upload")
