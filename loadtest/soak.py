@@ -75,6 +75,7 @@ from loadtest.soak_chaos import (
     HangLift,
     db_errors,
 )
+from loadtest.soak_comments import comment_outcomes, owed_comments, stuck_comments
 from loadtest.soak_fakes import (
     APP_SETTINGS,
     FakeFleet,
@@ -674,9 +675,10 @@ class Soak:
         return ids
 
     def _wait(self, rendition_ids: list[int]) -> None:
-        """Until every rendition is settled or deferred past the timeout, or those left
-        have been stuck (no live job) for STUCK_GRACE_S, or the timeout. The database may
-        be away meanwhile (a fault): the wait asks again."""
+        """Until every rendition is settled or deferred past the timeout and every first
+        comment is out of pending, or those left have been stuck (no live job) for
+        STUCK_GRACE_S, or the timeout. The database may be away meanwhile (a fault): the
+        wait asks again."""
         bar = ProgressBar(self.progress, "publishing", len(rendition_ids))
         deadline = time.monotonic() + self.config.timeout_s
         self._wait_until = timezone.now() + timedelta(seconds=self.config.timeout_s)
@@ -684,15 +686,21 @@ class Soak:
         while time.monotonic() < deadline:
             try:
                 owed = _unsettled(rendition_ids).exclude(_deferred(self._wait_until))
-                unsettled = owed.count()
-                stuck = stuck_renditions(owed.values("pk")).count() if unsettled else 0
+                posts = owed.count()
+                stuck = stuck_renditions(owed.values("pk")).count() if posts else 0
+                # First comments are owed an outcome too: pending, each with its job.
+                comments = owed_comments(rendition_ids)
+                pending = comments.count()
+                stuck += stuck_comments(comments).count() if pending else 0
             except db_errors():
                 connection.close()
                 bar.update(bar.done, "(database away)")
                 time.sleep(0.5)
                 continue
-            extra = f"kills={self.kills} stuck={stuck}"
-            bar.update(len(rendition_ids) - unsettled, extra)
+            unsettled = posts + pending
+            comments_left = f" comments={pending}" if pending else ""
+            extra = f"kills={self.kills} stuck={stuck}{comments_left}"
+            bar.update(len(rendition_ids) - posts, extra)
             if unsettled == 0:
                 break
             if stuck < unsettled:
@@ -812,6 +820,19 @@ class Soak:
                 f.get("comment_duplicates", 0) for f in per_platform.values()
             ),
             "comments_lost": sum(f.get("comments_lost", 0) for f in per_platform.values()),
+            # First comments whose outcome is unknown, left to a person: per platform, by why
+            # (see soak_comments); and those still in their scheduled checks at the end.
+            "comments_to_person": sum(
+                f.get("comments_to_person", 0) for f in per_platform.values()
+            ),
+            "comments_to_person_why": {
+                platform: f["comments_to_person_why"]
+                for platform, f in per_platform.items()
+                if f.get("comments_to_person_why")
+            },
+            "comments_still_checking": sum(
+                f.get("comments_still_checking", 0) for f in per_platform.values()
+            ),
             # Posts a platform holds for a rendition not called published, per platform (the
             # sandbox's witness does not count them).
             "held_not_published": {
@@ -942,7 +963,7 @@ class Soak:
         rows = FirstComment.objects.filter(rendition__in=renditions).values_list(
             "rendition_id", "status", "rendition__social_account__remote_id"
         )
-        return comment_witness(rows, held, self._marks)
+        return comment_witness(rows, held, self._marks) | comment_outcomes(renditions)
 
     def _hanging_figures(self, rendition_ids: list[int]) -> dict:
         """The hanging organization's renditions at the end, once the fault was lifted:
