@@ -9,7 +9,7 @@ from apps.jobs.models import Job
 from apps.jobs.registry import Backoff, StalePolicy, job_type
 from apps.providers.errors import RETRYABLE_KINDS
 
-from . import replies, services, sync
+from . import jobless, replies, services, sync
 
 
 @job_type(
@@ -31,7 +31,9 @@ def read_comments(job: Job) -> None:
     seat=None,
 )
 def sync_due(job: Job) -> None:
+    """Schedules the due reads, and settles replies left pending with no job (``jobless``)."""
     sync.sync_due()
+    jobless.settle_jobless_replies()
 
 
 @job_type(

@@ -161,6 +161,15 @@ class Reply(models.Model):
                 name="inbox_reply_sent_has_id",
             )
         ]
+        indexes = [
+            # The inbox sweep's jobless replies (`WHERE status = 'pending' ORDER BY id`):
+            # pending replies only, so its size follows the replies on their way.
+            models.Index(
+                fields=["id"],
+                condition=models.Q(status="pending"),
+                name="inbox_reply_pending",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"Reply {self.pk} to comment {self.comment_id} ({self.status})"

@@ -11,10 +11,10 @@ from apps.jobs.models import Job
 from apps.jobs.registry import Backoff, StalePolicy, job_type
 from apps.providers.errors import RETRYABLE_KINDS
 from apps.publishing.delivery import comment as commenting
+from apps.publishing.delivery import comment_jobless, stranded
 from apps.publishing.delivery import poll as polling
 from apps.publishing.delivery import publish as publishing
 from apps.publishing.delivery import reconcile as reconciliation
-from apps.publishing.delivery import stranded
 from apps.publishing.delivery.enqueue import POLL_JOB, PUBLISH_JOB, RECONCILE_JOB, schedule_publish
 from apps.renditions.models import Rendition
 
@@ -86,9 +86,10 @@ def first_comment(job: Job) -> None:
 )
 def sweep_due(job: Job) -> None:
     """The outbox safety net: a due rendition with no unfinished publish job (a lost
-    enqueue, an operator's cancel) gets one, and a rendition left in flight with no job
+    enqueue, an operator's cancel) gets one, a rendition left in flight with no job
     (publishing or waiting, its job ended by a database outage or a cancel) is settled by
-    the ambiguity rules (``stranded``). Normally it finds nothing."""
+    the ambiguity rules (``stranded``), and so is a first comment left pending with no job
+    (``comment_jobless``). Normally it finds nothing."""
     has_job = Job.objects.unfinished().filter(
         dedupe_key=Concat(Value("publish:"), Cast(OuterRef("pk"), CharField()))
     )
@@ -111,3 +112,4 @@ def sweep_due(job: Job) -> None:
     for rendition in due:
         schedule_publish(rendition, run_at=None)
     stranded.settle_stranded()
+    comment_jobless.settle_jobless_comments()

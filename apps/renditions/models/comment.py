@@ -54,6 +54,15 @@ class FirstComment(models.Model):
                 name="first_comment_published_has_id",
             )
         ]
+        indexes = [
+            # The due sweep's jobless comments (`WHERE status = 'pending' ORDER BY id`):
+            # pending comments only, so its size follows the comments on their way.
+            models.Index(
+                fields=["id"],
+                condition=models.Q(status="pending"),
+                name="first_comment_pending",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"First comment of rendition {self.rendition_id} ({self.status})"
