@@ -1,7 +1,8 @@
 """A first comment whose job ended without settling it (its snooze budget spent on a
-throttled lookup, a database error or a dying worker past its recoveries, an operator's
-cancel, a lost enqueue) is never left pending: the due sweep settles it, unknown for a
-person where a send is in doubt, failed where nothing was sent."""
+throttled lookup, a dying worker or a run past its time limit beyond its recoveries, an
+unexpected error, an operator's cancel, a lost enqueue) is never left pending: the due
+sweep settles it, unknown for a person where a send is in doubt, failed where nothing was
+sent."""
 
 from __future__ import annotations
 

@@ -3,20 +3,20 @@ without settling it. The rule, shared by both flows' sweeps.
 
 Each write is sent by its own job, which settles it (sent, failed, or unknown for a
 person) in every case its handler decides. A job can still end without a decision: its
-snooze budget spent on a platform throttling the lookup for hours, a database error or a
-dying worker past its recoveries, a handler run that raised before it could settle, an
-operator's cancel in the admin. Its write would then stay pending forever, shown as on
-its way. The inbox and delivery sweeps find such writes every minute and settle each by
-the handler's own rules:
+snooze budget spent on a platform throttling the lookup for hours, a dying worker or a run
+past its time limit more often than its recoveries allow, a handler run that raised before
+it could settle, an operator's cancel in the admin. Its write would then stay pending
+forever, shown as on its way. The inbox and delivery sweeps find such writes every minute
+and settle each by the handler's own rules:
 
 - a send that may have made it (an attempt in flight, unanswered or lost, that no lookup
   nor person cleared since): ``unknown``, for a person to check, with the job's last error
   as the reason; never ``failed``, which invites a blind resend;
 - nothing sent in doubt: ``failed``, with the reason, so a person can retry it in one
   click. Not a new job: the sweep cannot tell an operator's cancel (a new job would undo
-  it every minute) from a lost enqueue without reading the job history, and a database
-  error or a dying worker was already given its max_attempts recoveries by the jobs layer,
-  so another job would most likely end the same way, again and again, with nobody told.
+  it every minute) from a lost enqueue without reading the job history, and a job that
+  ended past its recoveries (a dying worker, a run past its time limit) would most likely
+  end the same way again, every minute, with nobody told.
 
 Cheap whatever the number of tenants: the candidates come from a partial index holding
 pending writes only, each checked against the jobs' unique index of unfinished dedupe
@@ -68,7 +68,8 @@ def last_job_error(job_id: int | None) -> str:
     """How the write's last job ended, in words, from its row (by primary key)."""
     job = Job.objects.filter(pk=job_id).values("status", "last_error").first() if job_id else None
     if job is None:
-        return "its job is gone: cancelled before it ran, or never queued"
+        # No attempt names a job: it never sent (cancelled, stopped first, or never queued).
+        return "its job ended before it sent anything (cancelled, or never queued)"
     error = job["last_error"] or {}
     kind = error.get("kind") or job["status"]
     message = (error.get("message") or "").strip()
