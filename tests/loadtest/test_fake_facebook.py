@@ -267,3 +267,16 @@ def test_a_rate_limited_comment_leaves_nothing_and_is_not_found(fake, page):
     fake.faults.rates.clear()
     assert fake.comments == {}
     assert adapter.find_comment(ctx, post, "Menu in the photos", key="c-1") is None
+
+
+def test_a_comment_under_a_deleted_post_fails_saying_the_post_is_gone(fake, page):
+    adapter = get_adapter("facebook")
+    ctx = _ctx(fake, page)
+    post = adapter.publish_segment(ctx, SegmentPayload(0, "Open till six"), reply_to=None)
+    adapter.delete_post(ctx, post)
+
+    with pytest.raises(ProviderError) as gone:
+        adapter.publish_comment(ctx, post, "Menu in the photos", key="c-1")
+
+    assert (gone.value.kind, gone.value.code) == (ErrorKind.CONTENT_REJECTED, "post_gone")
+    assert fake.comments == {}

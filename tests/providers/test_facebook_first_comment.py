@@ -182,3 +182,20 @@ def test_a_failing_listing_is_classified_as_a_read(fake):
         FacebookPagesAdapter().find_comment(_ctx(), POST, "Hi", key=KEY)
     assert err.value.kind == ErrorKind.PROVIDER_UNAVAILABLE
     assert err.value.retryable is True
+
+
+def test_a_comment_under_a_post_that_is_gone_fails_saying_so(fake):
+    # Graph's answer for an object that does not exist, or that the token cannot load.
+    gone = _graph_error(100, "Unsupported post request. Object with ID '1_987' does not exist", 33)
+    fake.post(f"{G}/{POST_ID}/comments").mock(return_value=gone)
+    fake.get(f"{G}/{POST_ID}/comments").mock(return_value=gone)
+
+    for call in (
+        lambda: FacebookPagesAdapter().publish_comment(_ctx(), POST, "Hi", key=KEY),
+        lambda: FacebookPagesAdapter().find_comment(_ctx(), POST, "Hi", key=KEY),
+    ):
+        with pytest.raises(ProviderError) as err:
+            call()
+        assert (err.value.kind, err.value.code) == (ErrorKind.CONTENT_REJECTED, "post_gone")
+        assert not err.value.retryable
+        assert "no longer on the Page" in err.value.message

@@ -27,10 +27,11 @@ from apps.providers.base import (
     SegmentPayload,
     register_adapter,
 )
-from apps.providers.errors import ErrorKind, ProviderError
+from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.providers.facebook import connect, media
 from apps.providers.facebook.media import page_url
 from apps.providers.matching import normalize_text
+from apps.providers.meta.errors import INVALID_PARAMETER_CODE, UNKNOWN_OBJECT_SUBCODE
 from apps.providers.meta.graph import (
     FACEBOOK_GRAPH,
     graph_call,
@@ -46,6 +47,8 @@ POLL_SCHEDULE = PollSchedule(
 # A first comment is looked for among the post's newest comments, a few pages deep.
 COMMENT_PAGE = 50
 COMMENT_PAGES = 3
+# Graph's answer for an object that does not exist (or that the token cannot load).
+UNKNOWN_OBJECT = f"{INVALID_PARAMETER_CODE}/{UNKNOWN_OBJECT_SUBCODE}"
 
 
 class FacebookPagesAdapter(Adapter):
@@ -159,13 +162,7 @@ class FacebookPagesAdapter(Adapter):
     ) -> PublishedSegment:
         """Comment under the post as the Page; the Graph API takes no idempotency handle."""
         with graph_client(ctx.credentials.get("access_token")) as client:
-            body = graph_call(
-                client,
-                "POST",
-                f"{FACEBOOK_GRAPH}/{post.provider_post_id}/comments",
-                data={"message": text},
-                is_create=True,
-            )
+            body = _comments_call(client, "POST", post, data={"message": text}, is_create=True)
             comment_id = str(body["id"])
             return PublishedSegment(
                 provider_post_id=comment_id,
@@ -186,13 +183,7 @@ class FacebookPagesAdapter(Adapter):
         }
         with graph_client(ctx.credentials.get("access_token")) as client:
             for _ in range(COMMENT_PAGES):
-                body = graph_call(
-                    client,
-                    "GET",
-                    f"{FACEBOOK_GRAPH}/{post.provider_post_id}/comments",
-                    params=params,
-                    is_create=False,
-                )
+                body = _comments_call(client, "GET", post, params=params, is_create=False)
                 for comment in body.get("data", []):
                     if (
                         str((comment.get("from") or {}).get("id")) == ctx.account.remote_id
@@ -265,3 +256,25 @@ class FacebookPagesAdapter(Adapter):
 
 
 register_adapter(FacebookPagesAdapter())
+
+
+def _comments_call(client: httpx.Client, method: str, post: PublishedSegment, **call) -> dict:
+    """A call on the post's comments edge (a feed post's or a video's). A post that is no
+    longer there (deleted on the Page, or out of the Page token's sight) is said so: its
+    comment cannot go under it, and trying again will not change that."""
+    try:
+        return graph_call(
+            client, method, f"{FACEBOOK_GRAPH}/{post.provider_post_id}/comments", **call
+        )
+    except ProviderError as err:
+        if err.code != UNKNOWN_OBJECT:
+            raise
+        raise ProviderError(
+            ErrorKind.CONTENT_REJECTED,
+            "The post is no longer on the Page (deleted, or out of the Page token's sight), "
+            "so its first comment cannot go under it; check the post.",
+            code="post_gone",
+            http_status=err.http_status,
+            action=Action.VERIFY,
+            retryable=False,
+        ) from err
