@@ -20,7 +20,7 @@ from apps.jobs.errors import PermanentError, RetryableError, Snooze
 from apps.jobs.models import Job
 from apps.jobs.registry import get_job_type
 from apps.jobs.services import holding_lease, job_enqueue
-from apps.providers.base import SupportsLookup, get_adapter
+from apps.providers.base import Adapter, SupportsLookup, get_adapter
 from apps.providers.errors import Action, ErrorKind, ProviderError
 from apps.publishing.delivery.enqueue import (
     PUBLISH_JOB,
@@ -68,9 +68,10 @@ def fail(
             current.transition_to(Rendition.Status.PUBLISHING)
         # Otherwise a person or another job settled it meanwhile.
         if current.status == Rendition.Status.PUBLISHING:
-            if not ambiguous and unsettled_request(current) is not None:
+            unsettled = None if ambiguous else unsettled_request(current)
+            if unsettled is not None:
                 ambiguous = True
-                outcome = _refused_while_unsettled(job, current, err, error)
+                outcome = _refused_while_unsettled(job, current, err, error, unsettled)
             else:
                 outcome = _write_failure(job, current, err, error, ambiguous=ambiguous)
                 handed_to_publish = _hand_retry_to_publish(job, current)
@@ -191,18 +192,20 @@ def _lookup_is_strong(platform: str) -> bool:
 
 
 def _refused_while_unsettled(
-    job: Job, current: Rendition, err: ProviderError, refusal: dict
+    job: Job, current: Rendition, err: ProviderError, refusal: dict, unsettled: DeliveryAttempt
 ) -> Exception:
     """A later attempt was refused (a rate limit, a 5xx, a rejection) or stopped before it
     left, while an earlier request of the same segment may have made the post. The refusal
     says nothing about that request: the rendition stays ambiguous, its check scheduled no
     earlier than the refusal allows (the platform's reset time, else the publish backoff),
-    and nothing is sent again before the check. When a resend cannot help (a refusal that
-    is not retried, or the attempts are spent) no check is scheduled: a person verifies.
+    and nothing is sent again before the check. Spent attempts alone never hand it to a
+    person while the platform's handle can still settle that request (`_handle_settles`):
+    the check does. A person verifies only when a resend cannot help (a refusal that is
+    not retried) or nothing but a resend could settle it and the attempts are spent.
     Runs under the caller's locks; returns the job outcome."""
-    may_resend = (
-        err.retryable or err.kind == ErrorKind.AUTH_EXPIRED
-    ) and current.attempts < job.max_attempts
+    may_resend = (err.retryable or err.kind == ErrorKind.AUTH_EXPIRED) and (
+        _attempts_left(job, current) or _handle_settles(current, unsettled)
+    )
     then = (
         "It is checked on the platform before anything is sent again."
         if may_resend
@@ -225,15 +228,64 @@ def _refused_while_unsettled(
             events.emit(events.ACCOUNT_NEEDS_RECONNECT, account=current.social_account)
     if may_resend:
         now = db_now()
-        job_type = get_job_type(job.type)
         floor_s = seconds_until(err.retry_at, now=now)
-        delay_s = job_type.backoff.delay(max(current.attempts, 1), floor_s=floor_s)
+        if err.kind == ErrorKind.RATE_LIMITED and err.retry_at is not None:
+            delay_s = floor_s  # the platform said when
+        else:
+            job_type = get_job_type(job.type)
+            delay_s = job_type.backoff.delay(max(current.attempts, 1), floor_s=floor_s)
         fail_ambiguous(current, error, not_before=now + timedelta(seconds=delay_s))
     else:
         current.mark_failed(error, ambiguous=True)
     events.emit(events.RENDITION_FAILED, rendition=current)
     publication_refresh_status(current.publication)
     return PermanentError(error["kind"], error["message"], details=error)
+
+
+def _attempts_left(job: Job, current: Rendition) -> bool:
+    """Whether the rendition has publish attempts left. A run the platform turned away
+    with a reset time (429 with Retry-After) spent none: the platform said when to come
+    back, nothing was tried, and the jobs layer's Snooze counts such a wait as no attempt
+    either (DESIGN: Retry-After sets the floor of the next try, it is not a failure)."""
+    refusals = current.delivery_attempts.filter(
+        kind=DeliveryAttempt.Kind.PUBLISH, error__kind=str(ErrorKind.RATE_LIMITED)
+    ).values_list("error", flat=True)
+    deferred = len([refusal for refusal in refusals if refusal and refusal.get("retry_at")])
+    return current.attempts - deferred < job.max_attempts
+
+
+def _handle_settles(current: Rendition, unsettled: DeliveryAttempt) -> bool:
+    """Whether reconciliation can still settle the unanswered request of `unsettled`'s
+    segment through the platform's handle, however many attempts were spent: an exact
+    lookup, or a resend under the idempotency key while the platform still remembers it
+    (counted from the segment's first unanswered send)."""
+    try:
+        adapter = get_adapter(current.platform)
+    except LookupError:
+        return False
+    if isinstance(adapter, SupportsLookup) and adapter.lookup_is_strong:
+        return True
+    if not adapter.is_retry_safe(current.social_account):
+        return False
+    first = (
+        current.delivery_attempts.filter(
+            segment_position=unsettled.segment_position,
+            outcome__in=[DeliveryAttempt.Outcome.UNKNOWN, DeliveryAttempt.Outcome.LOST],
+        )
+        .order_by("started_at")
+        .first()
+    )
+    return within_key_window(adapter, first)
+
+
+def within_key_window(adapter: Adapter, sent: DeliveryAttempt | None) -> bool:
+    """Whether a resend under the key of the unanswered `sent` still reaches the platform
+    while it remembers the key (a margin left before the platform's window ends)."""
+    if adapter.idempotency_window is None:
+        return True
+    if sent is None:
+        return False
+    return db_now() - sent.started_at < adapter.idempotency_window * 0.8
 
 
 def fail_ambiguous(
