@@ -85,6 +85,9 @@ class ProviderError(Exception):
     # The existing post a duplicate rejection names (LinkedIn), so an ambiguous attempt can
     # be settled as published.
     existing_post_id: str | None = None
+    # The platform's answer proves the request made no post and none will come of it (a
+    # Meta container read EXPIRED or ERROR): it settles an unknown outcome as not posted.
+    nothing_posted: bool = False
 
     def __post_init__(self) -> None:
         self.kind = ErrorKind(self.kind)

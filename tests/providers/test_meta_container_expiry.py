@@ -1,8 +1,9 @@
 """Meta containers (Threads, Instagram) that expire unpublished (24 h) or end in ERROR. An
 expired container was never published: a new one is made once, from the segment with fresh
-media URLs, and published; one that expires again goes to a person. An ERROR container
-fails the rendition with the platform's reason. The real adapters against the fakes, alone
-and through the pipeline."""
+media URLs, and published; one that expires again was never posted either, so the rendition
+fails plainly (not ambiguous, no person's check). An ERROR container fails the rendition
+with the platform's reason, whether its poll or reconciliation reads it. The real adapters
+against the fakes, alone and through the pipeline."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from apps.jobs.models import Job
@@ -18,7 +20,9 @@ from apps.providers.base import MediaPayload, SegmentPayload, get_adapter
 from apps.providers.errors import ErrorKind, ProviderError
 from apps.providers.meta.container import ContainerAdapter
 from apps.publishing.delivery.enqueue import reconcile_dedupe_key
+from apps.publishing.delivery.failures import fail_ambiguous
 from apps.publishing.services import publication_create
+from apps.renditions.models import Rendition
 from loadtest.platform_fakes.faults import FaultPlan
 from loadtest.platform_fakes.instagram import InstagramFake
 from loadtest.platform_fakes.server import FakeServer
@@ -120,7 +124,7 @@ def test_an_expired_container_is_never_published_and_is_made_anew_once(
 
 
 @pytest.mark.django_db
-def test_a_renewed_container_that_expires_again_goes_to_a_person(serve, workspace_a):
+def test_a_renewed_container_that_expires_again_is_not_renewed_twice(serve, workspace_a):
     fake = serve(ThreadsFake)
     adapter = get_adapter("threads")
     ctx = make_ctx(_account(fake, workspace_a, "threads"))
@@ -265,3 +269,123 @@ def test_an_error_container_fails_the_rendition_with_the_platforms_reason(
     assert rendition.last_error["code"] == "FAILED_PROCESSING_VIDEO"
     assert rendition.last_error["kind"] == "content_rejected"
     assert fake.published() == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("fake_class", "platform"), [(ThreadsFake, "threads"), (InstagramFake, "instagram")]
+)
+def test_a_renewed_container_read_expired_by_its_poll_was_never_posted(
+    serve, workspace_a, fake_class, platform
+):
+    fake = serve(fake_class)
+    adapter: ContainerAdapter = get_adapter(platform)
+    ctx = make_ctx(_account(fake, workspace_a, platform))
+    segment = SegmentPayload(0, "Rye again", [_photo()])
+    adapter.publish_segment(ctx, segment, reply_to=None)
+    fake.clock.now += DAY_S + 1
+    renewed = adapter.lookup_segment(ctx, segment, not_before=datetime.now(UTC))
+    assert renewed is not None
+    fake.clock.now += DAY_S + 1
+
+    with pytest.raises(ProviderError) as again:
+        adapter.poll_segment(ctx, renewed)
+
+    assert (again.value.kind, again.value.code) == (
+        ErrorKind.MEDIA_PROCESSING,
+        "container_expired_again",
+    )
+    assert again.value.retryable is False and again.value.nothing_posted
+    assert fake.published() == []
+
+
+def _switched_account(fake, workspace, platform: str, behaviour: str):
+    before = set(fake.accounts)
+    opened = fake.new_account("baker")
+    for key in set(fake.accounts) - before:  # the fake's own ids of the account
+        fake.switch(str(key), behaviour)
+    account = make_account(
+        workspace,
+        platform,
+        remote_id=opened["remote_id"],
+        handle=opened["handle"],
+        credentials=opened["credentials"],
+        settings=opened["settings"],
+    )
+    account.token_expires_at = datetime.fromisoformat(opened["credentials"]["expires_at"])
+    account.save(update_fields=["token_expires_at"])
+    return account
+
+
+def _photo_publication(workspace, account, text: str):
+    # A square JPEG, as Instagram's catalog asks.
+    photo = MediaAssetFactory(
+        workspace=workspace, alt_text="A loaf", mime_type="image/jpeg", width=1080, height=1080
+    )
+    return publication_create(
+        workspace=workspace,
+        author=None,
+        segments=[{"text": text, "media": [{"id": photo.pk}]}],
+        destinations=[{"account": account.pk}],
+        scheduled_at=timezone.now(),
+        status="scheduled",
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("fake_class", "platform"), [(ThreadsFake, "threads"), (InstagramFake, "instagram")]
+)
+def test_containers_that_always_expire_end_in_a_plain_failure_not_a_person(
+    serve, settings, workspace_a, tmp_path, fake_class, platform
+):
+    """Every container expires (the renewed one too): nothing was posted, and the platform
+    said so. The rendition fails plainly with the reason and what to do, not ambiguous."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.RECONCILE_DELAY_S = 0
+    fake = serve(fake_class)
+    account = _switched_account(fake, workspace_a, platform, "containers_expire")
+    rendition = _photo_publication(workspace_a, account, "Rye at dawn").renditions.get()
+    worker = _worker()
+    _drain(worker, rendition)
+    for _ in range(4):
+        if rendition.status == "failed" and not Job.objects.unfinished().exists():
+            break
+        fake.clock.now += 1  # past the switched account's zero lifetime
+        _run_waiting_jobs_now(worker, rendition)
+
+    assert (rendition.status, rendition.ambiguous) == ("failed", False), rendition.last_error
+    assert rendition.last_error["code"] == "container_expired_again"
+    assert rendition.last_error["action"] == "retry"
+    assert rendition.next_retry_at is None
+    assert fake.published() == [] and fake.container_creations == 2
+    assert not Job.objects.unfinished().exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_error_container_found_by_reconciliation_fails_with_the_platforms_reason(
+    serve, settings, workspace_a, tmp_path
+):
+    """Reconciliation reads the container ERROR: never published, so a plain failure with
+    the platform's reason, not a person's check."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.RECONCILE_DELAY_S = 0
+    fake = serve(ThreadsFake, processing_fails=1.0)
+    account = _account(fake, workspace_a, "threads")
+    rendition = _photo_publication(workspace_a, account, "A loaf").renditions.get()
+    worker = _worker()
+    _drain(worker, rendition)
+    assert rendition.status == "waiting"
+    # Its poll was lost with its worker: handed to reconciliation.
+    with transaction.atomic():
+        rendition.transition_to(Rendition.Status.PUBLISHING)
+        fail_ambiguous(rendition, {"kind": "outcome_unknown", "message": "Worker lost."})
+    Job.objects.unfinished().exclude(dedupe_key=reconcile_dedupe_key(rendition.pk)).update(
+        status="cancelled"
+    )
+    _run_waiting_jobs_now(worker, rendition)
+
+    assert (rendition.status, rendition.ambiguous) == ("failed", False), rendition.last_error
+    assert rendition.last_error["code"] == "FAILED_PROCESSING_VIDEO"
+    assert rendition.last_error["kind"] == "content_rejected"
+    assert fake.published() == [] and fake.container_creations == 1

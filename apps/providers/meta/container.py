@@ -121,6 +121,10 @@ class ContainerAdapter(Adapter):
                 return self._publish(client, ctx, container_id)
             if status == PUBLISHED:
                 return self._published_post(client, ctx, self._entry_for_pending(ctx, container_id))
+            if status == EXPIRED and (self._entry_for_pending(ctx, container_id) or {}).get(
+                "renewed"
+            ):
+                raise _expired_again()
             if status in (ERROR, EXPIRED):
                 raise self._container_failure(status, detail)
             return PublishedSegment(provider_post_id=container_id, pending=True)
@@ -287,16 +291,10 @@ class ContainerAdapter(Adapter):
     ) -> PublishedSegment:
         """The segment's container expired unpublished (Meta keeps one 24 h): nothing was
         posted, so a new container is made from the segment (with fresh media URLs) and
-        answered pending. Once: a renewed container that expires too is a person's call."""
+        answered pending. Once: a renewed container that expires too is a plain failure
+        (nothing was posted; a person retries when ready)."""
         if entry.get("renewed"):
-            raise ProviderError(
-                ErrorKind.MEDIA_PROCESSING,
-                "The platform's container expired again before it was published; nothing "
-                "was posted. Retry to make a new one.",
-                code="container_expired_again",
-                retryable=False,
-                action=Action.RETRY,
-            )
+            raise _expired_again()
         return self._create(
             client,
             ctx,
@@ -414,6 +412,7 @@ class ContainerAdapter(Adapter):
             ErrorKind.CONTENT_REJECTED,
             f"The platform could not process the media: {detail or 'no reason given'}.",
             code=subcode.group(1) if subcode else (detail or ERROR),
+            nothing_posted=True,  # an ERROR container is never published
         )
 
     # Checkpoint ------------------------------------------------------------------------
@@ -440,3 +439,19 @@ class ContainerAdapter(Adapter):
             if entry.get("children") and self._children_id(entry) == pending_id:
                 return entry
         return None
+
+
+def _expired_again() -> ProviderError:
+    """The renewed container expired unpublished too. A container that reads EXPIRED was
+    never published (a published one reads PUBLISHED), so the outcome is known: nothing
+    was posted, a plain failure, never an unknown one; a person retries when ready."""
+    return ProviderError(
+        ErrorKind.MEDIA_PROCESSING,
+        "The platform's container expired twice before it was published (Meta keeps an "
+        "unpublished container 24 hours); nothing was posted. Retry the post to make a new "
+        "one; if it expires again, check that its media links stay reachable.",
+        code="container_expired_again",
+        retryable=False,
+        action=Action.RETRY,
+        nothing_posted=True,
+    )

@@ -12,6 +12,9 @@ job looks for our post:
   best-effort lookup that could miss it;
 - no unanswered request could have made the post (a Meta container's create, invisible
   until the poll publishes it): resent at once, nothing to look for;
+- the platform's own state proves the segment was never posted and will not be (a Meta
+  container read ERROR, or EXPIRED after its one renewal): a plain failure with the
+  platform's reason, not a person's check;
 - accepted work (a segment the platform holds and was processing) is never resent: if the
   lookup does not find it, a person decides;
 - no lookup, but a duplicate resend is refused naming the post (LinkedIn): resent once the
@@ -56,10 +59,10 @@ from apps.providers.errors import ErrorKind, ProviderError
 from apps.publishing.delivery.comment import start_first_comment
 from apps.publishing.delivery.context import media_payloads, publish_context
 from apps.publishing.delivery.enqueue import schedule_publish
-from apps.publishing.delivery.failures import post_making_attempts
+from apps.publishing.delivery.failures import post_making_attempts, within_key_window
 from apps.publishing.delivery.reconnect import await_reconnect
 from apps.publishing.delivery.run import record_segment
-from apps.publishing.delivery.waiting import accepted_work, resume_waiting
+from apps.publishing.delivery.waiting import accepted_work, forget_accepted_work, resume_waiting
 from apps.publishing.locks import lock_rendition
 from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import DeliveryAttempt, Rendition, RenditionSegment
@@ -124,7 +127,11 @@ def _reconcile(job: Job, rendition: Rendition) -> None:
         return
     assert isinstance(adapter, SupportsLookup)
     not_before = (sent.started_at if sent else rendition.updated_at) - LOOKUP_SLACK
-    found = _look_up(job, rendition, adapter, ctx, segment, not_before=not_before)
+    try:
+        found = _look_up(job, rendition, adapter, ctx, segment, not_before=not_before)
+    except _NothingPosted as settled:
+        _fail_as_not_posted(job, rendition, settled.error)
+        return
     if found is not None and found.pending:
         # The platform holds our work but has not published it yet (a container still
         # processing, a video not ready): it is waited for, never called published.
@@ -160,7 +167,7 @@ def _settled_without_lookup(
         and not exact_lookup
         and adapter.is_retry_safe(rendition.social_account)
         and adapter.resend_settles(ctx)
-        and _within_window(adapter, sent)
+        and within_key_window(adapter, sent)
     ):
         _resend(job, rendition, note="resent under the same idempotency key")
         return True
@@ -210,6 +217,9 @@ def _look_up(
     try:
         found = adapter.lookup_segment(ctx, payload, not_before=not_before)
     except ProviderError as err:
+        if err.nothing_posted:
+            attempt.close(DeliveryAttempt.Outcome.ABSENT, error=err.as_dict())
+            raise _NothingPosted(err) from None
         attempt.close(DeliveryAttempt.Outcome.FAILED, error=err.as_dict())
         if err.kind == ErrorKind.RATE_LIMITED:
             _lookup_throttled(job, rendition, err)
@@ -264,6 +274,37 @@ def _absent(
         raise RetryableError(NOT_FOUND_YET, "Not found yet; looking again later.")
     raise PermanentError(
         "not_found", "Not found by a best-effort lookup; a person must verify the platform."
+    )
+
+
+class _NothingPosted(Exception):  # noqa: N818 - control flow
+    """The lookup's answer proves the segment was never posted (`nothing_posted`)."""
+
+    def __init__(self, error: ProviderError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _fail_as_not_posted(job: Job, rendition: Rendition, err: ProviderError) -> None:
+    """The platform's own state says the segment was never posted and will not be (a Meta
+    container read EXPIRED after its one renewal, or ERROR; every earlier container of the
+    segment was read unpublished before it was replaced). The outcome is known: a plain
+    failure with the platform's reason and what to do, not a person's check."""
+    with holding_lease(job):
+        current = lock_rendition(rendition.pk)
+        if not (current.status == Rendition.Status.FAILED and current.ambiguous):
+            return
+        forget_accepted_work(current)
+        # Failed again, now plainly: the states pass through a run that sent nothing.
+        current.mark_scheduled()
+        current.transition_to(Rendition.Status.PUBLISHING, next_retry_at=None)
+        current.mark_failed(err.as_dict())
+        events.emit(events.RENDITION_FAILED, rendition=current)
+        publication_refresh_status(current.publication)
+    logger.info(
+        "ambiguous rendition settled as not posted: %s",
+        err.code,
+        extra={"rendition_id": rendition.pk},
     )
 
 
@@ -392,15 +433,6 @@ def _set_error(job: Job, rendition: Rendition, **changes) -> None:
         Rendition.objects.filter(pk=current.pk, status=Rendition.Status.FAILED).update(
             last_error=error
         )
-
-
-def _within_window(adapter, sent: DeliveryAttempt | None) -> bool:
-    if adapter.idempotency_window is None:
-        return True
-    if sent is None:
-        return False
-    # Leave a margin: the resend must reach the platform while it still remembers the key.
-    return db_now() - sent.started_at < adapter.idempotency_window * 0.8
 
 
 def _settle(job: Job, rendition: Rendition, *, note: str) -> None:
