@@ -85,8 +85,9 @@ class ProviderError(Exception):
     # The existing post a duplicate rejection names (LinkedIn), so an ambiguous attempt can
     # be settled as published.
     existing_post_id: str | None = None
-    # The platform's answer proves the request made no post and none will come of it (a
-    # Meta container read EXPIRED or ERROR): it settles an unknown outcome as not posted.
+    # The platform's answer proves the segment has no post and none will come of any request
+    # made for it (a Meta container read EXPIRED or ERROR: every earlier container of the
+    # segment was read unpublished before it was replaced): it settles an unknown outcome.
     nothing_posted: bool = False
 
     def __post_init__(self) -> None:

@@ -22,7 +22,7 @@ from apps.providers.meta.container import ContainerAdapter
 from apps.publishing.delivery.enqueue import reconcile_dedupe_key
 from apps.publishing.delivery.failures import fail_ambiguous
 from apps.publishing.services import publication_create
-from apps.renditions.models import Rendition
+from apps.renditions.models import DeliveryAttempt, Rendition
 from loadtest.platform_fakes.faults import FaultPlan
 from loadtest.platform_fakes.instagram import InstagramFake
 from loadtest.platform_fakes.server import FakeServer
@@ -389,3 +389,37 @@ def test_an_error_container_found_by_reconciliation_fails_with_the_platforms_rea
     assert rendition.last_error["code"] == "FAILED_PROCESSING_VIDEO"
     assert rendition.last_error["kind"] == "content_rejected"
     assert fake.published() == [] and fake.container_creations == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_status_check_lost_before_the_containers_expired_leaves_no_doubt(
+    serve, settings, workspace_a, tmp_path
+):
+    """A status check (which publishes) was lost with its worker, then every container read
+    EXPIRED: each was read unpublished before it was replaced, so that lost check made no
+    post either. A plain failure, not a person's check."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.RECONCILE_DELAY_S = 0
+    fake = serve(ThreadsFake)
+    account = _switched_account(fake, workspace_a, "threads", "containers_expire")
+    rendition = _photo_publication(workspace_a, account, "Rye at dusk").renditions.get()
+    worker = _worker()
+    _drain(worker, rendition)
+    assert rendition.status == "waiting"
+    DeliveryAttempt.objects.create(  # a check whose worker died mid-call
+        rendition=rendition,
+        workspace_id=rendition.workspace_id,
+        kind=DeliveryAttempt.Kind.POLL,
+        segment_position=0,
+        worker="gone",
+    )
+    for _ in range(4):
+        if rendition.status == "failed" and not Job.objects.unfinished().exists():
+            break
+        fake.clock.now += 1
+        _run_waiting_jobs_now(worker, rendition)
+
+    assert (rendition.status, rendition.ambiguous) == ("failed", False), rendition.last_error
+    assert rendition.last_error["code"] == "container_expired_again"
+    assert rendition.delivery_attempts.filter(outcome=DeliveryAttempt.Outcome.LOST).exists()
+    assert fake.published() == [] and fake.container_creations == 2

@@ -50,7 +50,8 @@ def fail(
     tell, so the failure is ambiguous whatever its kind (never retried, never resent).
     A failure while an earlier request of the rendition may have made the post
     (``unsettled_request``) is ambiguous too: a refusal of a later attempt settles nothing
-    about that request (``_refused_while_unsettled``). `closing` (closing the attempt that
+    about that request (``_refused_while_unsettled``), unless the platform's answer proves
+    the segment has no post (``err.nothing_posted``). `closing` (closing the attempt that
     failed) is written in the same transaction: a worker killed before that commit leaves
     the attempt in flight, which recovery settles as ambiguous, never as nothing sent.
     Never returns."""
@@ -68,7 +69,9 @@ def fail(
             current.transition_to(Rendition.Status.PUBLISHING)
         # Otherwise a person or another job settled it meanwhile.
         if current.status == Rendition.Status.PUBLISHING:
-            unsettled = None if ambiguous else unsettled_request(current)
+            # A platform answer proving the segment made no post (`nothing_posted`) settles
+            # its earlier requests too: no doubt is left to hand over.
+            unsettled = None if ambiguous or err.nothing_posted else unsettled_request(current)
             if unsettled is not None:
                 ambiguous = True
                 outcome = _refused_while_unsettled(job, current, err, error, unsettled)
