@@ -29,6 +29,7 @@ from apps.publishing.delivery.enqueue import (
     schedule_publish,
 )
 from apps.publishing.delivery.run import Stop, db_now, seconds_until
+from apps.publishing.delivery.unanswered import still_remembered
 from apps.publishing.locks import lock_rendition
 from apps.publishing.services.status import publication_refresh_status
 from apps.renditions.models import DeliveryAttempt, Rendition
@@ -288,7 +289,7 @@ def within_key_window(adapter: Adapter, sent: DeliveryAttempt | None) -> bool:
         return True
     if sent is None:
         return False
-    return db_now() - sent.started_at < adapter.idempotency_window * 0.8
+    return still_remembered(sent.started_at, adapter.idempotency_window)
 
 
 def fail_ambiguous(

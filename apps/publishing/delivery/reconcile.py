@@ -62,6 +62,7 @@ from apps.publishing.delivery.enqueue import schedule_publish
 from apps.publishing.delivery.failures import post_making_attempts, within_key_window
 from apps.publishing.delivery.reconnect import await_reconnect
 from apps.publishing.delivery.run import record_segment
+from apps.publishing.delivery.unanswered import still_remembered
 from apps.publishing.delivery.waiting import accepted_work, forget_accepted_work, resume_waiting
 from apps.publishing.locks import lock_rendition
 from apps.publishing.services.status import publication_refresh_status
@@ -360,7 +361,7 @@ def _resend_once_settled(
         )
     started = sent.started_at if sent else rendition.updated_at
     window = adapter.duplicate_window
-    if window is not None and db_now() - started >= window * 0.8:
+    if window is not None and not still_remembered(started, window):
         raise PermanentError(
             "duplicate_window_passed",
             "Too long since the unanswered attempt for the platform to refuse a resend as a "

@@ -79,13 +79,22 @@ def settled_at(unanswered: Attempt) -> datetime:
     return unanswered.started_at + timedelta(seconds=settings.RECONCILE_SETTLE_S)
 
 
+# A platform's memory of a write (its idempotency key, its duplicate refusal) is counted on
+# only within this share of its window, so that it does not run out on the way.
+WINDOW_SHARE = 0.8
+
+
+def still_remembered(since: datetime, window: timedelta | None) -> bool:
+    """Whether the platform still remembers what was sent at `since` (no window: for good)."""
+    return window is None or db_now() - since < window * WINDOW_SHARE
+
+
 def key_answers(first_send: Attempt | None, *, honoured: bool, window: timedelta | None) -> bool:
     """Whether a resend under the write's key returns what an earlier send made: the
-    platform honours the key for this account, and still remembers it (within 80% of its
-    window since the first send, so that it does not expire on the way)."""
+    platform honours the key for this account, and still remembers it since the first send."""
     if not honoured or first_send is None:
         return False
-    return window is None or db_now() - first_send.started_at < window * 0.8
+    return still_remembered(first_send.started_at, window)
 
 
 def not_found(
