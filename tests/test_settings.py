@@ -112,6 +112,9 @@ def test_the_env_example_values_are_refused(name):
 def test_local_work_with_debug_generates_its_keys_once(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "ENCRYPTION_KEYS")}
     env.update(DJANGO_SETTINGS_MODULE="config.settings", DEBUG="true", VAR_DIR=str(tmp_path))
+    # A database named, so reading the settings starts no embedded server in tmp_path (one
+    # was left running after the test); nothing here connects to it.
+    env["DATABASE_URL"] = "postgres://nobody@127.0.0.1:1/unused"
     first = _setting(env, "(settings.SECRET_KEY, settings.ENCRYPTION_KEYS)")
     assert (tmp_path / "secrets.json").stat().st_mode & 0o777 == 0o600
     assert _setting(env, "(settings.SECRET_KEY, settings.ENCRYPTION_KEYS)") == first
